@@ -1,0 +1,1 @@
+"""The bus: portable events, replies and their merge, handler marks and dispatch."""

@@ -1,0 +1,342 @@
+"""The bus: validates handlers once, then runs the ones an event wants, concurrently,
+under a deadline, and merges their replies.
+
+Failure is contained per handler. A handler that raises or outlives its deadline
+contributes nothing and leaves a diagnostic (fail-open); one declared ``fail_closed``
+contributes a deny instead. A deliberate block is a :class:`Reply`, never an exception.
+
+Two executors share that logic: threads when every handler of the event is synchronous
+(no event loop to start: the common hook pays nothing for anyio), and an anyio task
+group as soon as one handler is a coroutine function.
+"""
+
+from __future__ import annotations
+
+import _thread
+import inspect
+import time
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal
+
+import msgspec
+
+from hookbus.bus.context import Context
+from hookbus.bus.events import KINDS, TOOL_KINDS, Event, Stop, SubagentStop, derived
+from hookbus.bus.marks import Subscription, options_type_of, subscribed, subscription_of
+from hookbus.bus.replies import Dropped, Merged, Reply, merge
+from hookbus.errors import HandlerError
+from hookbus.types import Capabilities
+
+#: hookbus's own budget for one dispatch when neither configuration nor host says less.
+DEFAULT_BUDGET = 5.0
+
+Status = Literal["ok", "error", "timeout"]
+TOOL_EVENT_KINDS = frozenset({"before-tool", "after-tool", "after-edit"})
+
+
+class HandlerSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """What configuration may set for one handler, over its marker's declaration."""
+
+    options: dict[str, object] = msgspec.field(default_factory=dict)
+    priority: int | None = None
+    timeout: float | None = None
+    fail_closed: bool | None = None
+
+
+class Handler:
+    """A validated handler: the function, its name, its subscription and options."""
+
+    __slots__ = ("fn", "is_async", "name", "options", "subscription", "wants_context")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        settings: HandlerSettings | None = None,
+    ) -> None:
+        declared = subscription_of(fn)
+        self.fn = fn
+        self.name = name or f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', fn)}"
+        if declared is None:
+            raise HandlerError(fn, "is not marked with @hookbus.handler(...)")
+        settings = settings or HandlerSettings()
+        self.subscription = msgspec.structs.replace(
+            declared,
+            priority=declared.priority if settings.priority is None else settings.priority,
+            timeout=declared.timeout if settings.timeout is None else settings.timeout,
+            fail_closed=(
+                declared.fail_closed if settings.fail_closed is None else settings.fail_closed
+            ),
+        )
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self.wants_context = _check_signature(fn)
+        _check_subscription(fn, self.subscription)
+        self.options = _convert_options(fn, settings.options)
+
+    def wants(self, event: Event) -> bool:
+        """True when this handler's subscription matches ``event`` exactly."""
+        return subscribed(self.subscription, event)
+
+    def __repr__(self) -> str:
+        return f"<Handler {self.name} {self.subscription.kinds}>"
+
+
+def _check_signature(fn: Callable[..., Any]) -> bool:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError) as exc:
+        raise HandlerError(fn, f"has no inspectable signature ({exc})") from None
+    positional = [
+        p
+        for p in params
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    ]
+    if len(positional) not in (1, 2) or any(
+        p.kind in (p.KEYWORD_ONLY,) and p.default is p.empty for p in params
+    ):
+        raise HandlerError(fn, f"must take (event) or (event, ctx), not {inspect.signature(fn)}")
+    return len(positional) == 2
+
+
+def _check_subscription(fn: Callable[..., Any], sub: Subscription) -> None:
+    if not sub.kinds:
+        raise HandlerError(fn, "subscribes to no event kind")
+    for kind in sub.kinds:
+        if kind not in KINDS:
+            raise HandlerError(fn, f"unknown event kind {kind!r}; known: {sorted(KINDS)}")
+    for pattern in sub.tools:
+        if pattern not in TOOL_KINDS | {"any"} and not (
+            pattern.startswith("mcp:") and len(pattern) > 4
+        ):
+            raise HandlerError(fn, f"unknown tool kind {pattern!r}")
+    if sub.tools and not TOOL_EVENT_KINDS.intersection(sub.kinds):
+        raise HandlerError(fn, f"filters tools {sub.tools} but subscribes to no tool event")
+    if sub.timeout is not None and not sub.timeout > 0:
+        raise HandlerError(fn, f"timeout must be positive seconds, not {sub.timeout!r}")
+    if sub.fail_closed and sub.timeout is None:
+        raise HandlerError(fn, "is fail_closed but declares no timeout; give it one")
+
+
+def _convert_options(fn: Callable[..., Any], raw: dict[str, object]) -> Any:
+    options_type = options_type_of(fn)
+    if options_type is None:
+        if raw:
+            raise HandlerError(fn, f"takes no options, but was given {sorted(raw)}")
+        return None
+    try:
+        return msgspec.convert(raw, options_type)
+    except msgspec.ValidationError as exc:
+        raise HandlerError(fn, f"invalid options: {exc}") from None
+
+
+class Outcome(msgspec.Struct, frozen=True, kw_only=True):
+    """What one handler did with one event."""
+
+    handler: str
+    status: Status
+    seconds: float
+    reply: Reply | None = None
+    error: str | None = None
+    fail_closed: bool = False
+
+
+class Dispatch(msgspec.Struct, frozen=True, kw_only=True):
+    """The result of one dispatch: the merged reply and each handler's outcome."""
+
+    event: Event
+    reply: Reply
+    outcomes: tuple[Outcome, ...] = ()
+    dropped: tuple[Dropped, ...] = ()
+
+
+def _call_order(handlers: Iterable[Handler]) -> list[Handler]:
+    # Higher priority first; ties keep registration order (sorted() is stable).
+    return sorted(handlers, key=lambda h: -h.subscription.priority)
+
+
+def _fail_reply(handler: Handler, status: Status, error: str) -> Reply | None:
+    if not handler.subscription.fail_closed:
+        return None
+    what = "did not answer in time" if status == "timeout" else f"failed: {error}"
+    return Reply.deny(f"hookbus: handler {handler.name} {what} (fail-closed)")
+
+
+class Bus:
+    """Handlers, validated once; ``dispatch`` runs the ones an event wants."""
+
+    def __init__(
+        self,
+        handlers: Sequence[Handler | Callable[..., Any]] = (),
+        *,
+        settings: Any = None,
+        budget: float = DEFAULT_BUDGET,
+    ) -> None:
+        built = [h if isinstance(h, Handler) else Handler(h) for h in handlers]
+        names = [h.name for h in built]
+        for name in names:
+            if names.count(name) > 1:
+                raise HandlerError(name, "is given to the bus twice")
+        self.handlers: tuple[Handler, ...] = tuple(_call_order(built))
+        self.settings = settings
+        self.budget = budget
+
+    def matching(self, event: Event) -> list[tuple[Handler, Event]]:
+        """The (handler, event) calls ``event`` makes, in call order.
+
+        An event may carry derived ones (an after-tool on an edit tool also is an
+        after-edit); a handler gets each one it wants, primary event first.
+        """
+        events = (event, *derived(event))
+        return [(h, ev) for h in self.handlers for ev in events if h.wants(ev)]
+
+    def _deadline(self, deadline: float | None) -> float:
+        own = time.monotonic() + self.budget
+        return own if deadline is None else min(own, deadline)
+
+    def _context(self, handler: Handler, event: Event, caps: Capabilities, until: float) -> Context:
+        timeout = handler.subscription.timeout
+        if timeout is not None:
+            until = min(until, time.monotonic() + timeout)
+        return Context(
+            event=event,
+            handler=handler.name,
+            options=handler.options,
+            settings=self.settings,
+            capabilities=caps,
+            deadline=until,
+        )
+
+    def _finish(self, event: Event, caps: Capabilities, outcomes: list[Outcome]) -> Dispatch:
+        replies: list[tuple[str, Reply]] = []
+        for outcome in outcomes:
+            if outcome.reply is not None:
+                replies.append((outcome.handler, outcome.reply))
+        active = isinstance(event, Stop | SubagentStop) and event.stop_hook_active
+        merged: Merged = merge(replies, stop_hook_active=active, text_limit=caps.text_limit)
+        return Dispatch(
+            event=event, reply=merged.reply, outcomes=tuple(outcomes), dropped=merged.dropped
+        )
+
+    # -- synchronous executor ------------------------------------------------------------
+
+    def dispatch_sync(
+        self,
+        event: Event,
+        *,
+        capabilities: Capabilities | None = None,
+        deadline: float | None = None,
+    ) -> Dispatch:
+        """Dispatch without an event loop when every matching handler is synchronous;
+        otherwise run :meth:`dispatch` under ``anyio.run``."""
+        caps = capabilities or Capabilities()
+        chosen = self.matching(event)
+        if any(h.is_async for h, _ in chosen):
+            import anyio
+
+            async def main() -> Dispatch:
+                return await self.dispatch(event, capabilities=caps, deadline=deadline)
+
+            return anyio.run(main)
+        until = self._deadline(deadline)
+        runs = [_ThreadRun(h, self._context(h, ev, caps, until), ev) for h, ev in chosen]
+        for run in runs:
+            run.start()
+        return self._finish(event, caps, [run.outcome() for run in runs])
+
+    # -- asynchronous executor -----------------------------------------------------------
+
+    async def dispatch(
+        self,
+        event: Event,
+        *,
+        capabilities: Capabilities | None = None,
+        deadline: float | None = None,
+    ) -> Dispatch:
+        """Run every matching handler concurrently under the deadline and merge replies."""
+        import anyio
+
+        caps = capabilities or Capabilities()
+        chosen = self.matching(event)
+        until = self._deadline(deadline)
+        outcomes: list[Outcome | None] = [None] * len(chosen)
+
+        async def run(i: int, handler: Handler, ev: Event) -> None:
+            ctx = self._context(handler, ev, caps, until)
+            started = time.monotonic()
+            args = (ev, ctx) if handler.wants_context else (ev,)
+            result: object = None
+            error = ""
+            status: Status = "ok"
+            with anyio.move_on_after(max(0.0, ctx.deadline - started)) as scope:
+                try:
+                    if handler.is_async:
+                        result = await handler.fn(*args)
+                    else:
+                        result = await anyio.to_thread.run_sync(
+                            lambda: handler.fn(*args), abandon_on_cancel=True
+                        )
+                except Exception:
+                    status, error = "error", traceback.format_exc(limit=8)
+            if scope.cancelled_caught:
+                status = "timeout"
+            outcomes[i] = _outcome(handler, status, result, error, time.monotonic() - started)
+
+        async with anyio.create_task_group() as group:
+            for i, (handler, ev) in enumerate(chosen):
+                group.start_soon(run, i, handler, ev)
+        return self._finish(event, caps, [o for o in outcomes if o is not None])
+
+
+def _outcome(
+    handler: Handler, status: Status, result: object, error: str, seconds: float
+) -> Outcome:
+    if status == "ok" and result is not None and not isinstance(result, Reply):
+        status, error = "error", f"returned {type(result).__name__}, not Reply or None"
+    if status != "ok":
+        return Outcome(
+            handler=handler.name,
+            status=status,
+            seconds=seconds,
+            reply=_fail_reply(handler, status, error.strip().splitlines()[-1] if error else ""),
+            error=error or None,
+            fail_closed=handler.subscription.fail_closed,
+        )
+    reply = result if isinstance(result, Reply) else None
+    return Outcome(handler=handler.name, status="ok", seconds=seconds, reply=reply)
+
+
+class _ThreadRun:
+    """One synchronous handler on its own thread, joined with its deadline."""
+
+    def __init__(self, handler: Handler, ctx: Context, event: Event) -> None:
+        self.handler = handler
+        self.ctx = ctx
+        self.args = (event, ctx) if handler.wants_context else (event,)
+        self.done = _thread.allocate_lock()
+        self.result: object = None
+        self.error = ""
+        self.started = 0.0
+        self.seconds = 0.0
+
+    def start(self) -> None:
+        self.done.acquire()
+        self.started = time.monotonic()
+        _thread.start_new_thread(self._run, ())
+
+    def _run(self) -> None:
+        try:
+            self.result = self.handler.fn(*self.args)
+        except BaseException:  # a thread must not die silently, whatever it raised
+            self.error = traceback.format_exc(limit=8)
+        finally:
+            self.seconds = time.monotonic() - self.started
+            self.done.release()
+
+    def outcome(self) -> Outcome:
+        left = self.ctx.deadline - time.monotonic()
+        if not self.done.acquire(timeout=max(0.0, left)):
+            return _outcome(self.handler, "timeout", None, "", time.monotonic() - self.started)
+        status: Status = "error" if self.error else "ok"
+        return _outcome(self.handler, status, self.result, self.error, self.seconds)

@@ -1,0 +1,115 @@
+"""The ``@handler`` marker: it annotates a function and registers nothing anywhere.
+
+A bus is given its handlers explicitly; the marker only says what a function wants.
+Validation happens when the bus is built (:mod:`hookbus.bus.dispatch`), so a typo fails
+there, with the handler's name, and not at import time of the user's module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import msgspec
+
+if TYPE_CHECKING:
+    from hookbus.bus.events import Event
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MARK = "__hookbus__"
+OPTIONS_MARK = "__hookbus_options__"
+
+
+class Subscription(msgspec.Struct, frozen=True, kw_only=True):
+    """What a handler wants: event kinds and the filters that narrow them.
+
+    Empty filters mean "all". ``tools`` takes tool kinds (``shell``, ``edit``, ``read``,
+    ``web``, ``agent``, ``mcp``, ``mcp:<server>``, ``other``, ``any``) and only applies
+    to tool events. ``agents`` takes ``main``, ``subagent`` or agent type names (for
+    subagent-start/stop: the child's type). ``natives`` narrows to native event names
+    (the way to pick particular events of kind ``other``).
+    """
+
+    kinds: tuple[str, ...]
+    tools: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
+    natives: tuple[str, ...] = ()
+    priority: int = 0
+    timeout: float | None = None
+    fail_closed: bool = False
+
+
+def _tuple(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value)
+
+
+def handler(
+    *kinds: str,
+    tools: str | Iterable[str] | None = None,
+    hosts: str | Iterable[str] | None = None,
+    agents: str | Iterable[str] | None = None,
+    natives: str | Iterable[str] | None = None,
+    priority: int = 0,
+    timeout: float | None = None,
+    fail_closed: bool = False,
+    options: type[msgspec.Struct] | None = None,
+) -> Callable[[F], F]:
+    """Mark ``fn`` as a hookbus handler for ``kinds`` (``"before-tool"``, ``"stop"``...).
+
+    ``options`` is a Struct type: the handler's section of the configuration is converted
+    to it when the bus is built, and handed to the handler as ``ctx.options``.
+    """
+
+    subscription = Subscription(
+        kinds=kinds,
+        tools=_tuple(tools),
+        hosts=_tuple(hosts),
+        agents=_tuple(agents),
+        natives=_tuple(natives),
+        priority=priority,
+        timeout=timeout,
+        fail_closed=fail_closed,
+    )
+
+    def mark(fn: F) -> F:
+        setattr(fn, MARK, subscription)
+        setattr(fn, OPTIONS_MARK, options)
+        return fn
+
+    return mark
+
+
+def subscribed(sub: Subscription, event: Event) -> bool:
+    """True when ``sub`` wants ``event`` (kind, host, native name, tool and agent filters)."""
+    if event.kind not in sub.kinds:
+        return False
+    if sub.hosts and event.host not in sub.hosts:
+        return False
+    if sub.natives and event.native not in sub.natives:
+        return False
+    if sub.tools:
+        tool = getattr(event, "tool", None)
+        if tool is None or not any(tool.matches(p) for p in sub.tools):
+            return False
+    if sub.agents:
+        agent = getattr(event, "child", None) or event.agent
+        labels = {"subagent" if agent.is_subagent else "main", agent.type}
+        if not labels.intersection(sub.agents):
+            return False
+    return True
+
+
+def subscription_of(fn: object) -> Subscription | None:
+    found = getattr(fn, MARK, None)
+    return found if isinstance(found, Subscription) else None
+
+
+def options_type_of(fn: object) -> type[msgspec.Struct] | None:
+    found = getattr(fn, OPTIONS_MARK, None)
+    return found if isinstance(found, type) and issubclass(found, msgspec.Struct) else None

@@ -1,0 +1,151 @@
+"""Configuration: which handlers are on, with what options, and hookbus's own budget.
+
+Files, later ones overriding earlier ones: the user's ``$XDG_CONFIG_HOME/hookbus/config.toml``,
+then the nearest ``.hookbus.toml`` at or above the working directory. ``HOOKBUS_CONFIG``
+names the one file to read instead. Example::
+
+    budget = 3.0                      # seconds for one dispatch
+    enable = ["mypkg.hooks:no_force_push"]
+
+    [handlers."mypkg.hooks:no_force_push"]
+    timeout = 2                       # overrides the handler's own declaration
+    fail_closed = true
+    words = ["--force", "-f"]         # any other key is an option of the handler
+
+A broken file or section never breaks a hook: what is valid is kept, defaults fill the
+rest, and every problem becomes a ``config-invalid`` diagnostic naming the file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import msgspec
+
+from hookbus.bus.dispatch import DEFAULT_BUDGET, HandlerSettings
+from hookbus.errors import ConfigError
+from hookbus.locations import PROJECT_FILE
+
+_RESERVED = ("priority", "timeout", "fail_closed")
+
+
+class HandlerRef(msgspec.Struct, frozen=True, kw_only=True):
+    """One enabled handler: its config name, ``module:function`` and settings."""
+
+    name: str
+    target: str
+    settings: HandlerSettings = msgspec.field(default_factory=HandlerSettings)
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    """The configuration in effect, after merging the files."""
+
+    budget: float = DEFAULT_BUDGET
+    python_path: tuple[str, ...] = ()
+    handlers: tuple[HandlerRef, ...] = ()
+    files: tuple[str, ...] = ()
+
+
+class Loaded(msgspec.Struct, frozen=True, kw_only=True):
+    settings: Settings
+    problems: tuple[ConfigError, ...] = ()
+
+
+class _File(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    budget: float | None = None
+    python_path: list[str] = msgspec.field(default_factory=list)
+    enable: list[str] = msgspec.field(default_factory=list)
+    disable: list[str] = msgspec.field(default_factory=list)
+    handlers: dict[str, dict[str, object]] = msgspec.field(default_factory=dict)
+
+
+def target_of(name: str) -> str | None:
+    """``module:function`` of a handler name: itself for user handlers, else a built-in's."""
+    if ":" in name:
+        return name
+    from hookbus.handlers import BUILTIN
+
+    return BUILTIN.get(name)
+
+
+def _read(path: str, problems: list[ConfigError]) -> _File:
+    import tomllib
+
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        problems.append(ConfigError(path, f"unreadable, ignored: {exc}"))
+        return _File()
+    try:
+        return msgspec.convert(data, _File)
+    except msgspec.ValidationError:
+        pass
+    # Keep every valid key: convert them one at a time.
+    kept: dict[str, object] = {}
+    for key, value in data.items():
+        try:
+            msgspec.convert({key: value}, _File)
+            kept[key] = value
+        except msgspec.ValidationError as exc:
+            problems.append(ConfigError(path, f"{exc}; ignored"))
+    return msgspec.convert(kept, _File)
+
+
+def _settings_of(
+    name: str, raw: dict[str, object], path: str, problems: list[ConfigError]
+) -> HandlerSettings:
+    options = {k: v for k, v in raw.items() if k not in _RESERVED}
+    reserved = {k: v for k, v in raw.items() if k in _RESERVED}
+    try:
+        return msgspec.convert({"options": options, **reserved}, HandlerSettings)
+    except msgspec.ValidationError as exc:
+        problems.append(ConfigError(path, f"[handlers.{name!r}]: {exc}; declared values kept"))
+        return HandlerSettings(options=options)
+
+
+def load(paths: Sequence[str]) -> Loaded:
+    """Read and merge ``paths`` (lowest precedence first); never raises on bad content."""
+    problems: list[ConfigError] = []
+    budget = DEFAULT_BUDGET
+    python_path: list[str] = []
+    enabled: list[str] = []
+    sections: dict[str, tuple[str, dict[str, object]]] = {}
+    for path in paths:
+        f = _read(path, problems)
+        base = os.path.dirname(path)
+        if f.budget is not None:
+            if f.budget > 0:
+                budget = f.budget
+            else:
+                problems.append(ConfigError(path, f"budget must be positive, not {f.budget}"))
+        python_path += [os.path.normpath(os.path.join(base, p)) for p in f.python_path]
+        if os.path.basename(path) == PROJECT_FILE:
+            python_path.append(base)
+        enabled = [n for n in enabled if n not in f.disable]
+        enabled += [n for n in f.enable if n not in enabled]
+        for name, section in f.handlers.items():
+            merged = {**sections.get(name, ("", {}))[1], **section}
+            sections[name] = (path, merged)
+    refs = []
+    for name in enabled:
+        target = target_of(name)
+        if target is None:
+            where = sections.get(name, (paths[-1] if paths else "config", {}))[0]
+            problems.append(ConfigError(where, f"unknown handler {name!r}; ignored"))
+            continue
+        path, raw = sections.get(name, ("", {}))
+        refs.append(
+            HandlerRef(name=name, target=target, settings=_settings_of(name, raw, path, problems))
+        )
+    for name, (path, _) in sections.items():
+        if name not in enabled:
+            problems.append(ConfigError(path, f"[handlers.{name!r}] is set but not enabled"))
+    settings = Settings(
+        budget=budget,
+        python_path=tuple(dict.fromkeys(python_path)),
+        handlers=tuple(refs),
+        files=tuple(paths),
+    )
+    return Loaded(settings=settings, problems=tuple(problems))

@@ -1,0 +1,399 @@
+"""Claude Code: command hooks configured in ``.claude/settings.json``.
+
+Contract (Claude Code 2.1.x hooks reference, Agent SDK ``sdk.d.ts``, and real runs of
+2.1.197 offline): stdin is one JSON object named by ``hook_event_name`` (34 events);
+stdout is parsed as JSON when its first non-blank character is ``{``; exit 0 with no
+output means "no opinion". Exit 2 blocks too, but then Claude ignores the JSON, so this
+driver only ever answers with exit 0 and JSON. Hooks of one event run in parallel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any, Literal
+
+import msgspec
+
+from hookbus.bus import events as ev
+from hookbus.bus.replies import Dropped, Reply
+from hookbus.errors import DecodeError
+from hookbus.types import Capabilities, Encoded, HookOutput, ToolRoute
+
+# -- native events ---------------------------------------------------------------------
+
+ALL_EVENTS = (
+    "SessionStart", "Setup", "InstructionsLoaded", "UserPromptSubmit", "UserPromptExpansion",
+    "PreToolUse", "PermissionRequest", "PermissionDenied", "PostToolUse", "PostToolUseFailure",
+    "PostToolBatch", "PreSkillShellCommand", "Notification", "MessageDisplay", "SubagentStart",
+    "SubagentStop", "TaskCreated", "TaskCompleted", "TeammateIdle", "Stop", "StopFailure",
+    "PreCompact", "PostCompact", "PreModelSwitch", "PostModelSwitch", "ConfigChange",
+    "CwdChanged", "DirectoryAdded", "FileChanged", "WorktreeCreate", "WorktreeRemove",
+    "Elicitation", "ElicitationResult", "SessionEnd",
+)  # fmt: skip
+
+KIND_OF: dict[str, str] = {
+    "SessionStart": "session-start",
+    "UserPromptSubmit": "prompt-submit",
+    "PreToolUse": "before-tool",
+    "PostToolUse": "after-tool",
+    "PostToolUseFailure": "after-tool",
+    "Stop": "stop",
+    "SubagentStart": "subagent-start",
+    "SubagentStop": "subagent-stop",
+    "PreCompact": "pre-compact",
+    "SessionEnd": "session-end",
+    "PostModelSwitch": "model-switch",
+}
+
+
+class Head(msgspec.Struct):
+    hook_event_name: str | None = None
+
+
+class Native(msgspec.Struct, kw_only=True):
+    """Fields every Claude hook input carries (``BaseHookInput``); unknown keys are ignored."""
+
+    session_id: str
+    cwd: str
+    transcript_path: str | None = None
+    hook_event_name: str | None = None
+    permission_mode: str | None = None
+    prompt_id: str | None = None
+    agent_id: str | None = None
+    agent_type: str | None = None
+    model: str | None = None
+
+
+class McpServer(msgspec.Struct):
+    name: str
+
+
+class ToolInput(Native, kw_only=True):
+    tool_name: str
+    tool_input: dict[str, Any] = msgspec.field(default_factory=dict)
+    tool_use_id: str | None = None
+    mcp_server: McpServer | None = None
+
+
+class SessionStart(Native, kw_only=True):
+    source: str = "startup"
+
+
+class UserPromptSubmit(Native, kw_only=True):
+    prompt: str = ""
+
+
+class PostToolUse(ToolInput, kw_only=True):
+    tool_response: msgspec.Raw = msgspec.Raw(b"null")
+    duration_ms: int | None = None
+
+
+class PostToolUseFailure(ToolInput, kw_only=True):
+    error: str = ""
+    duration_ms: int | None = None
+
+
+class Stop(Native, kw_only=True):
+    stop_hook_active: bool = False
+    last_assistant_message: str | None = None
+
+
+class SubagentStop(Stop, kw_only=True):
+    agent_transcript_path: str | None = None
+
+
+class PreCompact(Native, kw_only=True):
+    trigger: str = "auto"
+    custom_instructions: str | None = None
+
+
+class SessionEnd(Native, kw_only=True):
+    reason: str = "other"
+
+
+class PostModelSwitch(Native, kw_only=True):
+    from_model: str | None = None
+    to_model: str | None = None
+
+
+class WriteResponse(msgspec.Struct):
+    type: str = "update"
+
+
+NATIVE_TYPES: dict[str, type[Native]] = {
+    "SessionStart": SessionStart,
+    "UserPromptSubmit": UserPromptSubmit,
+    "PreToolUse": ToolInput,
+    "PostToolUse": PostToolUse,
+    "PostToolUseFailure": PostToolUseFailure,
+    "Stop": Stop,
+    "SubagentStart": Native,
+    "SubagentStop": SubagentStop,
+    "PreCompact": PreCompact,
+    "SessionEnd": SessionEnd,
+    "PostModelSwitch": PostModelSwitch,
+}
+_HEAD = msgspec.json.Decoder(Head)
+_DECODERS = {t: msgspec.json.Decoder(t) for t in {Native, *NATIVE_TYPES.values()}}
+_WRITE = msgspec.json.Decoder(WriteResponse)
+
+# -- tools -----------------------------------------------------------------------------
+
+_READ_TOOLS = (
+    "Read", "Glob", "Grep", "LS", "LSP", "NotebookRead", "ToolSearch",
+    "ListMcpResourcesTool", "ReadMcpResourceTool", "ReadMcpResourceDirTool",
+)  # fmt: skip
+TOOLS: dict[str, ev.ToolKind] = {
+    **dict.fromkeys(("Bash", "PowerShell"), "shell"),
+    **dict.fromkeys(("Edit", "Write", "NotebookEdit", "MultiEdit"), "edit"),
+    **dict.fromkeys(_READ_TOOLS, "read"),
+    **dict.fromkeys(("WebFetch", "WebSearch"), "web"),
+    **dict.fromkeys(("Agent", "Task"), "agent"),  # Task is the legacy name of Agent
+}
+_PATH_KEYS = ("file_path", "notebook_path", "path")
+
+
+def tool_call(native: ToolInput) -> ev.ToolCall:
+    name, data = native.tool_name, native.tool_input
+    kind: ev.ToolKind = TOOLS.get(name, "other")
+    server = native.mcp_server.name if native.mcp_server else None
+    if name.startswith("mcp__"):
+        kind = "mcp"
+        server = server or name.split("__")[1]
+    command = data.get("command") if kind == "shell" else None
+    paths = tuple(p for k in _PATH_KEYS if isinstance(p := data.get(k), str))
+    return ev.ToolCall(
+        name=name,
+        kind=kind,
+        mcp_server=server,
+        input=data,
+        call_id=native.tool_use_id,
+        command=command if isinstance(command, str) else None,
+        paths=paths,
+    )
+
+
+def _changes(tool: ev.ToolCall, response: msgspec.Raw) -> tuple[ev.FileChange, ...]:
+    if tool.kind != "edit":
+        return ()
+    action: Literal["add", "update"] = "update"
+    if tool.name == "Write":
+        with contextlib.suppress(msgspec.DecodeError):
+            action = "add" if _WRITE.decode(response).type == "create" else "update"
+    return tuple(ev.FileChange(action=action, path=p) for p in tool.paths)
+
+
+# -- decode ----------------------------------------------------------------------------
+
+
+def decode(data: bytes, native: str | None = None) -> ev.Event:
+    try:
+        name = native or _HEAD.decode(data).hook_event_name
+        if not name:
+            raise DecodeError("claude", "no hook_event_name and no --event given")
+        n: Any = _DECODERS[NATIVE_TYPES.get(name, Native)].decode(data)
+    except msgspec.ValidationError as exc:
+        problem, _, path = str(exc).partition(" - at ")
+        raise DecodeError("claude", problem, path.strip("`") or None) from None
+    except msgspec.DecodeError as exc:
+        raise DecodeError("claude", str(exc)) from None
+    common: dict[str, Any] = {
+        "host": "claude",
+        "native": name,
+        "session_id": n.session_id,
+        "cwd": n.cwd,
+        "transcript_path": n.transcript_path or None,
+        "agent": ev.Agent(id=n.agent_id, type=n.agent_type) if n.agent_id else ev.MAIN,
+        "model": n.model,
+        "raw": msgspec.Raw(data),
+    }
+    kind = KIND_OF.get(name, "other")
+    if kind == "session-start":
+        return ev.SessionStart(**common, source=n.source)
+    if kind == "prompt-submit":
+        return ev.PromptSubmit(**common, prompt=n.prompt)
+    if kind == "before-tool":
+        return ev.BeforeTool(**common, tool=tool_call(n))
+    if name == "PostToolUse":
+        tool = tool_call(n)
+        return ev.AfterTool(
+            **common,
+            tool=tool,
+            response=n.tool_response,
+            duration_ms=n.duration_ms,
+            changes=_changes(tool, n.tool_response),
+        )
+    if name == "PostToolUseFailure":
+        return ev.AfterTool(**common, tool=tool_call(n), error=n.error or "failed",
+                            duration_ms=n.duration_ms)  # fmt: skip
+    if kind == "stop":
+        return ev.Stop(**common, stop_hook_active=n.stop_hook_active,
+                       last_message=n.last_assistant_message)  # fmt: skip
+    if kind in ("subagent-start", "subagent-stop"):
+        # agent_id/agent_type name the child here; the event runs in its parent.
+        child = ev.Agent(id=n.agent_id, type=n.agent_type)
+        common["agent"] = ev.MAIN
+        if kind == "subagent-start":
+            return ev.SubagentStart(**common, child=child)
+        return ev.SubagentStop(
+            **common,
+            child=child,
+            final_text=ev.tail(n.last_assistant_message),
+            child_transcript_path=n.agent_transcript_path,
+            stop_hook_active=n.stop_hook_active,
+        )
+    if kind == "pre-compact":
+        return ev.PreCompact(**common, trigger=n.trigger, instructions=n.custom_instructions)
+    if kind == "session-end":
+        return ev.SessionEnd(**common, reason=n.reason)
+    if kind == "model-switch":
+        return ev.ModelSwitch(**{**common, "model": n.to_model}, from_model=n.from_model)
+    return ev.Other(**common)
+
+
+# -- encode ----------------------------------------------------------------------------
+
+#: Events whose hookSpecificOutput takes permissionDecision (allow/deny/ask).
+PERMISSION = {"PreToolUse", "PreModelSwitch", "PreSkillShellCommand"}
+#: Events a top-level ``decision: "block"`` acts on (Stop/SubagentStop: keep working).
+BLOCKABLE = {
+    "UserPromptSubmit", "UserPromptExpansion", "PostToolUse", "PostToolUseFailure",
+    "PostToolBatch", "ConfigChange", "PreCompact", "TaskCreated", "TaskCompleted",
+    "TeammateIdle",
+}  # fmt: skip
+STOPS = {"Stop", "SubagentStop"}
+CONTEXT = {
+    "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification",
+    "Setup", "SubagentStart", "PostModelSwitch", "UserPromptSubmit", "UserPromptExpansion",
+    "SessionStart", "Stop", "SubagentStop",
+}  # fmt: skip
+#: Events whose output Claude discards (systemMessage, continue included).
+SILENT = {"SessionEnd", "StopFailure", "PostCompact", "Notification", "PreCompact"}
+
+
+Drop = Callable[[str, str], None]
+
+
+def _decision(
+    name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any], drop: Drop
+) -> None:
+    decision, reason = reply.decision, reply.reason
+    if decision and name in PERMISSION:
+        if decision == "ask" and name != "PreToolUse":
+            decision = "deny"
+            drop("decision", "no ask here; denied instead")
+        hso["permissionDecision"] = decision
+        if reason or decision == "deny":
+            hso["permissionDecisionReason"] = reason or "Denied by a hookbus handler."
+    elif decision and name == "PermissionRequest":
+        verdict = {"behavior": "allow" if decision == "allow" else "deny"}
+        if decision != "allow":
+            verdict["message"] = reason
+        hso["decision"] = verdict
+    elif decision == "allow":
+        pass  # no opinion beyond "go on", which is the default everywhere else
+    elif decision and name in BLOCKABLE:
+        if decision == "ask":
+            drop("decision", "no ask here; blocked instead")
+        out["decision"], out["reason"] = "block", reason or "Blocked by a hookbus handler."
+    elif decision:
+        drop("decision", f"{decision} has no effect on this event")
+
+
+def encode(event: ev.Event, reply: Reply) -> Encoded:
+    name = event.native
+    out: dict[str, Any] = {}
+    hso: dict[str, Any] = {}
+    dropped: list[Dropped] = []
+
+    def drop(field: str, why: str) -> None:
+        dropped.append(Dropped(handler="claude", field=field, why=f"{name}: {why}"))
+
+    _decision(name, reply, out, hso, drop)
+    if reply.updated_input is not None:
+        if name == "PreToolUse":
+            hso["updatedInput"] = reply.updated_input
+        else:
+            drop("updated_input", "only PreToolUse input can be rewritten")
+    if reply.keep_working is not None:
+        if name in STOPS:
+            out["decision"], out["reason"] = "block", reply.keep_working
+        else:
+            drop("keep_working", "only Stop and SubagentStop can keep working")
+    if reply.context:
+        if name in CONTEXT:
+            hso["additionalContext"] = reply.context
+        else:
+            drop("context", "Claude adds no context here")
+    if reply.message:
+        if name in SILENT:
+            drop("message", "Claude discards systemMessage here")
+        else:
+            out["systemMessage"] = reply.message
+    if reply.halt is not None:
+        if name in SILENT:
+            drop("halt", "Claude ignores continue here")
+        else:
+            out["continue"], out["stopReason"] = False, reply.halt
+    if hso:
+        out["hookSpecificOutput"] = {"hookEventName": name, **hso}
+    stdout = msgspec.json.encode(out) + b"\n" if out else b""
+    return Encoded(output=HookOutput(stdout=stdout), dropped=tuple(dropped))
+
+
+# -- host facts ------------------------------------------------------------------------
+
+capabilities = Capabilities(
+    ask=True,
+    rewrite_input=True,
+    context=True,
+    user_message=True,
+    keep_working=True,
+    halt=True,
+    text_limit=10_000,  # longer additionalContext/systemMessage is spilled to a file
+)
+no_opinion = HookOutput()
+#: Seconds before Claude kills a command hook (docs: 600 s, prompts 30 s). SessionEnd
+#: hooks share 1.5 s in all unless a SessionEnd timeout raises it.
+DEADLINES = {"UserPromptSubmit": 30.0, "SessionEnd": 1.5, "MessageDisplay": 10.0}
+
+
+def deadline(native: str) -> float:
+    return DEADLINES.get(native, 600.0)
+
+
+def natives(kind: str) -> tuple[str, ...]:
+    if kind == "after-edit":
+        return ("PostToolUse",)
+    return tuple(n for n in ALL_EVENTS if KIND_OF.get(n, "other") == kind)
+
+
+def tool_route(patterns: tuple[str, ...]) -> ToolRoute | None:
+    if not patterns or "any" in patterns:
+        return None
+    names = [n for n, k in TOOLS.items() if k in patterns]
+    prefixes = [f"mcp__{p[4:]}__" if p != "mcp" else "mcp__" for p in patterns if p[:3] == "mcp"]
+    if "other" not in patterns:
+        return ToolRoute(names=tuple(names), prefixes=tuple(prefixes))
+    return ToolRoute(
+        names=tuple(names),
+        prefixes=tuple(prefixes),
+        unknown=True,
+        known=tuple(TOOLS),
+        known_prefixes=("mcp__",),
+    )
+
+
+class ClaudeDriver:
+    name = "claude"
+    capabilities = capabilities
+    no_opinion = no_opinion
+    decode = staticmethod(decode)
+    encode = staticmethod(encode)
+    deadline = staticmethod(deadline)
+    natives = staticmethod(natives)
+    tool_route = staticmethod(tool_route)
+
+
+driver = ClaudeDriver()

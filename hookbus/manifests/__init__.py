@@ -1,0 +1,1 @@
+"""Host configuration: the entries hookbus adds to each host's settings."""

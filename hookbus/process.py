@@ -1,0 +1,85 @@
+"""Decode -> dispatch -> encode, in this process: the whole path of one hook call.
+
+``hookbus run`` runs it in a watched worker; :mod:`hookbus.testing` runs it in-process.
+Whatever goes wrong, the result is a valid native reply plus diagnostics, never an
+exception: bad input answers "no opinion", a failing handler contributes nothing (or a
+deny, when it is fail-closed).
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+
+import msgspec
+
+from hookbus.bus.dispatch import Bus, Dispatch
+from hookbus.bus.events import Event
+from hookbus.errors import DecodeError
+from hookbus.types import Driver, HookOutput
+
+Emit = Callable[..., None]
+
+
+class Result(msgspec.Struct, frozen=True, kw_only=True):
+    """One hook call's output, with the decoded event and the dispatch when there was one."""
+
+    output: HookOutput
+    event: Event | None = None
+    dispatch: Dispatch | None = None
+
+
+def report(dispatch: Dispatch, emit: Emit) -> None:
+    """Turn every failed handler and every dropped reply part into a diagnostic."""
+    event = dispatch.event
+    where = {"host": event.host, "native": event.native, "session_id": event.session_id}
+    for outcome in dispatch.outcomes:
+        if outcome.status == "ok":
+            continue
+        closed = " (fail-closed: denied)" if outcome.fail_closed else " (fail-open)"
+        what = "timed out" if outcome.status == "timeout" else "failed"
+        emit(
+            f"handler-{outcome.status}",
+            f"handler {outcome.handler} {what} after {outcome.seconds:.3f}s{closed}",
+            handler=outcome.handler,
+            error=outcome.error,
+            **where,
+        )
+    for part in dispatch.dropped:
+        emit("reply-dropped", f"{part.field} from {part.handler} dropped: {part.why}",
+             handler=part.handler, **where)  # fmt: skip
+
+
+def process_event(
+    event: Event, *, driver: Driver, bus: Bus, emit: Emit, deadline: float | None = None
+) -> Result:
+    dispatch = bus.dispatch_sync(event, capabilities=driver.capabilities, deadline=deadline)
+    report(dispatch, emit)
+    encoded = driver.encode(event, dispatch.reply)
+    for part in encoded.dropped:
+        emit("reply-degraded", f"{part.field} not sent: {part.why}", host=event.host,
+             native=event.native)  # fmt: skip
+    return Result(output=encoded.output, event=event, dispatch=dispatch)
+
+
+def process(
+    data: bytes,
+    *,
+    driver: Driver,
+    bus: Bus,
+    emit: Emit,
+    native: str | None = None,
+    deadline: float | None = None,
+) -> Result:
+    """Run one payload through the whole path; never raises."""
+    try:
+        event = driver.decode(data, native)
+    except DecodeError as exc:
+        emit("input-invalid", str(exc), host=driver.name, path=exc.path, bytes=len(data))
+        return Result(output=driver.no_opinion)
+    try:
+        return process_event(event, driver=driver, bus=bus, emit=emit, deadline=deadline)
+    except Exception:
+        emit("internal-error", "hookbus failed; answering no opinion",
+             host=driver.name, error=traceback.format_exc(limit=8))  # fmt: skip
+        return Result(output=driver.no_opinion, event=event)
