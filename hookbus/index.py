@@ -204,7 +204,7 @@ def compile_index(files: list[str]) -> dict[str, Any]:
         source = source_file(handler.fn)
         if source:
             watch.append(_stat(source))
-    return {
+    compiled = {
         "format": FORMAT,
         "hookbus": __version__,
         "configs": [_stat(p) for p in files],
@@ -224,6 +224,8 @@ def compile_index(files: list[str]) -> dict[str, Any]:
         ],
         "routes": {host: routes(host, handlers) for host in drivers.HOSTS},
     }
+    # The same plain JSON data a later run reads back from the cache (lists, not tuples).
+    return json.loads(msgspec.json.encode(compiled))  # type: ignore[no-any-return]
 
 
 def build(files: list[str], path: str | None = None) -> dict[str, Any]:

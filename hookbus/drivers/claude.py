@@ -204,7 +204,8 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
         "session_id": n.session_id,
         "cwd": n.cwd,
         "transcript_path": n.transcript_path or None,
-        "agent": ev.Agent(id=n.agent_id, type=n.agent_type) if n.agent_id else ev.MAIN,
+        # agent_type without agent_id: the main thread runs as a named agent (--agent).
+        "agent": ev.Agent(id=n.agent_id, type=n.agent_type),
         "model": n.model,
         "raw": msgspec.Raw(data),
     }

@@ -1,0 +1,321 @@
+"""The bus: build-time validation, concurrent dispatch, deadlines, fail-open/closed, merge."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import anyio
+import msgspec
+import pytest
+
+import hookbus
+from hookbus import Bus, Handler, HandlerSettings, Reply
+from hookbus.bus.context import Context
+from hookbus.bus.events import AfterTool, Agent, BeforeTool, Other, Stop, SubagentStop, ToolCall
+from hookbus.errors import HandlerError
+from hookbus.types import Capabilities
+
+
+def before_tool(
+    command: str = "ls", *, tool: str = "Bash", kind: str = "shell", agent: Agent | None = None
+) -> BeforeTool:
+    return BeforeTool(
+        host="claude",
+        native="PreToolUse",
+        session_id="s",
+        agent=agent or Agent(),
+        tool=ToolCall(name=tool, kind=kind, command=command),  # type: ignore[arg-type]
+    )
+
+
+@hookbus.handler("before-tool")
+def allow_all(event: BeforeTool) -> Reply:
+    return Reply.allow()
+
+
+# -- validation -------------------------------------------------------------------------
+
+
+def test_unmarked_function_is_refused_by_name() -> None:
+    """A function without @handler cannot join a bus; the error names it."""
+
+    def plain(event: object) -> None: ...
+
+    with pytest.raises(HandlerError, match=r"plain.*not marked"):
+        Bus([plain])
+
+
+@pytest.mark.parametrize(
+    ("mark", "message"),
+    [
+        (hookbus.handler("before-tol"), "unknown event kind 'before-tol'"),
+        (hookbus.handler("before-tool", tools="shel"), "unknown tool kind 'shel'"),
+        (hookbus.handler("stop", tools="shell"), "subscribes to no tool event"),
+        (hookbus.handler("before-tool", fail_closed=True), "fail_closed but declares no timeout"),
+        (hookbus.handler("before-tool", timeout=0), "timeout must be positive"),
+        (hookbus.handler(), "subscribes to no event kind"),
+    ],
+)
+def test_bad_declarations_fail_when_the_bus_is_built(mark: object, message: str) -> None:
+    """Typos in a declaration surface at build time, naming the handler and the problem."""
+
+    def guard(event: object) -> None: ...
+
+    with pytest.raises(HandlerError, match=message) as caught:
+        Bus([mark(guard)])  # type: ignore[operator]
+    assert "guard" in str(caught.value)
+
+
+def test_bad_signature_is_refused() -> None:
+    """A handler must take (event) or (event, ctx)."""
+
+    @hookbus.handler("stop")
+    def three(event: object, ctx: object, extra: object) -> None: ...
+
+    with pytest.raises(HandlerError, match=r"must take \(event\) or \(event, ctx\)"):
+        Bus([three])
+
+
+def test_same_handler_twice_is_refused() -> None:
+    """Registration is explicit: the same handler given twice is a mistake."""
+    with pytest.raises(HandlerError, match="twice"):
+        Bus([allow_all, allow_all])
+
+
+class Words(msgspec.Struct, frozen=True):
+    words: tuple[str, ...] = ("--force",)
+
+
+@hookbus.handler("before-tool", options=Words)
+def words_handler(event: BeforeTool, ctx: Context) -> Reply | None:
+    assert isinstance(ctx.options, Words)
+    hit = any(w in (event.tool.command or "") for w in ctx.options.words)
+    return Reply.deny(f"matched {ctx.options.words}") if hit else None
+
+
+def test_options_are_converted_to_the_declared_struct() -> None:
+    """Configuration options reach the handler as its own typed Struct."""
+    options = HandlerSettings(options={"words": ["--no-verify"]})
+    bus = Bus([Handler(words_handler, settings=options)])
+    assert bus.dispatch_sync(before_tool("git commit --no-verify")).reply.decision == "deny"
+    assert bus.dispatch_sync(before_tool("git push --force")).reply.decision is None
+
+
+def test_invalid_options_name_the_handler() -> None:
+    """Options that do not fit the Struct are refused at build time."""
+    with pytest.raises(HandlerError, match=r"words_handler: invalid options"):
+        Handler(words_handler, settings=HandlerSettings(options={"words": 3}))
+
+
+def test_configuration_overrides_declared_timeout_and_fail_closed() -> None:
+    """Config may make any handler fail-closed with a deadline, over its declaration."""
+    handler = Handler(allow_all, settings=HandlerSettings(timeout=2, fail_closed=True))
+    assert (handler.subscription.timeout, handler.subscription.fail_closed) == (2, True)
+
+
+# -- matching ---------------------------------------------------------------------------
+
+
+def test_filters_narrow_what_a_handler_gets() -> None:
+    """Tool kind, host, agent and native filters each narrow the subscription."""
+    shell = hookbus.handler("before-tool", tools="shell")(lambda e: None)
+    mcp = hookbus.handler("before-tool", tools="mcp:github")(lambda e: None)
+    codex_only = hookbus.handler("before-tool", hosts="codex")(lambda e: None)
+    in_children = hookbus.handler("before-tool", agents="subagent")(lambda e: None)
+    explore = hookbus.handler("subagent-stop", agents="Explore")(lambda e: None)
+    note = hookbus.handler("other", natives="Notification")(lambda e: None)
+    bash = before_tool()
+    child = before_tool(agent=Agent(id="a1", type="Explore"))
+    github = before_tool(tool="mcp__github__x", kind="mcp")
+    github = msgspec.structs.replace(
+        github, tool=msgspec.structs.replace(github.tool, mcp_server="github")
+    )
+    stop = SubagentStop(host="claude", native="SubagentStop", child=Agent(id="a1", type="Explore"))
+    notification = Other(host="claude", native="Notification")
+    assert [Handler(shell, name="a").wants(e) for e in (bash, github)] == [True, False]
+    assert [Handler(mcp, name="a").wants(e) for e in (bash, github)] == [False, True]
+    assert not Handler(codex_only, name="a").wants(bash)
+    assert [Handler(in_children, name="a").wants(e) for e in (bash, child)] == [False, True]
+    assert Handler(explore, name="a").wants(stop)
+    assert Handler(note, name="a").wants(notification)
+    assert not Handler(note, name="a").wants(Other(host="claude", native="CwdChanged"))
+
+
+# -- dispatch ---------------------------------------------------------------------------
+
+
+def test_sync_handlers_run_concurrently() -> None:
+    """Two sync handlers meet at a barrier: impossible if the bus ran them one by one."""
+    barrier = threading.Barrier(2, timeout=5)
+
+    @hookbus.handler("before-tool")
+    def first(event: BeforeTool) -> Reply:
+        barrier.wait()
+        return Reply.add_context("first")
+
+    @hookbus.handler("before-tool")
+    def second(event: BeforeTool) -> Reply:
+        barrier.wait()
+        return Reply.add_context("second")
+
+    result = Bus([first, second]).dispatch_sync(before_tool())
+    assert [o.status for o in result.outcomes] == ["ok", "ok"]
+    assert result.reply.context == "first\n\nsecond"
+
+
+@pytest.mark.anyio
+async def test_async_handlers_run_concurrently_under_anyio() -> None:
+    """Async and sync handlers share one task group; all three meet before any returns."""
+    arrived = 0
+    everyone = anyio.Event()
+    barrier = threading.Barrier(2, timeout=5)
+
+    async def meet() -> None:
+        nonlocal arrived
+        arrived += 1
+        if arrived == 2:
+            everyone.set()
+        with anyio.fail_after(5):
+            await everyone.wait()
+
+    @hookbus.handler("before-tool")
+    async def one(event: BeforeTool) -> Reply:
+        await meet()
+        await anyio.to_thread.run_sync(barrier.wait)
+        return Reply.add_context("one")
+
+    @hookbus.handler("before-tool")
+    async def two(event: BeforeTool) -> Reply:
+        await meet()
+        return Reply.add_context("two")
+
+    @hookbus.handler("before-tool")
+    def three(event: BeforeTool) -> Reply:
+        barrier.wait()
+        return Reply.add_context("three")
+
+    result = await Bus([one, two, three]).dispatch(before_tool())
+    assert result.reply.context == "one\n\ntwo\n\nthree"
+
+
+def test_dispatch_sync_starts_an_event_loop_only_for_async_handlers() -> None:
+    """An async handler in the set makes dispatch_sync run the anyio executor."""
+
+    @hookbus.handler("before-tool")
+    async def deny(event: BeforeTool) -> Reply:
+        await anyio.sleep(0)
+        return Reply.deny("async says no")
+
+    assert Bus([deny, allow_all]).dispatch_sync(before_tool()).reply.reason == "async says no"
+
+
+@hookbus.handler("before-tool")
+def crashes(event: BeforeTool) -> Reply:
+    raise RuntimeError("boom")
+
+
+@hookbus.handler("before-tool", timeout=0.2)
+def sleeps(event: BeforeTool) -> Reply:
+    time.sleep(3)
+    return Reply.deny("too late")
+
+
+@hookbus.handler("before-tool", timeout=0.2)
+async def sleeps_async(event: BeforeTool) -> Reply:
+    await anyio.sleep(3)
+    return Reply.deny("too late")
+
+
+@pytest.mark.parametrize("handler", [crashes, sleeps, sleeps_async])
+def test_failing_handler_contributes_nothing(handler: object) -> None:
+    """Fail-open: a crash or a timeout leaves the others' reply untouched, with an outcome."""
+    result = Bus([handler, allow_all]).dispatch_sync(before_tool())  # type: ignore[list-item]
+    failed = next(o for o in result.outcomes if o.status != "ok")
+    assert failed.status == ("error" if handler is crashes else "timeout")
+    assert failed.reply is None
+    assert result.reply == Reply.allow()
+    if handler is crashes:
+        assert "RuntimeError: boom" in (failed.error or "")
+
+
+@pytest.mark.parametrize("handler", [crashes, sleeps, sleeps_async])
+def test_fail_closed_handler_turns_its_failure_into_a_deny(handler: object) -> None:
+    """Fail-closed: the same failures deny, naming the handler."""
+    closed = Handler(handler, settings=HandlerSettings(fail_closed=True, timeout=0.2))  # type: ignore[arg-type]
+    result = Bus([closed, allow_all]).dispatch_sync(before_tool())
+    assert result.reply.decision == "deny"
+    assert closed.name in result.reply.reason
+
+
+def test_non_reply_return_is_an_error() -> None:
+    """Returning something that is not a Reply is reported, not guessed at."""
+    wrong = hookbus.handler("before-tool")(lambda e: "deny")
+    result = Bus([Handler(wrong, name="wrong")]).dispatch_sync(before_tool())
+    assert result.outcomes[0].status == "error"
+    assert "returned str" in (result.outcomes[0].error or "")
+
+
+def test_dispatch_deadline_caps_every_handler() -> None:
+    """The dispatch deadline (from the host) wins over a longer handler timeout."""
+    slow = Handler(sleeps, settings=HandlerSettings(timeout=60))
+    started = time.monotonic()
+    result = Bus([slow]).dispatch_sync(before_tool(), deadline=started + 0.2)
+    assert result.outcomes[0].status == "timeout"
+
+
+def test_merge_follows_priority_not_completion_order() -> None:
+    """The higher-priority rewrite survives even when it finishes last."""
+
+    @hookbus.handler("before-tool", priority=10)
+    def slow_rewrite(event: BeforeTool) -> Reply:
+        time.sleep(0.1)
+        return Reply.rewrite({"command": "slow"})
+
+    @hookbus.handler("before-tool")
+    def fast_rewrite(event: BeforeTool) -> Reply:
+        return Reply.rewrite({"command": "fast"})
+
+    result = Bus([fast_rewrite, slow_rewrite]).dispatch_sync(before_tool())
+    assert result.reply.updated_input == {"command": "slow"}
+    assert [(d.handler.rsplit(".", 1)[-1], d.field) for d in result.dropped] == [
+        ("fast_rewrite", "updated_input")
+    ]
+
+
+def test_stop_hook_active_drops_keep_working() -> None:
+    """The loop guard: a stop already continued by a hook is not blocked again."""
+    keep = hookbus.handler("stop")(lambda e: Reply.continue_working("more"))
+    bus = Bus([Handler(keep, name="keep")])
+    first = Stop(host="claude", native="Stop", stop_hook_active=False)
+    again = Stop(host="claude", native="Stop", stop_hook_active=True)
+    assert bus.dispatch_sync(first).reply.keep_working == "more"
+    second = bus.dispatch_sync(again)
+    assert second.reply.keep_working is None
+    assert [d.field for d in second.dropped] == ["keep_working"]
+
+
+def test_edit_tool_results_reach_after_edit_subscribers() -> None:
+    """An after-tool on an edit tool is delivered as after-edit too, with its files."""
+    seen: list[str] = []
+    on_edit = hookbus.handler("after-edit")(lambda e: seen.extend(c.path for c in e.changes))
+    event = AfterTool(
+        host="claude", native="PostToolUse",
+        tool=ToolCall(name="Edit", kind="edit", paths=("/p/a.py",)),
+    )  # fmt: skip
+    Bus([Handler(on_edit, name="on_edit")]).dispatch_sync(event)
+    assert seen == ["/p/a.py"]
+
+
+def test_context_tells_remaining_time_and_capabilities() -> None:
+    """Handlers see the host's capabilities and how long they have."""
+    seen: dict[str, object] = {}
+
+    @hookbus.handler("before-tool", timeout=2)
+    def look(event: BeforeTool, ctx: Context) -> None:
+        seen["remaining"] = ctx.remaining
+        seen["ask"] = ctx.capabilities.ask
+
+    Bus([look]).dispatch_sync(before_tool(), capabilities=Capabilities(ask=True))
+    assert 0 < seen["remaining"] <= 2  # type: ignore[operator]
+    assert seen["ask"] is True

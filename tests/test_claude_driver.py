@@ -1,0 +1,292 @@
+"""The Claude Code driver: the shared contract, plus what is particular to Claude."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from hookbus import Reply
+from hookbus.bus.events import AfterEdit, BeforeTool, derived
+from hookbus.drivers import claude
+from hookbus.errors import DecodeError
+from hookbus.testing.contract import DriverContract, ReplyCase
+
+GOLDEN = Path(__file__).parent / "golden" / "claude"
+
+
+def hso(event: str, fields: str) -> bytes:
+    return (
+        b'{"hookSpecificOutput":{"hookEventName":"'
+        + event.encode()
+        + b'",'
+        + fields.encode()
+        + b"}}\n"
+    )
+
+
+class TestClaudeContract(DriverContract):
+    host = "claude"
+    golden_dir = GOLDEN
+    reply_cases = (
+        ReplyCase(
+            id="pre-tool-deny",
+            payload="PreToolUse.Bash",
+            reply=Reply.deny("no force push"),
+            stdout=hso(
+                "PreToolUse",
+                '"permissionDecision":"deny","permissionDecisionReason":"no force push"',
+            ),
+        ),
+        ReplyCase(
+            id="pre-tool-deny-without-reason-still-says-why",
+            payload="PreToolUse.Bash",
+            reply=Reply(decision="deny"),
+            stdout=hso(
+                "PreToolUse",
+                '"permissionDecision":"deny","permissionDecisionReason":"Denied by a hookbus handler."',
+            ),
+        ),
+        ReplyCase(
+            id="pre-tool-allow",
+            payload="PreToolUse.Bash",
+            reply=Reply.allow(),
+            stdout=hso("PreToolUse", '"permissionDecision":"allow"'),
+        ),
+        ReplyCase(
+            id="pre-tool-ask",
+            payload="PreToolUse.Bash",
+            reply=Reply.ask("really run the tests?"),
+            stdout=hso(
+                "PreToolUse",
+                '"permissionDecision":"ask","permissionDecisionReason":"really run the tests?"',
+            ),
+        ),
+        ReplyCase(
+            id="pre-tool-rewrite-without-granting",
+            payload="PreToolUse.Bash",
+            reply=Reply.rewrite({"command": "npm test"}),
+            stdout=hso("PreToolUse", '"updatedInput":{"command":"npm test"}'),
+        ),
+        ReplyCase(
+            id="pre-tool-context",
+            payload="PreToolUse.Bash",
+            reply=Reply.add_context("tests take 2 minutes"),
+            stdout=hso("PreToolUse", '"additionalContext":"tests take 2 minutes"'),
+        ),
+        ReplyCase(
+            id="user-message",
+            payload="PreToolUse.Bash",
+            reply=Reply.tell_user("heads up"),
+            stdout=b'{"systemMessage":"heads up"}\n',
+        ),
+        ReplyCase(
+            id="halt",
+            payload="PreToolUse.Bash",
+            reply=Reply.stop_agent("budget exhausted"),
+            stdout=b'{"continue":false,"stopReason":"budget exhausted"}\n',
+        ),
+        ReplyCase(
+            id="stop-keep-working",
+            payload="Stop",
+            reply=Reply.continue_working("run the tests first"),
+            stdout=b'{"decision":"block","reason":"run the tests first"}\n',
+        ),
+        ReplyCase(
+            id="stop-context",
+            payload="Stop",
+            reply=Reply.add_context("note"),
+            stdout=hso("Stop", '"additionalContext":"note"'),
+        ),
+        ReplyCase(
+            id="subagent-stop-keep-working",
+            payload="SubagentStop",
+            reply=Reply.continue_working("restate with Result: and Verified: lines"),
+            stdout=b'{"decision":"block","reason":"restate with Result: and Verified: lines"}\n',
+        ),
+        ReplyCase(
+            id="prompt-deny-blocks",
+            payload="UserPromptSubmit",
+            reply=Reply.deny("secrets in prompt"),
+            stdout=b'{"decision":"block","reason":"secrets in prompt"}\n',
+        ),
+        ReplyCase(
+            id="prompt-context",
+            payload="UserPromptSubmit",
+            reply=Reply.add_context("branch: main"),
+            stdout=hso("UserPromptSubmit", '"additionalContext":"branch: main"'),
+        ),
+        ReplyCase(
+            id="session-start-context",
+            payload="SessionStart.startup",
+            reply=Reply.add_context("house rules"),
+            stdout=hso("SessionStart", '"additionalContext":"house rules"'),
+        ),
+        ReplyCase(
+            id="subagent-start-context",
+            payload="SubagentStart",
+            reply=Reply.add_context("child rules"),
+            stdout=hso("SubagentStart", '"additionalContext":"child rules"'),
+        ),
+        ReplyCase(
+            id="post-tool-deny-is-feedback",
+            payload="real.PostToolUse.Bash",
+            reply=Reply.deny("output looks wrong"),
+            stdout=b'{"decision":"block","reason":"output looks wrong"}\n',
+        ),
+        ReplyCase(
+            id="post-tool-failure-context",
+            payload="real.PostToolUseFailure.Bash",
+            reply=Reply.add_context("retry with -v"),
+            stdout=hso("PostToolUseFailure", '"additionalContext":"retry with -v"'),
+        ),
+        ReplyCase(
+            id="pre-compact-block",
+            payload="PreCompact.manual",
+            reply=Reply.deny("not now"),
+            stdout=b'{"decision":"block","reason":"not now"}\n',
+        ),
+        ReplyCase(
+            id="permission-request-allow",
+            payload="PermissionRequest",
+            reply=Reply.allow(),
+            stdout=hso("PermissionRequest", '"decision":{"behavior":"allow"}'),
+        ),
+        ReplyCase(
+            id="permission-request-deny",
+            payload="PermissionRequest",
+            reply=Reply.deny("not in CI"),
+            stdout=hso("PermissionRequest", '"decision":{"behavior":"deny","message":"not in CI"}'),
+        ),
+        ReplyCase(
+            id="session-end-says-nothing",
+            payload="SessionEnd",
+            reply=Reply(context="ignored", message="ignored"),
+            stdout=b"",
+        ),
+        ReplyCase(
+            id="allow-after-tool-is-no-opinion",
+            payload="real.PostToolUse.Bash",
+            reply=Reply.allow(),
+            stdout=b"",
+        ),
+        ReplyCase(id="no-opinion", payload="PreToolUse.Bash", reply=Reply(), stdout=b""),
+    )
+
+
+def decode(name: str) -> object:
+    return claude.decode((GOLDEN / f"{name}.json").read_bytes())
+
+
+@pytest.mark.parametrize(
+    ("payload", "kind", "server"),
+    [
+        ("PreToolUse.Bash", "shell", None),
+        ("PreToolUse.Agent", "agent", None),
+        ("PreToolUse.Task.legacy", "agent", None),
+        ("PreToolUse.Read", "read", None),
+        ("PreToolUse.WebFetch", "web", None),
+        ("PreToolUse.mcp", "mcp", "github"),
+        ("PreToolUse.mcp.plugin", "mcp", "plugin_acme_db"),
+        ("PreToolUse.unknown-tool", "other", None),
+    ],
+)
+def test_tool_names_map_to_portable_kinds(payload: str, kind: str, server: str | None) -> None:
+    """Claude tool names become portable tool kinds; MCP tools keep their server name."""
+    event = decode(payload)
+    assert isinstance(event, BeforeTool)
+    assert (event.tool.kind, event.tool.mcp_server) == (kind, server)
+    assert event.tool.matches("any")
+    assert event.tool.matches(kind)
+
+
+def test_all_34_reference_events_decode() -> None:
+    """Every event of the reference decodes: typed where portable, else as ``other``."""
+    assert len(claude.ALL_EVENTS) == 34
+    for name in claude.ALL_EVENTS:
+        payload = msgspec.json.encode({"session_id": "s", "cwd": "/p", "hook_event_name": name,
+                                       "tool_name": "Bash", "agent_id": "a", "agent_type": "t"})  # fmt: skip
+        event = claude.decode(payload)
+        assert event.native == name
+        assert event.kind == claude.KIND_OF.get(name, "other")
+
+
+def test_edit_tools_also_yield_after_edit() -> None:
+    """A Write that created a file is an after-tool and, derived, an after-edit 'add'."""
+    (edit,) = derived(decode("PostToolUse.Write.create"))
+    assert isinstance(edit, AfterEdit)
+    assert [(c.action, c.path) for c in edit.changes] == [("add", "/home/dev/proj/src/new.py")]
+    assert derived(decode("real.PostToolUse.Bash")) == ()
+    assert derived(decode("real.PostToolUseFailure.Bash")) == ()
+
+
+def test_subagent_identity_is_the_child_not_the_event_thread() -> None:
+    """SubagentStop names the child (id, type, final text); the event runs in the parent."""
+    event = decode("real.SubagentStop")
+    assert event.child.id == "a48e146ef6f51cac4"  # type: ignore[attr-defined]
+    assert event.agent.id is None
+    in_child = decode("PreToolUse.Bash.in-subagent")
+    assert in_child.agent.is_subagent  # type: ignore[attr-defined]
+
+
+def test_final_text_keeps_only_the_last_4_kib() -> None:
+    """A long final message is cut to its tail, on a character boundary."""
+    long = "é" * 5000 + "Result: ok"
+    payload = msgspec.json.encode({"session_id": "s", "cwd": "/p", "hook_event_name": "SubagentStop",
+                                   "agent_id": "a", "agent_type": "t", "last_assistant_message": long})  # fmt: skip
+    text = claude.decode(payload).final_text  # type: ignore[attr-defined]
+    assert text.endswith("Result: ok")
+    assert len(text.encode()) <= 4096
+
+
+@pytest.mark.parametrize(
+    ("payload", "path"),
+    [
+        (b'{"hook_event_name": 5}', "$.hook_event_name"),
+        (
+            b'{"hook_event_name": "PreToolUse", "cwd": "/", "session_id": "s", "tool_name": 3}',
+            "$.tool_name",
+        ),
+        (
+            b'{"hook_event_name": "PreToolUse", "cwd": "/", "session_id": "s", "tool_name": "Bash", "tool_input": "x"}',
+            "$.tool_input",
+        ),
+        (b'{"hook_event_name": "Stop", "cwd": "/"}', None),
+    ],
+)
+def test_wrong_types_are_rejected_with_their_json_path(payload: bytes, path: str | None) -> None:
+    """Strict decoding: a wrongly typed field is a DecodeError naming where it is."""
+    with pytest.raises(DecodeError) as caught:
+        claude.decode(payload)
+    assert caught.value.path == path
+
+
+def test_event_name_may_come_from_the_command_line() -> None:
+    """``--event`` names the event when the payload does not."""
+    event = claude.decode(b'{"session_id": "s", "cwd": "/p"}', "SessionEnd")
+    assert event.kind == "session-end"
+    with pytest.raises(DecodeError):
+        claude.decode(b'{"session_id": "s", "cwd": "/p"}')
+
+
+def test_unsupported_reply_parts_are_dropped_and_reported() -> None:
+    """What Claude cannot take on an event is not sent, and each drop is reported."""
+    encoded = claude.encode(decode("SessionStart.startup"), Reply(decision="deny", reason="x",
+                                                                   updated_input={"a": 1}))  # fmt: skip
+    assert encoded.output.stdout == b""
+    assert sorted(d.field for d in encoded.dropped) == ["decision", "updated_input"]
+
+
+def test_ask_degrades_to_a_block_where_claude_has_no_ask() -> None:
+    """An ask on a prompt blocks it (documented degradation) and says so."""
+    encoded = claude.encode(decode("UserPromptSubmit"), Reply.ask("sure?"))
+    assert encoded.output.stdout == b'{"decision":"block","reason":"sure?"}\n'
+    assert [d.field for d in encoded.dropped] == ["decision"]
+
+
+def test_deadlines_follow_the_reference() -> None:
+    """600 s by default, 30 s for prompts, 1.5 s for all SessionEnd hooks together."""
+    assert claude.deadline("PreToolUse") == 600
+    assert claude.deadline("UserPromptSubmit") == 30
+    assert claude.deadline("SessionEnd") == 1.5

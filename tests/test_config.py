@@ -1,0 +1,103 @@
+"""Configuration files: discovery, merging, and what happens to bad parts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hookbus.config import load
+from hookbus.locations import config_paths
+
+
+def write(path: Path, text: str) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return str(path)
+
+
+def test_project_config_is_found_above_the_working_directory(tmp_path: Path) -> None:
+    """The nearest .hookbus.toml at or above the cwd is the project's."""
+    project = write(tmp_path / "repo" / ".hookbus.toml", "")
+    nested = tmp_path / "repo" / "src" / "pkg"
+    nested.mkdir(parents=True)
+    assert config_paths(str(nested)) == [project]
+
+
+def test_user_config_comes_first_and_hookbus_config_replaces_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """User config has the lowest precedence; HOOKBUS_CONFIG is the only file when set."""
+    user = write(tmp_path / "xdg-config" / "hookbus" / "config.toml", "")
+    project = write(tmp_path / "repo" / ".hookbus.toml", "")
+    assert config_paths(str(tmp_path / "repo")) == [user, project]
+    monkeypatch.setenv("HOOKBUS_CONFIG", str(tmp_path / "other.toml"))
+    assert config_paths(str(tmp_path / "repo")) == [str(tmp_path / "other.toml")]
+
+
+def test_files_merge_in_precedence_order(tmp_path: Path) -> None:
+    """Later files override settings and options, add handlers and may disable some."""
+    user = write(
+        tmp_path / "user.toml",
+        """
+budget = 2.0
+enable = ["a:one", "a:two"]
+[handlers."a:one"]
+limit = 1
+timeout = 3
+""",
+    )
+    project = write(
+        tmp_path / "p" / ".hookbus.toml",
+        """
+budget = 1.0
+enable = ["a:three"]
+disable = ["a:two"]
+[handlers."a:one"]
+limit = 5
+""",
+    )
+    loaded = load([user, project])
+    settings = loaded.settings
+    assert loaded.problems == ()
+    assert settings.budget == 1.0
+    assert [h.name for h in settings.handlers] == ["a:one", "a:three"]
+    one = settings.handlers[0].settings
+    assert (one.options, one.timeout) == ({"limit": 5}, 3)
+    assert settings.python_path == (str(tmp_path / "p"),)
+
+
+def test_invalid_values_are_reported_and_defaults_kept(tmp_path: Path) -> None:
+    """A wrong type or unknown key is a problem naming the file; valid keys still count."""
+    path = write(
+        tmp_path / "c.toml",
+        """
+budget = -1
+colour = "blue"
+enable = ["a:one", "ghost"]
+[handlers."a:one"]
+timeout = "soon"
+x = 1
+[handlers."a:orphan"]
+y = 2
+""",
+    )
+    loaded = load([path])
+    messages = [p.problem for p in loaded.problems]
+    assert all(p.source == path for p in loaded.problems)
+    assert any("budget must be positive" in m for m in messages)
+    assert any("colour" in m for m in messages)
+    assert any("unknown handler 'ghost'" in m for m in messages)
+    assert any("timeout" in m for m in messages)
+    assert any("'a:orphan'" in m and "not enabled" in m for m in messages)
+    assert loaded.settings.budget == 5.0
+    assert [h.name for h in loaded.settings.handlers] == ["a:one"]
+    assert loaded.settings.handlers[0].settings.options == {"x": 1}
+
+
+def test_unreadable_file_is_skipped_with_a_problem(tmp_path: Path) -> None:
+    """A file that is not TOML contributes nothing but a problem report."""
+    path = write(tmp_path / "bad.toml", "enable = [")
+    loaded = load([path, str(tmp_path / "missing.toml")])
+    assert loaded.settings.handlers == ()
+    assert len(loaded.problems) == 2

@@ -1,0 +1,151 @@
+"""Claude Code's settings: generate, install, verify and uninstall hookbus's entries."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hookbus.manifests import claude as manifest
+
+HANDLERS = """
+import hookbus
+
+@hookbus.handler("before-tool", tools="shell")
+def shell(event): ...
+
+@hookbus.handler("before-tool", tools=["edit", "mcp:github"])
+def edits(event): ...
+
+@hookbus.handler("session-end")
+def bye(event): ...
+
+@hookbus.handler("prompt-submit")
+def prompt(event): ...
+"""
+
+USER_SETTINGS = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(npm test)"]},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./mine.sh"}]}],
+        "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}],
+    },
+}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "man_handlers.py").write_text(HANDLERS)
+    (root / ".hookbus.toml").write_text('enable = ["man_handlers:shell", "man_handlers:bye"]\n')
+    return root
+
+
+def cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hookbus", *args, "--host", "claude"],
+        cwd=project, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+def settings(project: Path) -> dict[str, object]:
+    return json.loads((project / ".claude" / "settings.json").read_text())  # type: ignore[no-any-return]
+
+
+def test_manifest_registers_only_subscribed_events_and_tools(project: Path) -> None:
+    """One entry per wanted event, absolute interpreter, timeouts in seconds; SessionEnd
+    keeps Claude's 1.5 s budget (no timeout that would raise it for every hook)."""
+    proc = cli(project, "manifest")
+    assert proc.returncode == 0, proc.stderr
+    command = f"{sys.executable} -m hookbus run --host claude"
+    assert json.loads(proc.stdout) == {
+        "hooks": {
+            "PreToolUse": [{"matcher": "Bash|PowerShell", "hooks": [
+                {"type": "command", "command": f"{command} --timeout 10", "timeout": 10}]}],
+            "SessionEnd": [{"hooks": [{"type": "command", "command": command}]}],
+        }
+    }  # fmt: skip
+
+
+def test_matchers_are_exact_names_or_anchored_regexes() -> None:
+    """Plain names stay a name list; with MCP prefixes the regex is anchored."""
+    assert manifest.matcher({"names": ["Bash"], "prefixes": [], "unknown": False}) == "Bash"
+    regex = manifest.matcher(
+        {"names": ["Edit", "Write"], "prefixes": ["mcp__github__"], "unknown": False}
+    )
+    assert regex == "^(?:Edit|Write)$|^mcp__github__"
+    assert manifest.matcher(None) is None
+    assert manifest.matcher({"names": [], "prefixes": [], "unknown": True}) is None
+
+
+def test_install_keeps_every_user_entry_and_is_idempotent(project: Path) -> None:
+    """Install merges ours beside the user's hooks and keys, backs up, and a second
+    install changes nothing."""
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(USER_SETTINGS, indent=2))
+    first = cli(project, "install")
+    assert first.returncode == 0, first.stderr
+    result = settings(project)
+    assert result["model"] == "opus" and result["permissions"] == USER_SETTINGS["permissions"]
+    hooks = result["hooks"]
+    assert hooks["Notification"] == USER_SETTINGS["hooks"]["Notification"]  # type: ignore[index]
+    assert hooks["PreToolUse"][0] == USER_SETTINGS["hooks"]["PreToolUse"][0]  # type: ignore[index]
+    assert manifest.MARK in hooks["PreToolUse"][1]["hooks"][0]["command"]  # type: ignore[index]
+    assert (
+        json.loads((project / ".claude" / "settings.json.hookbus-backup").read_text())
+        == USER_SETTINGS
+    )
+    second = cli(project, "install")
+    assert "already up to date" in second.stdout
+    assert settings(project) == result
+    assert cli(project, "verify").returncode == 0
+
+
+def test_verify_reports_drift_after_the_configuration_changes(project: Path) -> None:
+    """Enabling a handler for a new event shows up as drift until installed again."""
+    cli(project, "install")
+    (project / ".hookbus.toml").write_text(
+        'enable = ["man_handlers:shell", "man_handlers:prompt"]\n'
+    )
+    proc = cli(project, "verify")
+    assert proc.returncode == 1
+    assert "missing: UserPromptSubmit" in proc.stdout
+    assert "stale: SessionEnd" in proc.stdout
+    cli(project, "install")
+    assert cli(project, "verify").returncode == 0
+    assert "SessionEnd" not in settings(project)["hooks"]  # type: ignore[operator]
+
+
+def test_uninstall_removes_only_ours(project: Path) -> None:
+    """Uninstall leaves the user's settings exactly as they were before install."""
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(USER_SETTINGS))
+    cli(project, "install")
+    assert cli(project, "uninstall").returncode == 0
+    assert settings(project) == USER_SETTINGS
+
+
+def test_dry_run_writes_nothing(project: Path) -> None:
+    """--dry-run prints the would-be file and leaves the disk alone."""
+    proc = cli(project, "install", "--dry-run")
+    assert proc.returncode == 0
+    assert "PreToolUse" in json.loads(proc.stdout)["hooks"]
+    assert not (project / ".claude").exists()
+
+
+def test_unparseable_settings_are_refused_not_overwritten(project: Path) -> None:
+    """A settings file that is not JSON is left untouched, with a clear message."""
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text("{ not json")
+    proc = cli(project, "install")
+    assert proc.returncode == 1
+    assert "not valid JSON" in proc.stderr and "will not overwrite" in proc.stderr
+    assert path.read_text() == "{ not json"

@@ -1,0 +1,288 @@
+"""``hookbus run`` driven as Claude Code drives it: a real process, stdin in, reply out."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from hookbus.testing import CliResult, run_cli
+
+GOLDEN = Path(__file__).parent / "golden" / "claude"
+
+HOOKS = """
+import re, sys, time
+import hookbus
+
+FORCE = re.compile(r"\\bgit\\s+push\\b.*\\s(--force|-f)\\b")
+
+@hookbus.handler("before-tool", tools="shell")
+def no_force_push(event):
+    if event.tool.command and FORCE.search(event.tool.command):
+        return hookbus.Reply.deny("Force-pushing is not allowed here.")
+    return None
+
+@hookbus.handler("before-tool", tools="shell")
+def explode(event):
+    raise RuntimeError("handler bug")
+
+@hookbus.handler("before-tool", tools="shell", timeout=1)
+def sleepy(event):
+    time.sleep(30)
+
+@hookbus.handler("before-tool", tools="shell", timeout=1)
+def stuck_in_c(event):
+    # Catastrophic backtracking: _sre holds the GIL, no Python-level timeout can fire.
+    re.match(r"(a+)+$", "a" * 64 + "b")
+
+@hookbus.handler("before-tool", tools="shell")
+def chatty(event):
+    print("handler noise on stdout")
+    print("handler noise on stderr", file=sys.stderr)
+    return hookbus.Reply.add_context("quiet please")
+
+@hookbus.handler("session-end")
+def reconcile(event, ctx):
+    out = event.cwd + "/reconciled.txt"
+    ctx.spawn_detached([sys.executable, "-c",
+        "import sys, time; time.sleep(1.0); open(sys.argv[1], 'w').write('done')", out])
+"""
+
+
+def pre_tool(command: str, cwd: Path) -> dict[str, object]:
+    payload = json.loads((GOLDEN / "PreToolUse.Bash.json").read_text())
+    payload["tool_input"]["command"] = command
+    payload["cwd"] = str(cwd)
+    return payload  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "mypkg").mkdir(parents=True)
+    (root / "mypkg" / "__init__.py").write_text("")
+    (root / "mypkg" / "hooks.py").write_text(HOOKS)
+    return root
+
+
+def configure(project: Path, body: str) -> None:
+    (project / ".hookbus.toml").write_text(textwrap.dedent(body))
+
+
+def hook(project: Path, payload: object) -> CliResult:
+    return run_cli("claude", payload, cwd=project)  # type: ignore[arg-type]
+
+
+def diagnostics(state: Path) -> list[dict[str, object]]:
+    path = state / "diagnostics.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_user_handler_denies_force_push_in_claudes_format(project: Path) -> None:
+    """The issue's example: a user handler from .hookbus.toml denies a force push."""
+    configure(project, 'enable = ["mypkg.hooks:no_force_push"]')
+    result = hook(project, pre_tool("git push --force origin main", project))
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "Force-pushing is not allowed here.",
+        }
+    }
+    assert result.stderr == b""
+
+
+def test_user_handler_allows_everything_else(project: Path) -> None:
+    """Anything else gets Claude's "no opinion": exit 0 and no output at all."""
+    configure(project, 'enable = ["mypkg.hooks:no_force_push"]')
+    for command in ("git push origin main", "npm test"):
+        result = hook(project, pre_tool(command, project))
+        assert (result.exit_code, result.stdout, result.stderr) == (0, b"", b"")
+
+
+@pytest.mark.parametrize(
+    ("handler", "code"),
+    [("explode", "handler-error"), ("sleepy", "handler-timeout")],
+)
+def test_failing_handler_leaves_the_tool_allowed(
+    project: Path, isolated_environment: Path, handler: str, code: str
+) -> None:
+    """A raising or hanging handler fails open: the tool stays allowed, the force-push
+    deny of the other handler still stands, and a diagnostic names the culprit."""
+    configure(project, f'enable = ["mypkg.hooks:{handler}", "mypkg.hooks:no_force_push"]')
+    assert hook(project, pre_tool("ls", project)).stdout == b""
+    denied = hook(project, pre_tool("git push -f", project))
+    assert json.loads(denied.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    found = [d for d in diagnostics(isolated_environment) if d["event"] == code]
+    assert found
+    assert all(d["handler"] == f"mypkg.hooks:{handler}" for d in found)
+
+
+@pytest.mark.parametrize("handler", ["explode", "sleepy"])
+def test_fail_closed_handler_denies_when_it_fails(
+    project: Path, isolated_environment: Path, handler: str
+) -> None:
+    """The same failures deny the tool when the handler is declared fail-closed."""
+    configure(
+        project,
+        f"""
+        enable = ["mypkg.hooks:{handler}"]
+        [handlers."mypkg.hooks:{handler}"]
+        fail_closed = true
+        timeout = 1
+        """,
+    )
+    result = hook(project, pre_tool("ls", project))
+    out = json.loads(result.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny"
+    assert f"mypkg.hooks:{handler}" in out["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize("fail_closed", [False, True])
+def test_watchdog_answers_when_a_handler_is_stuck_in_c_code(
+    project: Path, isolated_environment: Path, fail_closed: bool
+) -> None:
+    """A handler holding the GIL in C cannot be timed out from Python; the process
+    watchdog still answers before the budget ends: no opinion, or deny if fail-closed."""
+    configure(
+        project,
+        f"""
+        budget = 1.5
+        enable = ["mypkg.hooks:stuck_in_c"]
+        [handlers."mypkg.hooks:stuck_in_c"]
+        fail_closed = {str(fail_closed).lower()}
+        """,
+    )
+    result = hook(project, pre_tool("ls", project))
+    assert result.exit_code == 0
+    assert result.seconds < 10  # the host's limit for this hook (manifest timeout)
+    if fail_closed:
+        decision = json.loads(result.stdout)["hookSpecificOutput"]["permissionDecision"]
+        assert decision == "deny"
+    else:
+        assert result.stdout == b""
+    fired = [d for d in diagnostics(isolated_environment) if d["event"] == "watchdog-fired"]
+    assert [d["handlers"] for d in fired] == [["mypkg.hooks:stuck_in_c"]]
+
+
+def test_handler_output_never_reaches_the_hosts_stdout(project: Path) -> None:
+    """Prints in a handler cannot corrupt the JSON reply (stdout is the reply channel)."""
+    configure(project, 'enable = ["mypkg.hooks:chatty"]')
+    result = hook(project, pre_tool("ls", project))
+    assert json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"] == "quiet please"
+    assert b"noise" not in result.stdout + result.stderr
+
+
+def test_session_end_returns_at_once_while_the_detached_child_finishes(project: Path) -> None:
+    """SessionEnd's handler starts a real child; the hook returns well inside Claude's
+    1.5 s, and the child completes its work after the hook process has exited."""
+    configure(project, 'enable = ["mypkg.hooks:reconcile"]')
+    payload = json.loads((GOLDEN / "SessionEnd.json").read_text())
+    payload["cwd"] = str(project)
+    result = hook(project, payload)
+    assert (result.exit_code, result.stdout) == (0, b"")
+    assert result.seconds < 1.5
+    proof = project / "reconciled.txt"
+    assert not proof.exists()  # the child is still sleeping: the hook did not wait for it
+    for _ in range(100):
+        if proof.exists():
+            break
+        time.sleep(0.1)
+    assert proof.read_text() == "done"
+
+
+PROBE = """
+import sys
+from hookbus.cli import main
+code = main(["run", "--host", "claude"])
+with open(sys.argv[1], "w") as out:
+    out.write("\\n".join(sorted(sys.modules)))
+sys.exit(code)
+"""
+
+
+def test_unsubscribed_event_imports_neither_anyio_nor_any_handler(project: Path) -> None:
+    """A PreToolUse nobody wants is answered by the standard library alone."""
+    configure(project, 'enable = ["mypkg.hooks:reconcile"]')  # session-end only
+    payload = json.dumps(pre_tool("ls", project)).encode()
+    seen = project / "modules.txt"
+    for _ in range(2):  # the first run may compile the index; the second must be lean
+        proc = subprocess.run(
+            [sys.executable, "-c", PROBE, str(seen)],
+            input=payload, capture_output=True, cwd=project, timeout=30, check=True,
+        )  # fmt: skip
+        assert (proc.stdout, proc.stderr) == (b"", b"")
+    modules = set(seen.read_text().split())
+    assert "hookbus.run" in modules
+    assert not {"anyio", "msgspec", "structlog", "mypkg", "mypkg.hooks"} & modules
+    assert not any(m.startswith(("hookbus.bus", "hookbus.handlers.")) for m in modules)
+
+
+def test_broken_configuration_keeps_valid_parts(project: Path, isolated_environment: Path) -> None:
+    """A bad value or an unknown handler is a config-invalid diagnostic; the rest works."""
+    configure(
+        project,
+        """
+        budget = "soon"
+        enable = ["mypkg.hooks:no_force_push", "nope"]
+        """,
+    )
+    result = hook(project, pre_tool("git push --force", project))
+    assert json.loads(result.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    problems = [
+        d["message"] for d in diagnostics(isolated_environment) if d["event"] == "config-invalid"
+    ]
+    assert any("budget" in str(p) for p in problems)
+    assert any("unknown handler 'nope'" in str(p) for p in problems)
+
+
+def test_unparseable_configuration_answers_no_opinion(
+    project: Path, isolated_environment: Path
+) -> None:
+    """A config file that is not TOML breaks nothing: no opinion, one diagnostic."""
+    (project / ".hookbus.toml").write_text("enable = [unterminated")
+    result = hook(project, pre_tool("git push --force", project))
+    assert (result.exit_code, result.stdout, result.stderr) == (0, b"", b"")
+    assert [d["event"] for d in diagnostics(isolated_environment)] == ["config-invalid"]
+
+
+def test_index_follows_edits_of_the_handler_module(project: Path) -> None:
+    """Changing what a handler subscribes to takes effect on the next hook call."""
+    configure(project, 'enable = ["mypkg.hooks:reconcile"]')
+    assert hook(project, pre_tool("git push --force", project)).stdout == b""
+    hooks = project / "mypkg" / "hooks.py"
+    hooks.write_text(HOOKS.replace('@hookbus.handler("session-end")', '@hookbus.handler("before-tool")')
+                     .replace("def reconcile(event, ctx):", "def reconcile(event, ctx):\n    return hookbus.Reply.deny('now subscribed')"))  # fmt: skip
+    os.utime(hooks, ns=(time.time_ns(), time.time_ns() + 10**9))
+    result = hook(project, pre_tool("ls", project))
+    assert (
+        json.loads(result.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+        == "now subscribed"
+    )
+
+
+def test_unknown_host_and_bad_arguments_never_block(project: Path) -> None:
+    """A wrong command line is not the host's problem: exit 0, no output, a diagnostic."""
+    for args in (["--host", "nonesuch"], ["--bogus"]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "hookbus", "run", *args],
+            input=b"{}", capture_output=True, cwd=project, timeout=30, check=False,
+        )  # fmt: skip
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+
+
+def test_help_lists_the_commands() -> None:
+    """``python -m hookbus --help`` names every command."""
+    proc = subprocess.run([sys.executable, "-m", "hookbus", "--help"], capture_output=True,
+                          text=True, timeout=30, check=True)  # fmt: skip
+    for command in ("run", "manifest", "verify", "install", "uninstall"):
+        assert command in proc.stdout
