@@ -16,8 +16,6 @@ A broken file or section never breaks a hook: what is valid is kept, defaults fi
 rest, and every problem becomes a ``config-invalid`` diagnostic naming the file.
 """
 
-from __future__ import annotations
-
 import os
 from collections.abc import Sequence
 

@@ -235,7 +235,8 @@ def build(files: list[str], path: str | None = None) -> dict[str, Any]:
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with open(fd, "w", encoding="utf-8") as f:
             json.dump(data, f)
         os.replace(tmp, path)
     except OSError as exc:

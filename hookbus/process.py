@@ -8,7 +8,6 @@ deny, when it is fail-closed).
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Callable
 
 import msgspec
@@ -80,6 +79,8 @@ def process(
     try:
         return process_event(event, driver=driver, bus=bus, emit=emit, deadline=deadline)
     except Exception:
+        import traceback
+
         emit("internal-error", "hookbus failed; answering no opinion",
              host=driver.name, error=traceback.format_exc(limit=8))  # fmt: skip
         return Result(output=driver.no_opinion, event=event)

@@ -1,14 +1,13 @@
 """The shapes that cross module lines, each named once."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
+from hookbus.bus.replies import Dropped, Reply
+
 if TYPE_CHECKING:
     from hookbus.bus.events import Event
-    from hookbus.bus.replies import Dropped, Reply
 
 
 class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
@@ -58,11 +57,11 @@ class Driver(Protocol):
     capabilities: Capabilities
     no_opinion: HookOutput
 
-    def decode(self, data: bytes, native: str | None = None) -> Event:
+    def decode(self, data: bytes, native: str | None = None) -> "Event":
         """Native stdin bytes to a portable event; raises :class:`hookbus.errors.DecodeError`."""
         ...
 
-    def encode(self, event: Event, reply: Reply) -> Encoded:
+    def encode(self, event: "Event", reply: Reply) -> Encoded:
         """A merged reply to the host's native stdout, stderr and exit code."""
         ...
 

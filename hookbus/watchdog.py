@@ -14,11 +14,11 @@ Work the handlers started with ``spawn_detached`` runs in its own session and su
 
 from __future__ import annotations
 
+import gc
 import os
 import select
 import signal
 import time
-import traceback
 from typing import Any
 
 import msgspec
@@ -80,6 +80,9 @@ def dispatch_guarded(  # noqa: PLR0917
         fallback = driver.no_opinion
 
     read_end, write_end = os.pipe()
+    # Keep the collector away from what both processes share: a collection in the
+    # worker would touch (and so copy) every page of the parent's heap.
+    gc.freeze()
     pid = os.fork()
     if pid == 0:  # the worker
         os.close(read_end)
@@ -135,6 +138,7 @@ def _work(  # noqa: PLR0917
 ) -> None:
     """Run in the forked worker: build the wanted handlers, dispatch, send, exit."""
     output = fallback
+    gc.disable()  # a short-lived process: memory is returned at exit
     try:
         _quiet_stdio()
         from hookbus.bus.dispatch import Bus
@@ -156,6 +160,8 @@ def _work(  # noqa: PLR0917
             )
             output = result.output
     except BaseException:
+        import traceback
+
         diagnostics.emit("internal-error", "the worker failed; answering the fallback",
                          host=event.host, error=traceback.format_exc(limit=8))  # fmt: skip
     try:

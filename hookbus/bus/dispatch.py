@@ -10,12 +10,9 @@ Two executors share that logic: threads when every handler of the event is synch
 group as soon as one handler is a coroutine function.
 """
 
-from __future__ import annotations
-
 import _thread
 import inspect
 import time
-import traceback
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
@@ -278,7 +275,7 @@ class Bus:
                             lambda: handler.fn(*args), abandon_on_cancel=True
                         )
                 except Exception:
-                    status, error = "error", traceback.format_exc(limit=8)
+                    status, error = "error", _traceback()
             if scope.cancelled_caught:
                 status = "timeout"
             outcomes[i] = _outcome(handler, status, result, error, time.monotonic() - started)
@@ -307,6 +304,12 @@ def _outcome(
     return Outcome(handler=handler.name, status="ok", seconds=seconds, reply=reply)
 
 
+def _traceback() -> str:
+    import traceback
+
+    return traceback.format_exc(limit=8)
+
+
 class _ThreadRun:
     """One synchronous handler on its own thread, joined with its deadline."""
 
@@ -329,7 +332,7 @@ class _ThreadRun:
         try:
             self.result = self.handler.fn(*self.args)
         except BaseException:  # a thread must not die silently, whatever it raised
-            self.error = traceback.format_exc(limit=8)
+            self.error = _traceback()
         finally:
             self.seconds = time.monotonic() - self.started
             self.done.release()

@@ -6,8 +6,6 @@ typed fields. Hosts add fields all the time: drivers tolerate unknown keys, and 
 field here that a host may omit has a default, so old handlers keep working.
 """
 
-from __future__ import annotations
-
 from typing import Literal
 
 import msgspec

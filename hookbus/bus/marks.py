@@ -5,8 +5,6 @@ Validation happens when the bus is built (:mod:`hookbus.bus.dispatch`), so a typ
 there, with the handler's name, and not at import time of the user's module.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -85,7 +83,7 @@ def handler(
     return mark
 
 
-def subscribed(sub: Subscription, event: Event) -> bool:
+def subscribed(sub: Subscription, event: "Event") -> bool:
     """True when ``sub`` wants ``event`` (kind, host, native name, tool and agent filters)."""
     if event.kind not in sub.kinds:
         return False

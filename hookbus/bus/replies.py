@@ -27,8 +27,6 @@ halt           any request wins (stop the whole agent); reasons joined in call o
 ============== ===========================================================================
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
@@ -50,35 +48,35 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     halt: str | None = None
 
     @classmethod
-    def allow(cls, reason: str = "") -> Reply:
+    def allow(cls, reason: str = "") -> "Reply":
         return cls(decision="allow", reason=reason)
 
     @classmethod
-    def deny(cls, reason: str) -> Reply:
+    def deny(cls, reason: str) -> "Reply":
         return cls(decision="deny", reason=reason)
 
     @classmethod
-    def ask(cls, reason: str) -> Reply:
+    def ask(cls, reason: str) -> "Reply":
         return cls(decision="ask", reason=reason)
 
     @classmethod
-    def rewrite(cls, updated_input: dict[str, object], reason: str = "") -> Reply:
+    def rewrite(cls, updated_input: dict[str, object], reason: str = "") -> "Reply":
         return cls(updated_input=updated_input, reason=reason)
 
     @classmethod
-    def add_context(cls, text: str) -> Reply:
+    def add_context(cls, text: str) -> "Reply":
         return cls(context=text)
 
     @classmethod
-    def tell_user(cls, text: str) -> Reply:
+    def tell_user(cls, text: str) -> "Reply":
         return cls(message=text)
 
     @classmethod
-    def continue_working(cls, reason: str) -> Reply:
+    def continue_working(cls, reason: str) -> "Reply":
         return cls(keep_working=reason)
 
     @classmethod
-    def stop_agent(cls, reason: str) -> Reply:
+    def stop_agent(cls, reason: str) -> "Reply":
         return cls(halt=reason)
 
     @property

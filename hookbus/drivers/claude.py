@@ -7,8 +7,6 @@ output means "no opinion". Exit 2 blocks too, but then Claude ignores the JSON, 
 driver only ever answers with exit 0 and JSON. Hooks of one event run in parallel.
 """
 
-from __future__ import annotations
-
 import contextlib
 from collections.abc import Callable
 from typing import Any, Literal
