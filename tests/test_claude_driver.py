@@ -290,3 +290,25 @@ def test_deadlines_follow_the_reference() -> None:
     assert claude.deadline("PreToolUse") == 600
     assert claude.deadline("UserPromptSubmit") == 30
     assert claude.deadline("SessionEnd") == 1.5
+
+
+class TestClaudeRealPayloadsContract(DriverContract):
+    """The same contract on payloads captured from the real Claude Code 2.1.197
+    (``tests/e2e``, ``HOOKBUS_E2E_GOLDEN=1`` captures them again)."""
+
+    host = "claude"
+    golden_dir = GOLDEN / "real"
+    reply_cases = (
+        ReplyCase(
+            id="real-pre-tool-deny",
+            payload="PreToolUse",
+            reply=Reply.deny("E2E"),
+            stdout=hso("PreToolUse", '"permissionDecision":"deny","permissionDecisionReason":"E2E"'),
+        ),
+        ReplyCase(
+            id="real-stop-keep-working",
+            payload="Stop",
+            reply=Reply.continue_working("again"),
+            stdout=b'{"decision":"block","reason":"again"}\n',
+        ),
+    )

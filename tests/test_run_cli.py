@@ -286,3 +286,21 @@ def test_help_lists_the_commands() -> None:
                           text=True, timeout=30, check=True)  # fmt: skip
     for command in ("run", "manifest", "verify", "install", "uninstall"):
         assert command in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("own", "host", "expected"),
+    [
+        (5.0, 600.0, 5.0),  # hookbus's budget, far inside Claude's 600 s
+        (5.0, 10.0, 5.0),  # the manifest's timeout of 10 s leaves a 1 s margin
+        (5.0, 1.5, 1.0),  # Claude's SessionEnd: 1.5 s for all hooks; ours answers in 1 s
+        (30.0, 30.0, 27.0),  # never above the host's limit minus 10 %
+    ],
+)
+def test_budget_never_exceeds_the_hosts_limit_minus_a_margin(
+    own: float, host: float, expected: float
+) -> None:
+    """The dispatch budget: the configured one, capped below the host's own limit."""
+    from hookbus.watchdog import budget
+
+    assert budget(own, host) == pytest.approx(expected)

@@ -14,9 +14,10 @@ from hookbus import drivers
 from hookbus.testing.contract import portable
 
 
-def main(host: str) -> None:
-    folder = Path(__file__).parent / host
-    driver = drivers.load(host)
+def main(folder_name: str) -> None:
+    """Regenerate missing expectations in ``folder_name`` (``claude``, ``claude/real``)."""
+    folder = Path(__file__).parent / folder_name
+    driver = drivers.load(folder_name.split("/")[0])
     for payload in sorted(folder.glob("*.json")):
         if payload.name.endswith(".expected.json"):
             continue

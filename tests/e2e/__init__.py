@@ -1,0 +1,1 @@
+"""End-to-end tests: real host programs, offline, against scripted fake models."""

@@ -1,0 +1,87 @@
+"""Fixtures of the end-to-end suite: the pinned host, a scratch workspace, a host runner.
+
+When the host cannot be installed, its tests are skipped *loudly*: the reason is printed
+to the terminal and shown in the skip summary. With ``HOOKBUS_E2E_REQUIRED=1`` they fail
+instead. With ``HOOKBUS_E2E_GOLDEN=1`` the first real payload of each native event seen
+is saved under ``tests/golden/<host>/real/`` (scratch paths replaced by placeholders).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NoReturn
+
+import pytest
+
+from . import hosts
+from .harness import Claude, Workspace, capturing_goldens
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+UNAVAILABLE = pytest.StashKey[list[str]]()
+PROGRAMS = pytest.StashKey[dict[str, Path | hosts.HostUnavailable]]()
+
+
+def skip_loudly(config: pytest.Config, reason: str) -> NoReturn:
+    """Skip (or, with HOOKBUS_E2E_REQUIRED=1, fail) saying why, now and in the summary."""
+    message = f"END-TO-END TESTS NOT RUN: {reason}"
+    config.stash.setdefault(UNAVAILABLE, []).append(message)
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        print(f"\n{message}", file=sys.stderr, flush=True)
+    if os.environ.get("HOOKBUS_E2E_REQUIRED") == "1":
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for message in terminalreporter.config.stash.get(UNAVAILABLE, []):
+        terminalreporter.write_sep("!", message, red=True, bold=True)
+
+
+def host_program(config: pytest.Config, host: str) -> Path | hosts.HostUnavailable:
+    """The pinned program of ``host``, or why it is unavailable (installed once a run)."""
+    found = config.stash.setdefault(PROGRAMS, {})
+    if host not in found:
+        try:
+            found[host] = hosts.ensure(host)
+        except hosts.HostUnavailable as exc:
+            found[host] = exc
+    return found[host]
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Install the host before the first test: the install must not eat into its timeout."""
+    if any("claude_executable" in getattr(item, "fixturenames", ()) for item in session.items):
+        host_program(session.config, "claude")
+
+
+@pytest.fixture(scope="session")
+def claude_executable(pytestconfig: pytest.Config) -> Path:
+    found = host_program(pytestconfig, "claude")
+    if isinstance(found, hosts.HostUnavailable):
+        skip_loudly(pytestconfig, f"Claude Code cannot be installed or run: {found}")
+    return found
+
+
+@pytest.fixture(scope="session")
+def golden_seen() -> set[str]:
+    """Native events whose golden payload this session already saved."""
+    return set()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Workspace:
+    return Workspace(tmp_path).create()
+
+
+@pytest.fixture
+def claude(
+    claude_executable: Path, workspace: Workspace, golden_seen: set[str]
+) -> Iterator[Claude]:
+    yield Claude(claude_executable, workspace)
+    if capturing_goldens():
+        workspace.save_goldens(GOLDEN / "claude" / "real", golden_seen)

@@ -1,0 +1,1 @@
+"""Scripted fake model servers, one module per wire format (stdlib only)."""
