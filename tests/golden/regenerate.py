@@ -17,7 +17,7 @@ from hookbus.testing.contract import portable
 def main(folder_name: str) -> None:
     """Regenerate missing expectations in ``folder_name`` (``claude``, ``claude/real``)."""
     folder = Path(__file__).parent / folder_name
-    driver = drivers.load(folder_name.split("/")[0])
+    driver = drivers.load(folder_name.split("/", maxsplit=1)[0])
     for payload in sorted(folder.glob("*.json")):
         if payload.name.endswith(".expected.json"):
             continue
