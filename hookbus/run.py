@@ -129,7 +129,8 @@ def main(argv: list[str]) -> int:
         except ValueError as exc:
             diagnostics.emit("input-invalid", str(exc), host=opts.host, bytes=len(data))
             return no_opinion(peek)
-        compiled = index.load()
+        # The project's configuration, even when the agent has cd-ed out of the project.
+        compiled = index.load(peek.project_dir())
         wanted = index.wanted(compiled, opts.host, native, payload.get(peek.tool_field))
         if not compiled or not wanted:
             return no_opinion(peek)

@@ -83,7 +83,14 @@ def dispatch_guarded(  # noqa: PLR0917
     # Keep the collector away from what both processes share: a collection in the
     # worker would touch (and so copy) every page of the parent's heap.
     gc.freeze()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        os.close(read_end)
+        os.close(write_end)
+        diagnostics.emit("fork-failed", f"cannot start the worker ({exc}); answered the fallback",
+                         host=event.host, native=event.native)  # fmt: skip
+        return fallback
     if pid == 0:  # the worker
         os.close(read_end)
         _work(write_end, event, driver, index, chosen, fallback, deadline - WORKER_RESERVE)

@@ -303,7 +303,9 @@ class TestClaudeRealPayloadsContract(DriverContract):
             id="real-pre-tool-deny",
             payload="PreToolUse",
             reply=Reply.deny("E2E"),
-            stdout=hso("PreToolUse", '"permissionDecision":"deny","permissionDecisionReason":"E2E"'),
+            stdout=hso(
+                "PreToolUse", '"permissionDecision":"deny","permissionDecisionReason":"E2E"'
+            ),
         ),
         ReplyCase(
             id="real-stop-keep-working",

@@ -304,3 +304,14 @@ def test_budget_never_exceeds_the_hosts_limit_minus_a_margin(
     from hookbus.watchdog import budget
 
     assert budget(own, host) == pytest.approx(expected)
+
+
+def test_configuration_follows_the_project_not_the_agents_cd(project: Path, tmp_path: Path) -> None:
+    """A model that cd-s out of the project does not escape its guard: the config is found
+    from CLAUDE_PROJECT_DIR, as Claude sets it for every hook."""
+    configure(project, 'enable = ["mypkg.hooks:no_force_push"]')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project)}
+    result = run_cli("claude", pre_tool("git push --force", elsewhere), cwd=elsewhere, env=env)
+    assert json.loads(result.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"

@@ -14,9 +14,14 @@ if TYPE_CHECKING:
 
 
 class Peek:
-    """Payload keys of the event and tool names, and the no-opinion reply, of one host."""
+    """What ``hookbus run`` knows of a host before loading its driver: the payload keys of
+    the event and tool names, the environment variable naming the project root (hooks may
+    run in a subfolder the agent ``cd``-ed into), and the host's no-opinion reply."""
 
-    __slots__ = ("event_field", "module", "no_opinion_exit", "no_opinion_stdout", "tool_field")
+    __slots__ = (
+        "event_field", "module", "no_opinion_exit", "no_opinion_stdout", "project_env",
+        "tool_field",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -24,18 +29,30 @@ class Peek:
         *,
         event_field: str,
         tool_field: str,
+        project_env: str | None = None,
         no_opinion_stdout: bytes = b"",
         no_opinion_exit: int = 0,
     ) -> None:
         self.module = module
         self.event_field = event_field
         self.tool_field = tool_field
+        self.project_env = project_env
         self.no_opinion_stdout = no_opinion_stdout
         self.no_opinion_exit = no_opinion_exit
 
+    def project_dir(self) -> str | None:
+        import os
+
+        return os.environ.get(self.project_env) if self.project_env else None
+
 
 HOSTS: dict[str, Peek] = {
-    "claude": Peek("hookbus.drivers.claude", event_field="hook_event_name", tool_field="tool_name"),
+    "claude": Peek(
+        "hookbus.drivers.claude",
+        event_field="hook_event_name",
+        tool_field="tool_name",
+        project_env="CLAUDE_PROJECT_DIR",
+    ),
 }
 
 _loaded: dict[str, Driver] = {}
