@@ -8,11 +8,12 @@ deny, when it is fail-closed).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import msgspec
 
-from hookbus.bus.dispatch import Bus, Dispatch
+from hookbus.bus.dispatch import Bus, Dispatch, budget
 from hookbus.bus.events import Event
 from hookbus.errors import DecodeError
 from hookbus.types import Driver, HookOutput
@@ -52,6 +53,10 @@ def report(dispatch: Dispatch, emit: Emit) -> None:
 def process_event(
     event: Event, *, driver: Driver, bus: Bus, emit: Emit, deadline: float | None = None
 ) -> Result:
+    """Dispatch a decoded event and encode the reply. Without an explicit ``deadline``
+    the bus's budget applies, capped below the host's limit for this event."""
+    if deadline is None:
+        deadline = time.monotonic() + budget(bus.budget, driver.deadline(event.native))
     dispatch = bus.dispatch_sync(event, capabilities=driver.capabilities, deadline=deadline)
     report(dispatch, emit)
     encoded = driver.encode(event, dispatch.reply)

@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from hookbus import diagnostics, drivers
+from hookbus.bus.dispatch import budget
 from hookbus.bus.events import Event, derived
 from hookbus.bus.marks import Subscription, subscribed
 from hookbus.bus.replies import Reply
@@ -31,17 +32,8 @@ from hookbus.errors import DecodeError
 from hookbus.run import Options
 from hookbus.types import Driver, HookOutput
 
-#: Below this, hosts' own overheads make a budget meaningless.
-MIN_MARGIN = 0.5
 #: Time the worker keeps, inside the budget, to merge, encode and send its reply.
 WORKER_RESERVE = 0.1
-
-
-def budget(settings_budget: float, host_limit: float) -> float:
-    """Seconds hookbus gives one dispatch: its own budget, never above the host's limit
-    minus a margin (10 %, at least 0.5 s). Claude's SessionEnd (1.5 s in all) gets 1 s."""
-    margin = max(MIN_MARGIN, 0.1 * host_limit)
-    return max(0.05, min(settings_budget, host_limit - margin))
 
 
 def dispatch_guarded(  # noqa: PLR0917

@@ -319,3 +319,19 @@ def test_context_tells_remaining_time_and_capabilities() -> None:
     Bus([look]).dispatch_sync(before_tool(), capabilities=Capabilities(ask=True))
     assert 0 < seen["remaining"] <= 2  # type: ignore[operator]
     assert seen["ask"] is True
+
+
+def test_in_process_dispatch_is_capped_by_the_hosts_limit() -> None:
+    """Without an explicit deadline, Claude's SessionEnd (1.5 s for all hooks) caps the
+    bus's 5 s budget: a handler sleeping 3 s is cut off, not waited for."""
+    from hookbus.testing import HookClient
+
+    @hookbus.handler("session-end")
+    def slow_goodbye(event: object) -> None:
+        time.sleep(3)
+
+    payload = {"session_id": "s", "cwd": "/p", "hook_event_name": "SessionEnd", "reason": "other"}
+    result = HookClient("claude", [slow_goodbye], budget=5.0).run(payload)
+    assert result.dispatch is not None
+    assert [o.status for o in result.dispatch.outcomes] == ["timeout"]
+    assert result.codes() == ["handler-timeout"]

@@ -301,7 +301,7 @@ def test_budget_never_exceeds_the_hosts_limit_minus_a_margin(
     own: float, host: float, expected: float
 ) -> None:
     """The dispatch budget: the configured one, capped below the host's own limit."""
-    from hookbus.watchdog import budget
+    from hookbus.bus.dispatch import budget
 
     assert budget(own, host) == pytest.approx(expected)
 

@@ -27,6 +27,16 @@ from hookbus.types import Capabilities
 
 #: hookbus's own budget for one dispatch when neither configuration nor host says less.
 DEFAULT_BUDGET = 5.0
+#: Below this margin under the host's limit, the host's own overheads eat the answer.
+MIN_MARGIN = 0.5
+
+
+def budget(own: float, host_limit: float) -> float:
+    """Seconds one dispatch may take: ``own``, never above the host's limit minus a margin
+    (10 %, at least 0.5 s). Claude's SessionEnd hooks share 1.5 s, so ours gets 1 s."""
+    margin = max(MIN_MARGIN, 0.1 * host_limit)
+    return max(0.05, min(own, host_limit - margin))
+
 
 Status = Literal["ok", "error", "timeout"]
 TOOL_EVENT_KINDS = frozenset({"before-tool", "after-tool", "after-edit"})
