@@ -315,3 +315,33 @@ def test_configuration_follows_the_project_not_the_agents_cd(project: Path, tmp_
     env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project)}
     result = run_cli("claude", pre_tool("git push --force", elsewhere), cwd=elsewhere, env=env)
     assert json.loads(result.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_concurrent_hooks_share_the_index_and_the_log_without_losses(
+    project: Path, isolated_environment: Path
+) -> None:
+    """Twelve hook processes at once, on a cold index: every reply is right, the cached
+    index is whole, and each process's diagnostic line is in the log, intact."""
+    configure(project, 'enable = ["mypkg.hooks:no_force_push"]')
+    deny = json.dumps(pre_tool("git push --force", project)).encode()
+    command = [sys.executable, "-m", "hookbus", "run", "--host", "claude"]
+    procs = [
+        subprocess.Popen(command, cwd=project, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+        for _ in range(12)
+    ]  # fmt: skip
+    garbage = [
+        subprocess.Popen(command, cwd=project, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+        for _ in range(12)
+    ]  # fmt: skip
+    outputs = [p.communicate(deny, timeout=60) for p in procs]
+    for p in garbage:
+        p.communicate(b"not json", timeout=60)
+    for stdout, stderr in outputs:
+        assert json.loads(stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+        assert stderr == b""
+    (cached,) = (isolated_environment / "index").glob("*.json")
+    assert json.loads(cached.read_text())["complete"] is True
+    codes = [d["event"] for d in diagnostics(isolated_environment)]
+    assert codes == ["input-invalid"] * 12
