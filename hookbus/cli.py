@@ -86,11 +86,15 @@ def _host(opts: object) -> int:
             print(problem)
         print(f"{path}: {'drift found' if problems else 'up to date'}")
         return 1 if problems else 0
+    if command == "install" and not ours and not os.path.exists(path):
+        # An empty settings file is not free: Claude Code reads it on every start.
+        print(f"{path}: no enabled handler wants a {manifest.HOST} event; nothing to install")
+        return 0
     if command == "install":
         wanted = manifest.merged(current, ours)
     else:
         wanted = manifest.without_ours(current)
-    if wanted == current and os_exists(path):
+    if wanted == current and os.path.exists(path):
         print(f"{path}: already up to date")
         return 0
     text = manifest.dump(wanted)
@@ -101,9 +105,3 @@ def _host(opts: object) -> int:
     print(f"{path}: {'installed' if command == 'install' else 'removed'} hookbus entries"
           + (f" (backup: {backup})" if backup else ""))  # fmt: skip
     return 0
-
-
-def os_exists(path: str) -> bool:
-    import os
-
-    return os.path.exists(path)

@@ -149,3 +149,12 @@ def test_unparseable_settings_are_refused_not_overwritten(project: Path) -> None
     assert proc.returncode == 1
     assert "not valid JSON" in proc.stderr and "will not overwrite" in proc.stderr
     assert path.read_text() == "{ not json"
+
+
+def test_install_with_nothing_enabled_creates_no_settings_file(project: Path) -> None:
+    """No subscribed event, no file: an empty settings.json still slows Claude's start."""
+    (project / ".hookbus.toml").write_text("")
+    proc = cli(project, "install")
+    assert proc.returncode == 0
+    assert "nothing to install" in proc.stdout
+    assert not (project / ".claude").exists()
