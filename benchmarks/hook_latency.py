@@ -375,13 +375,13 @@ def importtime(case: Case, python: str, payload: bytes, module: str) -> dict[str
     """Median ``-X importtime`` figures of ``case``'s command, in the parent and in the
     forked worker."""
     argv = shlex.split(case.command)
-    if argv[:4] != [python, "-m", "hookbus", "run"]:
+    if argv[:5] != [python, "-P", "-m", "hookbus", "run"]:
         raise BenchmarkError(f"unexpected hook command {case.command!r}")
     runs: list[Imports] = []
     for i in range(IMPORTTIME_RUNS):
         capture = case.cwd.parent / f"worker-stdio-{i}.txt"
         capture.touch()
-        cmd = [python, "-X", "importtime", "-c", _IMPORTTIME_PRELUDE, str(capture), *argv[3:]]
+        cmd = [python, "-P", "-X", "importtime", "-c", _IMPORTTIME_PRELUDE, str(capture), *argv[4:]]
         done = subprocess.run(
             cmd, input=payload, capture_output=True, cwd=case.cwd, env=case.env, check=False
         )

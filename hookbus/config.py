@@ -80,9 +80,20 @@ def _read(path: str, problems: list[ConfigError]) -> _File:
         return msgspec.convert(data, _File)
     except msgspec.ValidationError:
         pass
-    # Keep every valid key: convert them one at a time.
+    # Keep every valid part: keys one at a time, list items and sections one by one.
     kept: dict[str, object] = {}
     for key, value in data.items():
+        if isinstance(value, list) and key in ("enable", "disable", "python_path"):
+            good = [v for v in value if isinstance(v, str)]
+            if len(good) < len(value):
+                bad = [v for v in value if not isinstance(v, str)]
+                problems.append(ConfigError(path, f"{key}: {bad!r} are not names; ignored"))
+            value = good  # noqa: PLW2901
+        elif isinstance(value, dict) and key == "handlers":
+            good_sections = {k: v for k, v in value.items() if isinstance(v, dict)}
+            for name in value.keys() - good_sections.keys():
+                problems.append(ConfigError(path, f"handlers.{name} is not a table; ignored"))
+            value = good_sections  # noqa: PLW2901
         try:
             msgspec.convert({key: value}, _File)
             kept[key] = value
@@ -95,12 +106,16 @@ def _settings_of(
     name: str, raw: dict[str, object], path: str, problems: list[ConfigError]
 ) -> HandlerSettings:
     options = {k: v for k, v in raw.items() if k not in _RESERVED}
-    reserved = {k: v for k, v in raw.items() if k in _RESERVED}
-    try:
-        return msgspec.convert({"options": options, **reserved}, HandlerSettings)
-    except msgspec.ValidationError as exc:
-        problems.append(ConfigError(path, f"[handlers.{name!r}]: {exc}; declared values kept"))
-        return HandlerSettings(options=options)
+    reserved: dict[str, object] = {}
+    for key in _RESERVED:  # one by one: a bad timeout must not cost a valid fail_closed
+        if key not in raw:
+            continue
+        try:
+            msgspec.convert({key: raw[key]}, HandlerSettings)
+            reserved[key] = raw[key]
+        except msgspec.ValidationError as exc:
+            problems.append(ConfigError(path, f"[handlers.{name!r}] {exc}; declared value kept"))
+    return msgspec.convert({"options": options, **reserved}, HandlerSettings)
 
 
 def load(paths: Sequence[str]) -> Loaded:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 from hookbus import __version__, diagnostics
 from hookbus.locations import config_paths, state_dir
@@ -26,6 +27,13 @@ if TYPE_CHECKING:
     from hookbus.config import Settings
 
 FORMAT = 1
+#: How long a hook waits for the index to be compiled (importing the handler modules)
+#: before it answers without it; the compiling child finishes in the background.
+COMPILE_WAIT = 1.0
+#: Most a compiling child may live, stuck or not.
+COMPILE_LIFETIME = 30.0
+#: An index with a handler that failed to load is compiled again at most this often.
+RETRY_INCOMPLETE = 60.0
 
 
 def _stat(path: str) -> list[object]:
@@ -37,10 +45,13 @@ def _stat(path: str) -> list[object]:
 
 
 def index_path(files: list[str]) -> str:
+    """One cache file per set of configuration files, interpreter and hookbus version."""
+    import sys
     import zlib
 
-    key = zlib.crc32("\0".join(files).encode("utf-8", "surrogateescape"))
-    return os.path.join(state_dir(), "index", f"{key:08x}.json")
+    key = "\0".join([*files, sys.executable, __version__])
+    crc = zlib.crc32(key.encode("utf-8", "surrogateescape"))
+    return os.path.join(state_dir(), "index", f"{crc:08x}.json")
 
 
 def _fresh(data: object, files: list[str]) -> bool:
@@ -50,13 +61,13 @@ def _fresh(data: object, files: list[str]) -> bool:
         return False
     if data.get("configs") != [_stat(p) for p in files]:
         return False
-    if not data.get("complete"):
+    if not data.get("complete") and time.time() >= float(data.get("retry_at", 0)):
         return False  # a handler failed to load: try again, it may be installed by now
     watched = data.get("watch")
     return isinstance(watched, list) and all(_stat(w[0]) == w for w in watched)
 
 
-def load(cwd: str | None = None) -> dict[str, object] | None:
+def load(cwd: str | None = None) -> dict[str, Any] | None:
     """The index for the configuration in effect at ``cwd``; None when nothing is configured.
 
     A missing or stale cache is rebuilt (and written back) on the spot.
@@ -72,7 +83,33 @@ def load(cwd: str | None = None) -> dict[str, object] | None:
         data = None
     if _fresh(data, files):
         return data  # type: ignore[no-any-return]
-    return build(files, path)
+    return build_isolated(files, path)
+
+
+def build_isolated(files: list[str], path: str) -> dict[str, Any] | None:
+    """Compile the index in a forked child, so that handler modules imported for it run
+    with no access to the host's stdout and under a deadline; None when it is late."""
+    from hookbus.isolate import run_child
+
+    child = run_child(
+        lambda: json.dumps(build(files, path)).encode(),
+        deadline=time.monotonic() + COMPILE_WAIT,
+        lifetime=COMPILE_LIFETIME,
+        kill_late=False,
+    )
+    if child.status == "ok":
+        return json.loads(child.data)  # type: ignore[no-any-return]
+    diagnostics.emit(
+        "index-unavailable",
+        f"compiling the subscription index for {files}: {child.status}"
+        + (
+            f" after {COMPILE_WAIT}s; it goes on in the background"
+            if child.status == "timeout"
+            else ""
+        )
+        + "; this call answers without handlers",
+    )
+    return None
 
 
 def wanted(index: dict[str, Any] | None, host: str, native: str, tool: object) -> list[int]:
@@ -100,9 +137,8 @@ def import_target(target: str, python_path: Sequence[str] = ()) -> Callable[...,
     import importlib
     import sys
 
-    for entry in reversed(python_path):
-        if entry not in sys.path:
-            sys.path.insert(0, entry)
+    # Appended, not prepended: a project file must not shadow the standard library.
+    sys.path.extend(p for p in python_path if p not in sys.path)
     module_name, _, attr = target.partition(":")
     obj: Any = importlib.import_module(module_name)
     for part in attr.split("."):
@@ -110,23 +146,33 @@ def import_target(target: str, python_path: Sequence[str] = ()) -> Callable[...,
     return obj  # type: ignore[no-any-return]
 
 
-def source_file(fn: Callable[..., Any]) -> str | None:
+def module_stat(target: str, python_path: Sequence[str]) -> list[object] | None:
+    """The stat of ``target``'s module file, taken *before* it is imported, so that an edit
+    made while it is being imported makes the cache stale rather than wrongly fresh."""
+    import importlib.util
     import sys
 
-    module = sys.modules.get(getattr(fn, "__module__", "") or "")
-    return getattr(module, "__file__", None)
+    sys.path.extend(p for p in python_path if p not in sys.path)
+    try:
+        spec = importlib.util.find_spec(target.partition(":")[0])
+    except Exception:  # its package failed to import; the import proper will say why
+        return None
+    origin = spec.origin if spec else None
+    return _stat(origin) if origin and os.path.isfile(origin) else None
 
 
 def build_handlers(settings: Settings, emit: Callable[..., None]) -> list[Handler]:
     """Import and validate the enabled handlers; each failure is a diagnostic, not an error."""
-    from hookbus.bus.dispatch import Handler, HandlerSettings
+    import msgspec
+
+    from hookbus.bus.dispatch import Handler
     from hookbus.errors import HandlerError
 
     built = []
     for ref in settings.handlers:
         try:
             fn = import_target(ref.target, settings.python_path)
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit from an argparse at import, too
             emit("handler-unavailable", f"cannot import {ref.target}: {exc!r}", handler=ref.name)
             continue
         try:
@@ -134,15 +180,21 @@ def build_handlers(settings: Settings, emit: Callable[..., None]) -> list[Handle
             continue
         except HandlerError as exc:
             problem = exc
-        if ref.settings.options:
+        except Exception as exc:  # a declaration so wrong that validation itself tripped
+            emit("handler-invalid", f"{ref.target}: {exc!r}", handler=ref.name)
+            continue
+        # Repair what configuration got wrong rather than lose the handler (and, for a
+        # fail-closed one, its guard): default options, the budget as missing timeout.
+        repaired = ref.settings
+        if repaired.options:
+            repaired = msgspec.structs.replace(repaired, options={})
+        if repaired.fail_closed and repaired.timeout is None:
+            repaired = msgspec.structs.replace(repaired, timeout=settings.budget)
+        if repaired != ref.settings:
             try:
-                defaults = HandlerSettings(
-                    priority=ref.settings.priority,
-                    timeout=ref.settings.timeout,
-                    fail_closed=ref.settings.fail_closed,
-                )
-                built.append(Handler(fn, name=ref.name, settings=defaults))
-                emit("config-invalid", f"{problem}; default options used", handler=ref.name)
+                built.append(Handler(fn, name=ref.name, settings=repaired))
+                emit("config-invalid", f"{problem}; used timeout={repaired.timeout}, "
+                     f"options={repaired.options}", handler=ref.name)  # fmt: skip
                 continue
             except HandlerError:
                 pass
@@ -164,9 +216,7 @@ def routes(host: str, handlers: Sequence[Handler]) -> dict[str, dict[str, Any]]:
         for kind in sub.kinds:
             patterns = ("edit",) if kind == "after-edit" and not sub.tools else sub.tools
             tool_route = driver.tool_route(patterns) if kind in TOOL_EVENT_KINDS else None
-            for native in driver.natives(kind):
-                if sub.natives and native not in sub.natives:
-                    continue
+            for native in driver.natives(kind, sub.natives):
                 route = out.setdefault(native, {"handlers": [], "tools": "unset"})
                 if i not in route["handlers"]:
                     route["handlers"].append(i)
@@ -195,21 +245,21 @@ def compile_index(files: list[str]) -> dict[str, Any]:
     from hookbus import drivers
     from hookbus.config import load as load_config
 
+    configs = [_stat(p) for p in files]  # before reading them: see module_stat
     loaded = load_config(files)
     for problem in loaded.problems:
         diagnostics.emit("config-invalid", problem.problem, file=problem.source)
-    handlers = build_handlers(loaded.settings, diagnostics.emit)
-    watch = []
-    for handler in handlers:
-        source = source_file(handler.fn)
-        if source:
-            watch.append(_stat(source))
+    settings = loaded.settings
+    watch = [module_stat(r.target, settings.python_path) for r in settings.handlers]
+    handlers = build_handlers(settings, diagnostics.emit)
+    complete = len(handlers) == len(settings.handlers)
     compiled = {
         "format": FORMAT,
         "hookbus": __version__,
-        "configs": [_stat(p) for p in files],
-        "watch": watch,
-        "complete": len(handlers) == len(loaded.settings.handlers),
+        "configs": configs,
+        "watch": [w for w in watch if w is not None],
+        "complete": complete,
+        "retry_at": 0 if complete else time.time() + RETRY_INCOMPLETE,
         "settings": msgspec.to_builtins(loaded.settings),
         "handlers": [
             {

@@ -34,16 +34,35 @@ def user_config_path() -> str:
 
 
 def find_project_config(start: str) -> str | None:
-    """The nearest ``.hookbus.toml`` at or above ``start``."""
+    """The nearest ``.hookbus.toml`` at or above ``start``, looking no higher than the
+    repository root (a folder with ``.git``) or the home folder.
+
+    A configuration names code to run, so one that another user could have written (not
+    ours, or writable by anyone) is skipped, with a diagnostic.
+    """
     here = os.path.abspath(start)
+    home = os.path.expanduser("~")
     while True:
         candidate = os.path.join(here, PROJECT_FILE)
         if os.path.isfile(candidate):
-            return candidate
+            if _trusted(candidate):
+                return candidate
+            from hookbus import diagnostics
+
+            diagnostics.emit("config-ignored", f"{candidate} is not the user's own or is "
+                             "writable by anyone; its handlers would run as this user")  # fmt: skip
         parent = os.path.dirname(here)
-        if parent == here:
+        if here in (parent, home) or os.path.exists(os.path.join(here, ".git")):
             return None
         here = parent
+
+
+def _trusted(path: str) -> bool:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return st.st_uid == os.geteuid() and not st.st_mode & 0o002
 
 
 def config_paths(cwd: str | None = None) -> list[str]:

@@ -110,6 +110,39 @@ def peek_payload(data: bytes, peek: Peek, event: str | None) -> tuple[dict[str, 
     return payload, native
 
 
+def sniff(data: bytes, field: str) -> str | None:
+    """The string value of ``field`` near the start of a payload too large or too broken
+    to parse (hosts write the event and tool names before the tool's input)."""
+    import re
+
+    found = re.search(rb'"' + re.escape(field.encode()) + rb'"\s*:\s*"([^"\\]{1,200})"',
+                      data[:65536])  # fmt: skip
+    return found.group(1).decode("utf-8", "replace") if found else None
+
+
+def refuse_if_guarded(data: bytes, peek: Peek, opts: Options) -> int | None:
+    """Unreadable input for an event a fail-closed handler wants is denied, not let
+    through: a guard must not be bypassed by a payload made too large or malformed."""
+    native = opts.event or sniff(data, peek.event_field)
+    if not native:
+        return None
+    compiled = index.load(peek.project_dir())
+    wanted = index.wanted(compiled, opts.host, native, sniff(data, peek.tool_field))
+    if not compiled or not wanted:
+        return None
+    entries = [compiled["handlers"][i] for i in wanted]
+    closed = [e["name"] for e in entries if e["subscription"].get("fail_closed")]
+    if not closed:
+        return None
+    from hookbus import drivers
+    from hookbus.watchdog import refusal
+
+    out = refusal(drivers.load(opts.host), native, closed, "could not read this event")
+    diagnostics.emit("input-refused", f"denied for fail-closed {closed}", host=opts.host,
+                     native=native)  # fmt: skip
+    return answer(out.stdout, out.stderr, out.exit_code)
+
+
 def main(argv: list[str]) -> int:
     started = time.monotonic()
     try:
@@ -128,7 +161,7 @@ def main(argv: list[str]) -> int:
             payload, native = peek_payload(data, peek, opts.event)
         except ValueError as exc:
             diagnostics.emit("input-invalid", str(exc), host=opts.host, bytes=len(data))
-            return no_opinion(peek)
+            return refuse_if_guarded(data, peek, opts) or no_opinion(peek)
         # The project's configuration, even when the agent has cd-ed out of the project.
         compiled = index.load(peek.project_dir())
         wanted = index.wanted(compiled, opts.host, native, payload.get(peek.tool_field))

@@ -69,8 +69,9 @@ class Driver(Protocol):
         """Seconds the host gives this hook before it kills it."""
         ...
 
-    def natives(self, kind: str) -> tuple[str, ...]:
-        """The native event names that decode to portable ``kind``."""
+    def natives(self, kind: str, named: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """The native event names of portable ``kind`` to register, narrowed to ``named``
+        when given (which also opts into events registered only on request)."""
         ...
 
     def tool_route(self, patterns: tuple[str, ...]) -> ToolRoute | None:

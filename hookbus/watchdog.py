@@ -14,21 +14,18 @@ Work the handlers started with ``spawn_detached`` runs in its own session and su
 
 from __future__ import annotations
 
-import gc
-import os
-import select
-import signal
 import time
 from typing import Any
 
 import msgspec
 
 from hookbus import diagnostics, drivers
-from hookbus.bus.dispatch import budget
+from hookbus.bus.dispatch import DEFAULT_BUDGET, budget
 from hookbus.bus.events import Event, derived
 from hookbus.bus.marks import Subscription, subscribed
 from hookbus.bus.replies import Reply
 from hookbus.errors import DecodeError
+from hookbus.isolate import run_child
 from hookbus.run import Options
 from hookbus.types import Driver, HookOutput
 
@@ -45,13 +42,18 @@ def dispatch_guarded(  # noqa: PLR0917
     started: float,
 ) -> HookOutput:
     driver = drivers.load(opts.host)
+    entries = [index["handlers"][i] for i in wanted]
     try:
         event = driver.decode(data, native)
     except DecodeError as exc:
-        diagnostics.emit("input-invalid", str(exc), host=opts.host, path=exc.path,
-                         bytes=len(data))  # fmt: skip
-        return driver.no_opinion
-    entries = [index["handlers"][i] for i in wanted]
+        closed = [e["name"] for e in entries if e["subscription"].get("fail_closed")]
+        diagnostics.emit("input-invalid", str(exc), host=opts.host, native=native, path=exc.path,
+                         bytes=len(data), denied_for=closed or None)  # fmt: skip
+        return (
+            refusal(driver, native, closed, "could not read this event")
+            if closed
+            else (driver.no_opinion)
+        )
     events = (event, *derived(event))
     chosen = [
         e
@@ -62,7 +64,7 @@ def dispatch_guarded(  # noqa: PLR0917
         return driver.no_opinion
 
     limit = opts.timeout or driver.deadline(native)
-    settings_budget = float(index["settings"].get("budget") or 5.0)
+    settings_budget = float(index["settings"].get("budget") or DEFAULT_BUDGET)
     deadline = started + budget(settings_budget, limit)
     closed = [e["name"] for e in chosen if e["subscription"].get("fail_closed")]
     if closed:
@@ -71,75 +73,52 @@ def dispatch_guarded(  # noqa: PLR0917
     else:
         fallback = driver.no_opinion
 
-    read_end, write_end = os.pipe()
-    # Keep the collector away from what both processes share: a collection in the
-    # worker would touch (and so copy) every page of the parent's heap.
-    gc.freeze()
-    try:
-        pid = os.fork()
-    except OSError as exc:
-        os.close(read_end)
-        os.close(write_end)
-        diagnostics.emit("fork-failed", f"cannot start the worker ({exc}); answered the fallback",
-                         host=event.host, native=event.native)  # fmt: skip
-        return fallback
-    if pid == 0:  # the worker
-        os.close(read_end)
-        _work(write_end, event, driver, index, chosen, fallback, deadline - WORKER_RESERVE)
-    os.close(write_end)
-    received = _receive(read_end, deadline)
-    os.close(read_end)
+    def work() -> bytes:
+        output = _work(event, driver, index=index, chosen=chosen, fallback=fallback,
+                       deadline=deadline - WORKER_RESERVE)  # fmt: skip
+        return msgspec.msgpack.encode(output)
+
+    child = run_child(work, deadline=deadline, lifetime=deadline - time.monotonic() + 1.0)
     where = {"host": event.host, "native": event.native, "session_id": event.session_id}
-    if received is None:
-        os.kill(pid, signal.SIGKILL)
+    answer = "deny (fail-closed)" if closed else "no opinion (fail-open)"
+    if child.status == "ok":
+        return msgspec.msgpack.decode(child.data, type=HookOutput)
+    if child.status == "timeout":
         diagnostics.emit(
             "watchdog-fired",
-            f"no reply within {deadline - started:.3f}s; worker killed, answered "
-            + ("deny (fail-closed)" if closed else "no opinion (fail-open)"),
+            f"no reply within {deadline - started:.3f}s; worker killed, answered {answer}",
             handlers=[e["name"] for e in chosen],
             **where,
         )
-        output = fallback
     else:
-        try:
-            output = msgspec.msgpack.decode(received, type=HookOutput)
-        except msgspec.DecodeError:
-            diagnostics.emit("worker-died", "the worker sent no reply", **where)
-            output = fallback
-    os.waitpid(pid, 0)
-    return output
+        diagnostics.emit(f"worker-{child.status}", f"the worker gave no reply; answered {answer}",
+                         handlers=[e["name"] for e in chosen], **where)  # fmt: skip
+    return fallback
 
 
-def _receive(fd: int, deadline: float) -> bytes | None:
-    """Everything written to ``fd`` until EOF, or None when the deadline comes first."""
-    chunks: list[bytes] = []
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return None
-        ready, _, _ = select.select([fd], [], [], left)
-        if not ready:
-            return None
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
+def refusal(driver: Driver, native: str, handlers: list[str], why: str) -> HookOutput:
+    """The deny a fail-closed guard owes an event hookbus could not read: encoded for a
+    minimal event of the same native name (the reply names the event, nothing else)."""
+    stub = msgspec.json.encode({"session_id": "", "cwd": "", "tool_name": "", "tool_input": {}})
+    try:
+        event = driver.decode(stub, native)
+    except DecodeError:
+        return driver.no_opinion
+    reason = f"hookbus {why}, and fail-closed handler {', '.join(handlers)} wants it"
+    return driver.encode(event, Reply.deny(reason)).output
 
 
-def _work(  # noqa: PLR0917
-    fd: int,
+def _work(
     event: Event,
     driver: Driver,
+    *,
     index: dict[str, Any],
     chosen: list[dict[str, Any]],
     fallback: HookOutput,
     deadline: float,
-) -> None:
-    """Run in the forked worker: build the wanted handlers, dispatch, send, exit."""
-    output = fallback
-    gc.disable()  # a short-lived process: memory is returned at exit
+) -> HookOutput:
+    """Run in the forked worker: build the wanted handlers, dispatch, encode."""
     try:
-        _quiet_stdio()
         from hookbus.bus.dispatch import Bus
         from hookbus.config import HandlerRef, Settings
         from hookbus.index import build_handlers
@@ -150,30 +129,15 @@ def _work(  # noqa: PLR0917
         handlers = build_handlers(
             msgspec.structs.replace(settings, handlers=refs), diagnostics.emit
         )
-        if len(handlers) == len(refs) or not any(
-            e["subscription"].get("fail_closed") for e in chosen
-        ):
-            bus = Bus(handlers, settings=settings, budget=settings.budget)
-            result = process_event(
-                event, driver=driver, bus=bus, emit=diagnostics.emit, deadline=deadline
-            )
-            output = result.output
+        if len(handlers) < len(refs) and any(e["subscription"].get("fail_closed") for e in chosen):
+            return fallback  # a fail-closed handler could not even be loaded
+        bus = Bus(handlers, settings=settings, budget=settings.budget)
+        result = process_event(event, driver=driver, bus=bus, emit=diagnostics.emit,
+                               deadline=deadline)  # fmt: skip
+        return result.output
     except BaseException:
         import traceback
 
         diagnostics.emit("internal-error", "the worker failed; answering the fallback",
                          host=event.host, error=traceback.format_exc(limit=8))  # fmt: skip
-    try:
-        data = msgspec.msgpack.encode(output)
-        while data:
-            data = data[os.write(fd, data) :]
-    finally:
-        os._exit(0)
-
-
-def _quiet_stdio() -> None:
-    """Handlers' prints must never reach the host's stdout (it is the reply channel)."""
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.close(null)
+        return fallback

@@ -335,3 +335,40 @@ def test_in_process_dispatch_is_capped_by_the_hosts_limit() -> None:
     assert result.dispatch is not None
     assert [o.status for o in result.dispatch.outcomes] == ["timeout"]
     assert result.codes() == ["handler-timeout"]
+
+
+def test_kinds_may_be_given_as_one_list() -> None:
+    """``@handler(["stop", "session-end"])`` is two kinds, not a broken declaration."""
+    both = hookbus.handler(["stop", "session-end"])(lambda e: None)
+    assert Handler(both, name="both").subscription.kinds == ("stop", "session-end")
+
+
+@pytest.mark.parametrize(
+    ("mark", "message"),
+    [
+        (hookbus.handler("stop", priority="5"), "priority must be an integer"),  # type: ignore[arg-type]
+        (hookbus.handler("stop", hosts="claud"), "unknown host 'claud'"),
+        (hookbus.handler("stop", timeout="1"), "timeout must be seconds"),  # type: ignore[arg-type]
+        (hookbus.handler("stop", natives=[3]), "natives must be strings"),  # type: ignore[list-item]
+    ],
+)
+def test_wrongly_typed_declarations_are_handler_errors(mark: object, message: str) -> None:
+    """Every field of a declaration is checked, so one typo cannot break other handlers."""
+    with pytest.raises(HandlerError, match=message):
+        Handler(mark(lambda e: None), name="typo")  # type: ignore[operator]
+
+
+def test_one_async_handlers_system_exit_keeps_the_others_replies() -> None:
+    """A handler raising SystemExit is a failed handler, not the end of the dispatch."""
+
+    @hookbus.handler("before-tool")
+    async def quits(event: BeforeTool) -> None:
+        raise SystemExit(2)
+
+    @hookbus.handler("before-tool")
+    async def denies(event: BeforeTool) -> Reply:
+        return Reply.deny("still here")
+
+    result = Bus([quits, denies]).dispatch_sync(before_tool())
+    assert result.reply.reason == "still here"
+    assert [o.status for o in result.outcomes] == ["error", "ok"]

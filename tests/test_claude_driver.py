@@ -314,3 +314,34 @@ class TestClaudeRealPayloadsContract(DriverContract):
             stdout=b'{"decision":"block","reason":"again"}\n',
         ),
     )
+
+
+def test_worktree_create_is_never_registered_and_message_display_only_on_request() -> None:
+    """WorktreeCreate hooks replace Claude's own worktree creation, so hookbus never takes
+    them; MessageDisplay (one process per message) only when a handler names it."""
+    assert "WorktreeCreate" not in claude.natives("other")
+    assert "WorktreeCreate" not in claude.natives("other", ("WorktreeCreate",))
+    assert "MessageDisplay" not in claude.natives("other")
+    assert claude.natives("other", ("MessageDisplay",)) == ("MessageDisplay",)
+    assert claude.natives("before-tool") == ("PreToolUse", "PreSkillShellCommand")
+
+
+def test_permission_request_ask_leaves_the_dialog_alone() -> None:
+    """On PermissionRequest, ask is what the dialog does: no output, and the drop is said."""
+    encoded = claude.encode(decode("PermissionRequest"), Reply.ask("you decide"))
+    assert encoded.output.stdout == b""
+    assert [d.field for d in encoded.dropped] == ["decision"]
+
+
+def test_skill_shell_commands_are_before_tool_shell_events() -> None:
+    """PreSkillShellCommand reaches shell guards; its deny uses permissionDecision."""
+    payload = msgspec.json.encode({"session_id": "s", "cwd": "/p", "hook_event_name": "PreSkillShellCommand",
+                                   "tool_name": "Bash", "tool_input": {"command": "rm -rf build"},
+                                   "tool_use_id": "x", "command_name": "clean", "invoked_by": "user"})  # fmt: skip
+    event = claude.decode(payload)
+    assert isinstance(event, BeforeTool)
+    assert (event.tool.kind, event.tool.command) == ("shell", "rm -rf build")
+    out = claude.encode(event, Reply.deny("no")).output.stdout
+    assert out == hso(
+        "PreSkillShellCommand", '"permissionDecision":"deny","permissionDecisionReason":"no"'
+    )

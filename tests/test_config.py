@@ -101,3 +101,39 @@ def test_unreadable_file_is_skipped_with_a_problem(tmp_path: Path) -> None:
     loaded = load([path, str(tmp_path / "missing.toml")])
     assert loaded.settings.handlers == ()
     assert len(loaded.problems) == 2
+
+
+def test_one_bad_item_keeps_the_rest_of_a_list_and_section(tmp_path: Path) -> None:
+    """A non-name in ``enable`` or a bad ``timeout`` costs only itself."""
+    path = write(
+        tmp_path / "c.toml",
+        """
+enable = ["a:one", 7, "a:two"]
+[handlers."a:one"]
+timeout = "1.5"
+fail_closed = true
+""",
+    )
+    loaded = load([path])
+    assert [h.name for h in loaded.settings.handlers] == ["a:one", "a:two"]
+    one = loaded.settings.handlers[0].settings
+    assert (one.fail_closed, one.timeout) == (True, None)
+    assert len(loaded.problems) == 2
+
+
+def test_project_search_stops_at_the_repository_root(tmp_path: Path) -> None:
+    """A .hookbus.toml above the repository (a shared parent folder) is not the project's."""
+    write(tmp_path / ".hookbus.toml", 'enable = ["evil:x"]')
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / "src").mkdir()
+    assert config_paths(str(tmp_path / "repo" / "src")) == []
+
+
+def test_a_configuration_anyone_could_write_is_ignored(
+    tmp_path: Path, isolated_environment: Path
+) -> None:
+    """A world-writable .hookbus.toml is skipped with a diagnostic: it names code to run."""
+    path = write(tmp_path / "p" / ".hookbus.toml", "")
+    Path(path).chmod(0o666)
+    assert config_paths(str(tmp_path / "p")) == []
+    assert "config-ignored" in (isolated_environment / "diagnostics.jsonl").read_text()

@@ -41,7 +41,7 @@ def test_routes_name_only_subscribed_events_and_tools(tmp_path: Path) -> None:
     )
     compiled = index.load(str(root))
     routes = compiled["routes"]["claude"]  # type: ignore[index]
-    assert sorted(routes) == ["Notification", "PostToolUse", "PreToolUse"]
+    assert sorted(routes) == ["Notification", "PostToolUse", "PreSkillShellCommand", "PreToolUse"]
     wanted = lambda native, tool: index.wanted(compiled, "claude", native, tool)  # noqa: E731
     assert wanted("PreToolUse", "Bash") == [0]
     assert wanted("PreToolUse", "mcp__github__search") == [0]

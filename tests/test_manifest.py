@@ -62,14 +62,16 @@ def test_manifest_registers_only_subscribed_events_and_tools(project: Path) -> N
     keeps Claude's 1.5 s budget (no timeout that would raise it for every hook)."""
     proc = cli(project, "manifest")
     assert proc.returncode == 0, proc.stderr
-    command = f"{sys.executable} -m hookbus run --host claude"
+    command = f"{sys.executable} -P -m hookbus run --host claude"
+    shell = {"matcher": "Bash|PowerShell", "hooks": [
+        {"type": "command", "command": f"{command} --timeout 10", "timeout": 10}]}  # fmt: skip
     assert json.loads(proc.stdout) == {
         "hooks": {
-            "PreToolUse": [{"matcher": "Bash|PowerShell", "hooks": [
-                {"type": "command", "command": f"{command} --timeout 10", "timeout": 10}]}],
+            "PreToolUse": [shell],
+            "PreSkillShellCommand": [shell],  # skills' embedded shell commands, guarded too
             "SessionEnd": [{"hooks": [{"type": "command", "command": command}]}],
         }
-    }  # fmt: skip
+    }
 
 
 def test_matchers_are_exact_names_or_anchored_regexes() -> None:
@@ -158,3 +160,24 @@ def test_install_with_nothing_enabled_creates_no_settings_file(project: Path) ->
     assert proc.returncode == 0
     assert "nothing to install" in proc.stdout
     assert not (project / ".claude").exists()
+
+
+def test_install_from_a_subfolder_writes_the_projects_settings(project: Path) -> None:
+    """Run in src/, install still writes <project>/.claude/settings.json, where Claude reads."""
+    sub = project / "src" / "pkg"
+    sub.mkdir(parents=True)
+    assert cli(sub, "install").returncode == 0
+    assert (project / ".claude" / "settings.json").exists()
+    assert not (sub / ".claude").exists()
+
+
+def test_a_symlinked_settings_file_stays_a_symlink(project: Path, tmp_path: Path) -> None:
+    """Dotfiles setups keep their link: the link's target is what gets rewritten."""
+    target = tmp_path / "dotfiles" / "settings.json"
+    target.parent.mkdir()
+    target.write_text(json.dumps(USER_SETTINGS))
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").symlink_to(target)
+    assert cli(project, "install").returncode == 0
+    assert (project / ".claude" / "settings.json").is_symlink()
+    assert manifest.MARK in target.read_text()

@@ -61,3 +61,10 @@ def test_nothing_merges_to_no_opinion() -> None:
     """No replies, or only empty ones, merge to the empty reply."""
     assert merge([]).reply == NO_OPINION
     assert merge([("a", Reply())]).reply.empty
+
+
+def test_loop_guard_also_drops_context_on_an_active_stop() -> None:
+    """Context on a stop continues the agent like a block does; an active stop gets none."""
+    merged = merge([("a", Reply(context="one more thing"))], stop_hook_active=True)
+    assert merged.reply.context == ""
+    assert [(d.handler, d.field) for d in merged.dropped] == [("a", "context")]

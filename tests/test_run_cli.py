@@ -215,16 +215,16 @@ def test_unsubscribed_event_imports_neither_anyio_nor_any_handler(project: Path)
     configure(project, 'enable = ["mypkg.hooks:reconcile"]')  # session-end only
     payload = json.dumps(pre_tool("ls", project)).encode()
     seen = project / "modules.txt"
-    for _ in range(2):  # the first run may compile the index; the second must be lean
+    for run in ("cold: compiles the index in a child", "warm: reads the cached index"):
         proc = subprocess.run(
             [sys.executable, "-c", PROBE, str(seen)],
             input=payload, capture_output=True, cwd=project, timeout=30, check=True,
         )  # fmt: skip
-        assert (proc.stdout, proc.stderr) == (b"", b"")
-    modules = set(seen.read_text().split())
-    assert "hookbus.run" in modules
-    assert not {"anyio", "msgspec", "structlog", "mypkg", "mypkg.hooks"} & modules
-    assert not any(m.startswith(("hookbus.bus", "hookbus.handlers.")) for m in modules)
+        assert (proc.stdout, proc.stderr) == (b"", b""), run
+        modules = set(seen.read_text().split())
+        assert "hookbus.run" in modules, run
+        assert not {"anyio", "msgspec", "structlog", "mypkg", "mypkg.hooks"} & modules, run
+        assert not any(m.startswith(("hookbus.bus", "hookbus.handlers.")) for m in modules), run
 
 
 def test_broken_configuration_keeps_valid_parts(project: Path, isolated_environment: Path) -> None:
@@ -345,3 +345,133 @@ def test_concurrent_hooks_share_the_index_and_the_log_without_losses(
     assert json.loads(cached.read_text())["complete"] is True
     codes = [d["event"] for d in diagnostics(isolated_environment)]
     assert codes == ["input-invalid"] * 12
+
+
+# -- what a hostile or clumsy environment must not break --------------------------------
+
+NOISY_GUARD = """
+import os, sys, time
+import hookbus
+print("guard loaded", flush=True)          # at import: must not reach the host
+if os.environ.get("GUARD_IMPORT") == "exit":
+    sys.exit(2)                              # e.g. an argparse at module level
+if os.environ.get("GUARD_IMPORT") == "sleep":
+    time.sleep(20)
+
+@hookbus.handler("before-tool", tools="shell", timeout=2, fail_closed=True)
+def guard(event):
+    if "rm -rf" in (event.tool.command or ""):
+        return hookbus.Reply.deny("no rm -rf")
+    return None
+
+@hookbus.handler("before-tool", tools="shell")
+def forks_then_denies(event):
+    if os.fork() == 0:                       # a grandchild holding every inherited fd
+        time.sleep(10)
+        os._exit(0)
+    return hookbus.Reply.deny("denied by a forking handler")
+"""
+
+
+@pytest.fixture
+def guarded(project: Path) -> Path:
+    (project / "guard.py").write_text(NOISY_GUARD)
+    configure(project, 'enable = ["guard:guard"]')
+    return project
+
+
+def test_handler_import_output_cannot_reach_the_host_even_on_a_cold_index(guarded: Path) -> None:
+    """The first call after a configuration change compiles the index in an isolated
+    child: the module's print at import stays out of the reply, and the deny stands."""
+    result = hook(guarded, pre_tool("rm -rf /", guarded))
+    assert json.loads(result.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert b"guard loaded" not in result.stdout + result.stderr
+
+
+def test_handler_that_exits_at_import_never_makes_the_hook_exit_2(
+    guarded: Path, isolated_environment: Path
+) -> None:
+    """A SystemExit(2) at import is a diagnostic, never the hook's exit code (a block)."""
+    env = {**os.environ, "GUARD_IMPORT": "exit"}
+    result = run_cli("claude", pre_tool("ls", guarded), cwd=guarded, env=env)
+    assert (result.exit_code, result.stdout, result.stderr) == (0, b"", b"")
+    codes = [d["event"] for d in diagnostics(isolated_environment)]
+    assert "handler-unavailable" in codes
+
+
+def test_slow_handler_import_does_not_hold_the_hook(
+    guarded: Path, isolated_environment: Path
+) -> None:
+    """A module that sleeps at import cannot hold the hook past the index's wait."""
+    env = {**os.environ, "GUARD_IMPORT": "sleep"}
+    result = run_cli("claude", pre_tool("ls", guarded), cwd=guarded, env=env)
+    assert (result.exit_code, result.stdout) == (0, b"")
+    assert result.seconds < 5
+    assert "index-unavailable" in [d["event"] for d in diagnostics(isolated_environment)]
+
+
+def test_fail_closed_guard_is_not_bypassed_by_an_oversized_payload(guarded: Path) -> None:
+    """A payload past the 1 MiB limit is denied when a fail-closed guard wants its event."""
+    payload = pre_tool("ls", guarded)
+    payload["tool_input"]["padding"] = "x" * (2 << 20)  # type: ignore[index]
+    result = hook(guarded, payload)
+    out = json.loads(result.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny"
+    assert "guard:guard" in out["permissionDecisionReason"]
+
+
+def test_fail_closed_guard_is_not_bypassed_by_a_wrongly_typed_field(guarded: Path) -> None:
+    """A payload the strict decoder rejects is denied for a fail-closed guard..."""
+    payload = pre_tool("ls", guarded)
+    payload["tool_use_id"] = 5
+    result = hook(guarded, payload)
+    assert json.loads(result.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_wrongly_typed_field_is_no_opinion_without_a_fail_closed_guard(project: Path) -> None:
+    """...and answered with no opinion when every interested handler is fail-open."""
+    configure(project, 'enable = ["mypkg.hooks:no_force_push"]')
+    payload = pre_tool("git push --force", project)
+    payload["tool_use_id"] = 5
+    assert hook(project, payload).stdout == b""
+
+
+def test_a_handler_that_forks_still_gets_its_reply_through(guarded: Path) -> None:
+    """The worker's reply is length-framed: a grandchild holding the pipe cannot stall it."""
+    configure(guarded, 'enable = ["guard:forks_then_denies"]')
+    result = hook(guarded, pre_tool("ls", guarded))
+    assert json.loads(result.stdout)["hookSpecificOutput"]["permissionDecisionReason"] == (
+        "denied by a forking handler"
+    )
+    assert result.seconds < 5
+
+
+def test_project_files_cannot_shadow_the_standard_library(guarded: Path) -> None:
+    """The installed command (``python -P``) ignores a json.py or token.py in the folder
+    the agent works in."""
+    from hookbus.manifests.claude import command
+
+    (guarded / "json.py").write_text("raise SystemExit(3)\n")
+    (guarded / "token.py").write_text("raise SystemExit(3)\n")
+    proc = subprocess.run(
+        command(sys.executable, 10), shell=True, input=json.dumps(pre_tool("rm -rf /", guarded)).encode(),
+        capture_output=True, cwd=guarded, timeout=30, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_config_fail_closed_without_timeout_keeps_the_guard(
+    project: Path, isolated_environment: Path
+) -> None:
+    """fail_closed set in configuration without a timeout uses the budget as its timeout
+    (and says so) rather than dropping the guard altogether."""
+    configure(project, """
+        budget = 1.0
+        enable = ["mypkg.hooks:explode"]
+        [handlers."mypkg.hooks:explode"]
+        fail_closed = true
+    """)  # fmt: skip
+    result = hook(project, pre_tool("ls", project))
+    assert json.loads(result.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "config-invalid" in [d["event"] for d in diagnostics(isolated_environment)]

@@ -108,6 +108,10 @@ def _check_signature(fn: Callable[..., Any]) -> bool:
 
 
 def _check_subscription(fn: Callable[..., Any], sub: Subscription) -> None:
+    for field in ("kinds", "tools", "hosts", "agents", "natives"):
+        values = getattr(sub, field)
+        if not all(isinstance(v, str) for v in values):
+            raise HandlerError(fn, f"{field} must be strings, not {values!r}")
     if not sub.kinds:
         raise HandlerError(fn, "subscribes to no event kind")
     for kind in sub.kinds:
@@ -120,8 +124,21 @@ def _check_subscription(fn: Callable[..., Any], sub: Subscription) -> None:
             raise HandlerError(fn, f"unknown tool kind {pattern!r}")
     if sub.tools and not TOOL_EVENT_KINDS.intersection(sub.kinds):
         raise HandlerError(fn, f"filters tools {sub.tools} but subscribes to no tool event")
+    from hookbus.drivers import KNOWN_HOSTS
+
+    for host in sub.hosts:
+        if host not in KNOWN_HOSTS:
+            raise HandlerError(fn, f"unknown host {host!r}; known: {sorted(KNOWN_HOSTS)}")
+    if isinstance(sub.priority, bool) or not isinstance(sub.priority, int):
+        raise HandlerError(fn, f"priority must be an integer, not {sub.priority!r}")
+    if sub.timeout is not None and (
+        isinstance(sub.timeout, bool) or not isinstance(sub.timeout, int | float)
+    ):
+        raise HandlerError(fn, f"timeout must be seconds, not {sub.timeout!r}")
     if sub.timeout is not None and not sub.timeout > 0:
         raise HandlerError(fn, f"timeout must be positive seconds, not {sub.timeout!r}")
+    if not isinstance(sub.fail_closed, bool):
+        raise HandlerError(fn, f"fail_closed must be true or false, not {sub.fail_closed!r}")
     if sub.fail_closed and sub.timeout is None:
         raise HandlerError(fn, "is fail_closed but declares no timeout; give it one")
 
@@ -284,7 +301,9 @@ class Bus:
                         result = await anyio.to_thread.run_sync(
                             lambda: handler.fn(*args), abandon_on_cancel=True
                         )
-                except Exception:
+                # Not BaseException: cancellation is how anyio ends a late handler. But a
+                # handler's SystemExit must not abort its siblings' replies.
+                except (Exception, SystemExit, KeyboardInterrupt):
                     status, error = "error", _traceback()
             if scope.cancelled_caught:
                 status = "timeout"

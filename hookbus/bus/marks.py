@@ -47,6 +47,13 @@ def _tuple(value: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _kinds(kinds: tuple[object, ...]) -> tuple[str, ...]:
+    # @handler(["stop", "session-end"]) means @handler("stop", "session-end").
+    if len(kinds) == 1 and isinstance(kinds[0], list | tuple):
+        return tuple(kinds[0])
+    return kinds  # type: ignore[return-value]  # checked when the bus is built
+
+
 def handler(
     *kinds: str,
     tools: str | Iterable[str] | None = None,
@@ -65,7 +72,7 @@ def handler(
     """
 
     subscription = Subscription(
-        kinds=kinds,
+        kinds=_kinds(kinds),
         tools=_tuple(tools),
         hosts=_tuple(hosts),
         agents=_tuple(agents),

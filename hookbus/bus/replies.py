@@ -22,7 +22,8 @@ context        concatenated in call order (blank line between), cut at the host'
 message        concatenated in call order (one per line), cut at the host's limit.
 keep_working   any request wins; reasons joined in call order. On a stop that the host
                marks ``stop_hook_active`` (the agent is already continuing because of a
-               hook) every request is dropped with a diagnostic: that is the loop guard.
+               hook) every request is dropped with a diagnostic, and so is context, which
+               continues a stopping agent just the same (Claude): that is the loop guard.
 halt           any request wins (stop the whole agent); reasons joined in call order.
 ============== ===========================================================================
 """
@@ -154,6 +155,13 @@ def merge(
             keep.append(reply.keep_working or "Keep working.")
     halts = [r.halt or "Stopped by a hook." for _, r in replies if r.halt is not None]
 
+    if stop_hook_active:
+        for name, reply in replies:
+            if reply.context:
+                dropped.append(
+                    Dropped(handler=name, field="context", why="stop_hook_active: loop guard")
+                )
+        replies = [(n, msgspec.structs.replace(r, context="")) for n, r in replies]
     bus = "bus"
     merged = Reply(
         decision=decision,

@@ -55,6 +55,13 @@ HOSTS: dict[str, Peek] = {
     ),
 }
 
+#: Every host name a handler may filter on, drivers or not yet: a typo fails at build time,
+#: a handler written for a host whose driver comes later does not.
+KNOWN_HOSTS = frozenset(
+    ("claude", "codex", "copilot", "cursor", "gemini", "antigravity", "hermes", "opencode",
+     "pi", "cline", "kiro")
+)  # fmt: skip
+
 _loaded: dict[str, Driver] = {}
 
 

@@ -34,6 +34,8 @@ KIND_OF: dict[str, str] = {
     "SessionStart": "session-start",
     "UserPromptSubmit": "prompt-submit",
     "PreToolUse": "before-tool",
+    # A shell command embedded in a skill, about to run: a shell guard must see it too.
+    "PreSkillShellCommand": "before-tool",
     "PostToolUse": "after-tool",
     "PostToolUseFailure": "after-tool",
     "Stop": "stop",
@@ -84,12 +86,12 @@ class UserPromptSubmit(Native, kw_only=True):
 
 class PostToolUse(ToolInput, kw_only=True):
     tool_response: msgspec.Raw = msgspec.Raw(b"null")
-    duration_ms: int | None = None
+    duration_ms: float | None = None
 
 
 class PostToolUseFailure(ToolInput, kw_only=True):
     error: str = ""
-    duration_ms: int | None = None
+    duration_ms: float | None = None
 
 
 class Stop(Native, kw_only=True):
@@ -123,6 +125,7 @@ NATIVE_TYPES: dict[str, type[Native]] = {
     "SessionStart": SessionStart,
     "UserPromptSubmit": UserPromptSubmit,
     "PreToolUse": ToolInput,
+    "PreSkillShellCommand": ToolInput,
     "PostToolUse": PostToolUse,
     "PostToolUseFailure": PostToolUseFailure,
     "Stop": Stop,
@@ -285,10 +288,12 @@ def _decision(
         hso["permissionDecision"] = decision
         if reason or decision == "deny":
             hso["permissionDecisionReason"] = reason or "Denied by a hookbus handler."
+    elif decision == "ask" and name == "PermissionRequest":
+        drop("decision", "ask is what the permission dialog does anyway")
     elif decision and name == "PermissionRequest":
-        verdict = {"behavior": "allow" if decision == "allow" else "deny"}
-        if decision != "allow":
-            verdict["message"] = reason
+        verdict: dict[str, str] = {"behavior": decision}
+        if decision == "deny":
+            verdict["message"] = reason or "Denied by a hookbus handler."
         hso["decision"] = verdict
     elif decision == "allow":
         pass  # no opinion beyond "go on", which is the default everywhere else
@@ -362,10 +367,21 @@ def deadline(native: str) -> float:
     return DEADLINES.get(native, 600.0)
 
 
-def natives(kind: str) -> tuple[str, ...]:
+#: Registered for kind ``other`` only when a handler names them (``natives=``): one
+#: hook process per displayed message is a cost to opt into.
+OPT_IN = ("MessageDisplay",)
+#: Never registered: a WorktreeCreate command hook *replaces* Claude's worktree creation
+#: and must print the new path, which no portable reply can say.
+NEVER = ("WorktreeCreate",)
+
+
+def natives(kind: str, named: tuple[str, ...] = ()) -> tuple[str, ...]:
     if kind == "after-edit":
         return ("PostToolUse",)
-    return tuple(n for n in ALL_EVENTS if KIND_OF.get(n, "other") == kind)
+    found = [n for n in ALL_EVENTS if KIND_OF.get(n, "other") == kind and n not in NEVER]
+    if kind == "other":
+        found = [n for n in found if n not in OPT_IN or n in named]
+    return tuple(n for n in found if not named or n in named)
 
 
 def tool_route(patterns: tuple[str, ...]) -> ToolRoute | None:

@@ -22,6 +22,7 @@ from typing import Any
 
 from hookbus.drivers.claude import ALL_EVENTS
 from hookbus.errors import HostConfigError
+from hookbus.locations import find_project_config
 
 HOST = "claude"
 MARK = "hookbus run --host claude"
@@ -32,13 +33,20 @@ Hooks = dict[str, list[dict[str, Any]]]
 
 
 def settings_path(scope: str, project_dir: str | None = None) -> str:
+    """Claude's settings file for ``scope``: the user's, or the project's, whose root is
+    the folder of its ``.hookbus.toml`` when one is found (install may run in a subfolder)."""
     if scope == "user":
         return os.path.join(os.path.expanduser("~"), ".claude", "settings.json")
-    return os.path.join(project_dir or os.getcwd(), ".claude", "settings.json")
+    if project_dir is None:
+        config = find_project_config(os.getcwd())
+        project_dir = os.path.dirname(config) if config else os.getcwd()
+    return os.path.join(project_dir, ".claude", "settings.json")
 
 
 def command(python: str, timeout: int | None) -> str:
-    parts = [shlex.quote(python), "-m", "hookbus", "run", "--host", HOST]
+    # -P: the hook runs in the agent's working folder, whose files (a json.py, a token.py)
+    # must not shadow the standard library or hookbus itself.
+    parts = [shlex.quote(python), "-P", "-m", "hookbus", "run", "--host", HOST]
     if timeout is not None:
         parts += ["--timeout", str(timeout)]
     return " ".join(parts)
@@ -178,7 +186,9 @@ def dump(settings: dict[str, Any]) -> str:
 
 
 def write_atomically(path: str, text: str) -> str | None:
-    """Replace ``path`` with ``text`` in one rename, keeping a backup; the backup's path."""
+    """Replace ``path`` with ``text`` in one rename, keeping a backup; the backup's path.
+    A symlinked settings file (dotfiles) keeps its link: its target is what is replaced."""
+    path = os.path.realpath(path)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     backup = None
     if os.path.exists(path):

@@ -73,6 +73,12 @@ def record_other(event: hookbus.Event, ctx: hookbus.Context) -> None:
     _record(event, ctx.options.path)
 
 
+@hookbus.handler("other", natives="MessageDisplay", options=RecordOptions)
+def record_display(event: hookbus.Event, ctx: hookbus.Context) -> None:
+    """MessageDisplay is registered only when a handler names it (one process a message)."""
+    _record(event, ctx.options.path)
+
+
 class DenyOptions(msgspec.Struct, frozen=True):
     reason: str
 

@@ -84,12 +84,14 @@ def test_allow_runs_the_tool_and_decodes_every_event(claude: Claude, workspace: 
 
 def test_other_native_events_decode_as_other(claude: Claude, workspace: Workspace) -> None:
     """Native events with no portable kind reach ``other`` subscribers with their raw payload."""
-    workspace.install_hookbus({"record_other": {"path": str(workspace.events_path)}})
+    options = {"path": str(workspace.events_path)}
+    workspace.install_hookbus({"record_other": options, "record_display": options})
     run = claude.run("E2E-OTHER: please run echo hi", tool_script("E2E-OTHER"))
 
     assert_ok(run)
     others = [e for e in workspace.events(other=True) if e["kind"] == "other"]
-    # Claude 2.1.197 fires these two (of the 23 natives without a portable kind) here.
+    # Claude 2.1.197 fires these two here: PostToolBatch for any ``other`` subscriber,
+    # MessageDisplay because record_display names it (it is opt-in).
     assert {e["native"] for e in others} == {"MessageDisplay", "PostToolBatch"}
     assert {e["session_id"] for e in others} == {run.output["session_id"]}
     assert workspace.diagnostics() == []
