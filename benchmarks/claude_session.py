@@ -481,10 +481,12 @@ def measure(executable: Path, rounds: int, seed: int) -> dict[str, Any]:
         print(f"warning: load average {load_before[0]:.2f} before timing: other work is "
               "running; expect noisier numbers")  # fmt: skip
     empty = variants[1]
-    print(
-        f"(1) registers no hook, so Claude starts no hook process; `hookbus install` left its "
-        f".claude/settings.json as {(empty.settings or '').strip()!r} where (0) has none"
+    wrote = (
+        "wrote no settings file"
+        if empty.settings is None
+        else f"left .claude/settings.json as {empty.settings.strip()!r}"
     )
+    print(f"(1) registers no hook, so Claude starts no hook process; `hookbus install` {wrote}")
     per_hook = ", ".join(
         f"({r['key']}) {(r['median_ms'] - stats['1'].median) / r['hook_processes_per_session']:.1f}"
         for r in rows
