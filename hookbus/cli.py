@@ -64,17 +64,54 @@ def _configure(args: list[str]) -> int:
         return 1
 
 
+def _checked_python(python: str | None) -> str:
+    """The interpreter for the hook command; one that cannot run hookbus the way the command
+    does (``-P`` needs Python 3.11, and exits 2, a block, before that) is refused."""
+    import subprocess
+
+    from hookbus.errors import HostConfigError
+
+    if python is None:
+        return sys.executable
+    try:
+        probe = subprocess.run([python, "-P", "-c", "import hookbus"], capture_output=True,
+                               timeout=30, check=False)  # fmt: skip
+    except OSError as exc:
+        raise HostConfigError(f"--python {python}: cannot run it ({exc})") from None
+    if probe.returncode != 0:
+        raise HostConfigError(
+            f"--python {python}: cannot run 'python -P -m hookbus' (Python 3.11+ with hookbus "
+            f"installed is needed): {probe.stderr.decode(errors='replace').strip()[-200:]}"
+        )
+    return python
+
+
 def _host(opts: object) -> int:
     import json
+    import time
 
     from hookbus import index
+    from hookbus.errors import HostConfigError
     from hookbus.locations import config_paths
     from hookbus.manifests import claude as manifest
 
     command: str = opts.command  # type: ignore[attr-defined]
+    python = _checked_python(getattr(opts, "python", None))
     files = config_paths()
-    compiled = index.build(files) if files else None
-    ours = manifest.generate(compiled, getattr(opts, "python", None))
+    compiled = None
+    if files:
+        # In a child, like every import of handler code: a module printing at import must
+        # not corrupt this command's output, nor one that hangs hang it forever.
+        path = index.index_path(files)
+        compiled = index.build_isolated(files, path, time.monotonic() + 60, retry=True)
+        if compiled is None:
+            raise HostConfigError(
+                "compiling the handlers' subscriptions failed (a handler module hung or "
+                "ended its importer); see the diagnostics log"
+            )
+        for problem in compiled.get("problems", []):
+            print(f"hookbus: {problem}", file=sys.stderr)
+    ours = manifest.generate(compiled, python)
     if command == "manifest":
         print(json.dumps({"hooks": ours}, indent=2))
         return 0
@@ -82,6 +119,8 @@ def _host(opts: object) -> int:
     current = manifest.read_settings(path)
     if command == "verify":
         problems = manifest.drift(current, ours)
+        if compiled and not compiled.get("complete"):
+            problems.append("broken: a configured handler could not be loaded (see above)")
         for problem in problems:
             print(problem)
         print(f"{path}: {'drift found' if problems else 'up to date'}")

@@ -11,6 +11,7 @@ Reading it uses the standard library only; building it is in :func:`build`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -28,8 +29,9 @@ if TYPE_CHECKING:
 
 FORMAT = 1
 #: How long a hook waits for the index to be compiled (importing the handler modules)
-#: before it answers without it; the compiling child finishes in the background.
-COMPILE_WAIT = 1.0
+#: before it goes on with the previous index, or none; the compile finishes in the
+#: background. Counted inside the hook's budget (Claude's SessionEnd gets 1 s in all).
+COMPILE_WAIT = 0.5
 #: Most a compiling child may live, stuck or not.
 COMPILE_LIFETIME = 30.0
 #: An index with a handler that failed to load is compiled again at most this often.
@@ -67,48 +69,105 @@ def _fresh(data: object, files: list[str]) -> bool:
     return isinstance(watched, list) and all(_stat(w[0]) == w for w in watched)
 
 
-def load(cwd: str | None = None) -> dict[str, Any] | None:
+def _read(path: str) -> object:
+    try:
+        with open(path, "rb") as f:
+            return json.loads(f.read())
+    except (OSError, ValueError):
+        return None
+
+
+def load(cwd: str | None = None, *, wait: float = COMPILE_WAIT) -> dict[str, Any] | None:
     """The index for the configuration in effect at ``cwd``; None when nothing is configured.
 
-    A missing or stale cache is rebuilt (and written back) on the spot.
+    A stale cache is compiled again, in an isolated child, for at most ``wait`` seconds.
+    Past that, or if the compile fails, the previous index of these files (if any) is used:
+    a slow or broken handler module must not switch every other guard off.
     """
     files = config_paths(cwd)
     if not files:
         return None
     path = index_path(files)
-    try:
-        with open(path, "rb") as f:
-            data = json.loads(f.read())
-    except (OSError, ValueError):
-        data = None
+    data = _read(path)
     if _fresh(data, files):
-        return data  # type: ignore[no-any-return]
-    return build_isolated(files, path)
+        return data  # type: ignore[return-value]
+    previous = isinstance(data, dict) and data.get("format") == FORMAT
+    fresh = build_isolated(files, path, time.monotonic() + wait, wait_for_others=not previous)
+    if fresh is not None:
+        return fresh
+    if previous:
+        diagnostics.emit("index-stale", f"using the previous subscription index for {files}")
+        return data  # type: ignore[return-value]
+    return None
 
 
-def build_isolated(files: list[str], path: str) -> dict[str, Any] | None:
+def build_isolated(
+    files: list[str],
+    path: str,
+    deadline: float,
+    *,
+    retry: bool = False,
+    wait_for_others: bool = True,
+) -> dict[str, Any] | None:
     """Compile the index in a forked child, so that handler modules imported for it run
-    with no access to the host's stdout and under a deadline; None when it is late."""
+    with no access to the host's stdout and under a deadline; None when it is late.
+
+    One compile at a time per index: other hooks wait for its result instead of starting
+    their own (many hooks fire at once when an agent runs tools in parallel).
+    """
+    import fcntl
+
     from hookbus.isolate import run_child
 
-    child = run_child(
-        lambda: json.dumps(build(files, path)).encode(),
-        deadline=time.monotonic() + COMPILE_WAIT,
-        lifetime=COMPILE_LIFETIME,
-        kill_late=False,
-    )
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        lock = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        lock = -1
+    try:
+        if lock >= 0:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # another hook is compiling this index: wait for its result
+        os.close(lock)
+        return _await_compiled(files, path, deadline) if wait_for_others else None
+    try:
+        if not retry and _failed_recently(files, path):
+            return None  # a compile died or hung: it is retried once a minute, not per call
+        # The child inherits the locked file: the lock lasts as long as the compile does,
+        # even when this hook stops waiting for it.
+        child = run_child(
+            lambda: json.dumps(build(files, path)).encode(),
+            deadline=deadline,
+            lifetime=COMPILE_LIFETIME,
+            kill_late=False,
+        )
+    finally:
+        if lock >= 0:
+            os.close(lock)
     if child.status == "ok":
         return json.loads(child.data)  # type: ignore[no-any-return]
+    late = child.status == "timeout"
     diagnostics.emit(
         "index-unavailable",
         f"compiling the subscription index for {files}: {child.status}"
-        + (
-            f" after {COMPILE_WAIT}s; it goes on in the background"
-            if child.status == "timeout"
-            else ""
-        )
-        + "; this call answers without handlers",
+        + ("; it goes on in the background" if late else "; a handler module kills its importer?"),
     )
+    return None
+
+
+def _failed_recently(files: list[str], path: str) -> bool:
+    marker = _read(f"{path}.compiling")
+    if not isinstance(marker, dict) or marker.get("configs") != [_stat(p) for p in files]:
+        return False
+    return time.time() < float(marker.get("retry_at", 0))
+
+
+def _await_compiled(files: list[str], path: str, deadline: float) -> dict[str, Any] | None:
+    while time.monotonic() < deadline:
+        data = _read(path)
+        if _fresh(data, files):
+            return data  # type: ignore[return-value]
+        time.sleep(0.02)
     return None
 
 
@@ -240,25 +299,42 @@ def routes(host: str, handlers: Sequence[Handler]) -> dict[str, dict[str, Any]]:
 
 def compile_index(files: list[str]) -> dict[str, Any]:
     """Load the configuration, validate its handlers and compile the routes of every host."""
+    import sys
+
     import msgspec
 
     from hookbus import drivers
     from hookbus.config import load as load_config
 
     configs = [_stat(p) for p in files]  # before reading them: see module_stat
+    problems: list[str] = []
+
+    def emit(code: str, message: str, **fields: Any) -> None:
+        problems.append(f"{code}: {fields.get('handler') or fields.get('file') or ''}: {message}")
+        diagnostics.emit(code, message, **fields)
+
     loaded = load_config(files)
     for problem in loaded.problems:
-        diagnostics.emit("config-invalid", problem.problem, file=problem.source)
+        emit("config-invalid", problem.problem, file=problem.source)
     settings = loaded.settings
     watch = [module_stat(r.target, settings.python_path) for r in settings.handlers]
-    handlers = build_handlers(settings, diagnostics.emit)
+    imported_before = set(sys.modules)
+    handlers = build_handlers(settings, emit)
+    # Also watch the project modules the handlers pulled in (guards/__init__.py importing
+    # guards/impl.py): an edit there changes a declaration too.
+    roots = tuple(os.path.join(p, "") for p in settings.python_path)
+    for name in set(sys.modules) - imported_before:
+        source = getattr(sys.modules[name], "__file__", None)
+        if roots and isinstance(source, str) and source.startswith(roots):
+            watch.append(_stat(source))
     complete = len(handlers) == len(settings.handlers)
     compiled = {
         "format": FORMAT,
         "hookbus": __version__,
         "configs": configs,
-        "watch": [w for w in watch if w is not None],
+        "watch": sorted({json.dumps(w): w for w in watch if w is not None}.values(), key=str),
         "complete": complete,
+        "problems": problems,
         "retry_at": 0 if complete else time.time() + RETRY_INCOMPLETE,
         "settings": msgspec.to_builtins(loaded.settings),
         "handlers": [
@@ -279,9 +355,21 @@ def compile_index(files: list[str]) -> dict[str, Any]:
 
 
 def build(files: list[str], path: str | None = None) -> dict[str, Any]:
-    """Compile the index for ``files`` and cache it at ``path`` (atomically; best effort)."""
-    data = compile_index(files)
+    """Compile the index for ``files`` and cache it at ``path`` (atomically; best effort).
+
+    A marker says a compile is under way until it succeeds: a compile that dies or hangs
+    (a handler module at fault) leaves it, and hooks then retry once a minute only.
+    """
     path = path or index_path(files)
+    marker = f"{path}.compiling"
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        with open(marker, "w", encoding="utf-8") as f:
+            json.dump({"configs": [_stat(p) for p in files],
+                       "retry_at": time.time() + RETRY_INCOMPLETE}, f)  # fmt: skip
+    except OSError:
+        pass
+    data = compile_index(files)
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
@@ -291,4 +379,6 @@ def build(files: list[str], path: str | None = None) -> dict[str, Any]:
         os.replace(tmp, path)
     except OSError as exc:
         diagnostics.emit("index-unwritable", f"cannot cache the index at {path}: {exc}")
+    with contextlib.suppress(OSError):
+        os.unlink(marker)
     return data

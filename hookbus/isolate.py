@@ -10,6 +10,7 @@ stuck in C code holding the GIL.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import select
@@ -70,6 +71,9 @@ def run_child(
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         return Child("timeout", pid=pid)
+    if not data:  # it closed the pipe without a reply: it may still be running
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     return Child("ok", data, pid) if data else Child("died", pid=pid)
 

@@ -16,6 +16,7 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
     monkeypatch.setenv("HOOKBUS_STATE_DIR", str(state))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.delenv("HOOKBUS_CONFIG", raising=False)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     return state
 
 

@@ -372,3 +372,24 @@ def test_one_async_handlers_system_exit_keeps_the_others_replies() -> None:
     result = Bus([quits, denies]).dispatch_sync(before_tool())
     assert result.reply.reason == "still here"
     assert [o.status for o in result.outcomes] == ["error", "ok"]
+
+
+def test_a_handlers_own_cancelled_error_keeps_the_others_replies() -> None:
+    """A CancelledError a handler raises itself (a cancelled future it awaited) is its
+    failure; the dispatch goes on and the sibling's deny stands."""
+    import asyncio
+
+    @hookbus.handler("before-tool")
+    async def awaits_cancelled(event: BeforeTool) -> None:
+        future = asyncio.get_running_loop().create_future()
+        future.cancel()
+        await future
+
+    @hookbus.handler("before-tool")
+    async def denies(event: BeforeTool) -> Reply:
+        await anyio.sleep(0.05)
+        return Reply.deny("still here")
+
+    result = Bus([awaits_cancelled, denies]).dispatch_sync(before_tool())
+    assert result.reply.reason == "still here"
+    assert [o.status for o in result.outcomes] == ["error", "ok"]

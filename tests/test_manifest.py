@@ -181,3 +181,30 @@ def test_a_symlinked_settings_file_stays_a_symlink(project: Path, tmp_path: Path
     assert cli(project, "install").returncode == 0
     assert (project / ".claude" / "settings.json").is_symlink()
     assert manifest.MARK in target.read_text()
+
+
+def test_an_interpreter_that_cannot_run_the_hook_is_refused(project: Path, tmp_path: Path) -> None:
+    """``--python`` must run ``-P -m hookbus``: an old Python exits 2 on -P, a block."""
+    fake = tmp_path / "python3.10"
+    fake.write_text("#!/bin/sh\necho 'Unknown option: -P' >&2\nexit 2\n")
+    fake.chmod(0o755)
+    proc = cli(project, "install", "--python", str(fake))
+    assert proc.returncode == 1
+    assert "cannot run 'python -P -m hookbus'" in proc.stderr
+    assert not (project / ".claude").exists()
+
+
+def test_a_handler_module_that_prints_cannot_corrupt_the_manifest(project: Path) -> None:
+    """Handler modules are imported in a child for the CLI too: prints stay out of its JSON."""
+    (project / "man_handlers.py").write_text("print('loaded!')\n" + HANDLERS)
+    proc = cli(project, "manifest")
+    assert "PreToolUse" in json.loads(proc.stdout)["hooks"]
+
+
+def test_verify_fails_when_a_configured_handler_cannot_load(project: Path) -> None:
+    """A guard that cannot be imported is reported by verify, not silently absent."""
+    (project / ".hookbus.toml").write_text('enable = ["man_handlers:shell", "missing_mod:x"]\n')
+    cli(project, "install")
+    proc = cli(project, "verify")
+    assert proc.returncode == 1
+    assert "missing_mod" in proc.stderr

@@ -328,17 +328,19 @@ def test_concurrent_hooks_share_the_index_and_the_log_without_losses(
     procs = [
         subprocess.Popen(command, cwd=project, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
-        for _ in range(12)
+        for _ in range(24)
     ]  # fmt: skip
-    garbage = [
-        subprocess.Popen(command, cwd=project, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
-        for _ in range(12)
-    ]  # fmt: skip
-    outputs = [p.communicate(deny, timeout=60) for p in procs]
-    for p in garbage:
-        p.communicate(b"not json", timeout=60)
-    for stdout, stderr in outputs:
+    for i, p in enumerate(procs):  # all of them get their input before any is read
+        assert p.stdin is not None
+        p.stdin.write(deny if i % 2 == 0 else b"not json")
+        p.stdin.close()
+    outputs = []
+    for p in procs:
+        assert p.stdout is not None and p.stderr is not None
+        with p.stdout, p.stderr:
+            outputs.append((p.stdout.read(), p.stderr.read()))
+        p.wait(timeout=60)
+    for stdout, stderr in outputs[::2]:
         assert json.loads(stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
         assert stderr == b""
     (cached,) = (isolated_environment / "index").glob("*.json")
@@ -356,7 +358,7 @@ print("guard loaded", flush=True)          # at import: must not reach the host
 if os.environ.get("GUARD_IMPORT") == "exit":
     sys.exit(2)                              # e.g. an argparse at module level
 if os.environ.get("GUARD_IMPORT") == "sleep":
-    time.sleep(20)
+    time.sleep(3)
 
 @hookbus.handler("before-tool", tools="shell", timeout=2, fail_closed=True)
 def guard(event):
@@ -367,7 +369,7 @@ def guard(event):
 @hookbus.handler("before-tool", tools="shell")
 def forks_then_denies(event):
     if os.fork() == 0:                       # a grandchild holding every inherited fd
-        time.sleep(10)
+        time.sleep(3)
         os._exit(0)
     return hookbus.Reply.deny("denied by a forking handler")
 """
@@ -475,3 +477,40 @@ def test_config_fail_closed_without_timeout_keeps_the_guard(
     result = hook(project, pre_tool("ls", project))
     assert json.loads(result.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert "config-invalid" in [d["event"] for d in diagnostics(isolated_environment)]
+
+
+HANGS_AT_IMPORT = """
+import time
+import hookbus
+time.sleep(5)
+
+@hookbus.handler("stop")
+def never(event): ...
+"""
+
+
+def test_a_hanging_new_module_leaves_the_other_guards_on(
+    guarded: Path, isolated_environment: Path
+) -> None:
+    """Enabling a module that hangs at import must not switch the working guard off: the
+    previous index serves until the new one compiles, and no call recompiles again."""
+    assert json.loads(hook(guarded, pre_tool("rm -rf /", guarded)).stdout)  # index compiled
+    (guarded / "hangs.py").write_text(HANGS_AT_IMPORT)
+    configure(guarded, 'enable = ["guard:guard", "hangs:never"]')
+    for _ in range(3):
+        result = hook(guarded, pre_tool("rm -rf /", guarded))
+        assert json.loads(result.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+        assert result.seconds < 5
+    codes = [d["event"] for d in diagnostics(isolated_environment)]
+    assert codes.count("index-unavailable") == 1  # one compile; the later calls do not wait
+    assert codes.count("index-stale") == 3
+
+
+def test_lone_surrogates_do_not_blind_a_guard(tmp_path: Path) -> None:
+    """JSON may spell text msgspec refuses (a lone surrogate); the README's guard still
+    sees the force push around it."""
+    example = Path(__file__).resolve().parent.parent / "examples" / "no-force-push"
+    payload = (example / "force-push.json").read_text().replace("--force", "--force \\ud800")
+    assert "\\ud800" in payload
+    result = run_cli("claude", payload, cwd=example)
+    assert json.loads(result.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"

@@ -301,9 +301,14 @@ class Bus:
                         result = await anyio.to_thread.run_sync(
                             lambda: handler.fn(*args), abandon_on_cancel=True
                         )
-                # Not BaseException: cancellation is how anyio ends a late handler. But a
-                # handler's SystemExit must not abort its siblings' replies.
-                except (Exception, SystemExit, KeyboardInterrupt):
+                except BaseException as exc:
+                    # Cancellation is how anyio ends a late handler: let it through when it
+                    # is this scope's deadline. Any other BaseException, a handler's own
+                    # CancelledError or SystemExit included, is that handler's failure, not
+                    # the end of its siblings. (An outer cancellation is level-triggered:
+                    # anyio delivers it again at the task group's next checkpoint.)
+                    if isinstance(exc, anyio.get_cancelled_exc_class()) and scope.cancel_called:
+                        raise
                     status, error = "error", _traceback()
             if scope.cancelled_caught:
                 status = "timeout"

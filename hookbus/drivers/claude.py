@@ -76,6 +76,12 @@ class ToolInput(Native, kw_only=True):
     mcp_server: McpServer | None = None
 
 
+class SkillShellCommand(ToolInput, kw_only=True):
+    # Newer than the Claude Code the e2e suite pins; sdk.d.ts 0.3.332 types tool_name, but
+    # a payload without it must still reach shell guards.
+    tool_name: str = "Bash"
+
+
 class SessionStart(Native, kw_only=True):
     source: str = "startup"
 
@@ -125,7 +131,7 @@ NATIVE_TYPES: dict[str, type[Native]] = {
     "SessionStart": SessionStart,
     "UserPromptSubmit": UserPromptSubmit,
     "PreToolUse": ToolInput,
-    "PreSkillShellCommand": ToolInput,
+    "PreSkillShellCommand": SkillShellCommand,
     "PostToolUse": PostToolUse,
     "PostToolUseFailure": PostToolUseFailure,
     "Stop": Stop,
