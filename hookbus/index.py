@@ -261,7 +261,7 @@ def build_handlers(settings: Settings, emit: Callable[..., None]) -> list[Handle
     return built
 
 
-def routes(host: str, handlers: Sequence[Handler]) -> dict[str, dict[str, Any]]:
+def routes(host: str, handlers: Sequence[Handler | _Declared]) -> dict[str, dict[str, Any]]:
     """Native event name -> the handlers (by position) that may want it, and which tools."""
     from hookbus import drivers
     from hookbus.bus.dispatch import TOOL_EVENT_KINDS
@@ -297,13 +297,29 @@ def routes(host: str, handlers: Sequence[Handler]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def compile_index(files: list[str]) -> dict[str, Any]:
-    """Load the configuration, validate its handlers and compile the routes of every host."""
+class _Declared:
+    """A handler known by its last good declaration only (its module fails to load now)."""
+
+    __slots__ = ("name", "subscription")
+
+    def __init__(self, name: str, subscription: Any) -> None:
+        self.name = name
+        self.subscription = subscription
+
+
+def compile_index(files: list[str], previous: object = None) -> dict[str, Any]:
+    """Load the configuration, validate its handlers and compile the routes of every host.
+
+    A handler whose module fails to load keeps the routes of its last good declaration
+    (from ``previous``, the index this one replaces): the worker then fails to load it too,
+    and a fail-closed one denies, instead of its guard silently vanishing.
+    """
     import sys
 
     import msgspec
 
     from hookbus import drivers
+    from hookbus.bus.marks import Subscription
     from hookbus.config import load as load_config
 
     configs = [_stat(p) for p in files]  # before reading them: see module_stat
@@ -328,6 +344,18 @@ def compile_index(files: list[str]) -> dict[str, Any]:
         if roots and isinstance(source, str) and source.startswith(roots):
             watch.append(_stat(source))
     complete = len(handlers) == len(settings.handlers)
+    entries: list[Any] = list(handlers)
+    if not complete and isinstance(previous, dict):
+        loaded_names = {h.name for h in handlers}
+        known = {e.get("name"): e for e in previous.get("handlers", []) if isinstance(e, dict)}
+        for ref in settings.handlers:
+            last = known.get(ref.name)
+            if ref.name not in loaded_names and last and last.get("target") == ref.target:
+                subscription = msgspec.convert(last["subscription"], Subscription)
+                entries.append(_Declared(ref.name, subscription))
+                emit("handler-unavailable", "kept with its last good declaration",
+                     handler=ref.name)  # fmt: skip
+    by_name = {r.name: r for r in settings.handlers}
     compiled = {
         "format": FORMAT,
         "hookbus": __version__,
@@ -341,14 +369,12 @@ def compile_index(files: list[str]) -> dict[str, Any]:
             {
                 "name": h.name,
                 "subscription": msgspec.to_builtins(h.subscription),
-                "settings": msgspec.to_builtins(
-                    next(r.settings for r in loaded.settings.handlers if r.name == h.name)
-                ),
-                "target": next(r.target for r in loaded.settings.handlers if r.name == h.name),
+                "settings": msgspec.to_builtins(by_name[h.name].settings),
+                "target": by_name[h.name].target,
             }
-            for h in handlers
+            for h in entries
         ],
-        "routes": {host: routes(host, handlers) for host in drivers.HOSTS},
+        "routes": {host: routes(host, entries) for host in drivers.HOSTS},
     }
     # The same plain JSON data a later run reads back from the cache (lists, not tuples).
     return json.loads(msgspec.json.encode(compiled))  # type: ignore[no-any-return]
@@ -369,7 +395,7 @@ def build(files: list[str], path: str | None = None) -> dict[str, Any]:
                        "retry_at": time.time() + RETRY_INCOMPLETE}, f)  # fmt: skip
     except OSError:
         pass
-    data = compile_index(files)
+    data = compile_index(files, _read(path))
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"

@@ -154,7 +154,8 @@ def _work(
         handlers = build_handlers(
             msgspec.structs.replace(settings, handlers=refs), diagnostics.emit
         )
-        if len(handlers) < len(refs) and any(e["subscription"].get("fail_closed") for e in chosen):
+        loaded = {h.name for h in handlers}
+        if any(e["subscription"].get("fail_closed") for e in chosen if e["name"] not in loaded):
             return fallback  # a fail-closed handler could not even be loaded
         bus = Bus(handlers, settings=settings, budget=settings.budget)
         result = process_event(event, driver=driver, bus=bus, emit=diagnostics.emit,

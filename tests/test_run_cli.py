@@ -514,3 +514,18 @@ def test_lone_surrogates_do_not_blind_a_guard(tmp_path: Path) -> None:
     assert "\\ud800" in payload
     result = run_cli("claude", payload, cwd=example)
     assert json.loads(result.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_a_fail_closed_guard_whose_module_breaks_still_denies(
+    guarded: Path, isolated_environment: Path
+) -> None:
+    """A guard module that stops importing (a dependency uninstalled) keeps its last good
+    declaration: being fail-closed, it denies rather than silently vanishing."""
+    assert json.loads(hook(guarded, pre_tool("rm -rf /", guarded)).stdout)  # index compiled
+    guard = guarded / "guard.py"
+    guard.write_text("import a_dependency_that_is_gone\n" + NOISY_GUARD)
+    result = hook(guarded, pre_tool("ls", guarded))
+    out = json.loads(result.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny"
+    assert "guard:guard" in out["permissionDecisionReason"]
+    assert "handler-unavailable" in [d["event"] for d in diagnostics(isolated_environment)]
