@@ -29,6 +29,26 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
     dispatch: Dispatch | None = None
 
 
+def decode(driver: Driver, data: bytes, native: str | None, emit: Emit) -> Event:
+    """Decode strictly; if that fails only because of text msgspec will not take (lone
+    surrogates, which JSON can spell and Python's json reads), decode the payload again
+    with such characters replaced, so that a guard still sees the rest of the command.
+    Raises :class:`DecodeError` when the payload is wrong in any other way."""
+    try:
+        return driver.decode(data, native)
+    except DecodeError as first:
+        import json
+
+        try:
+            repaired = json.dumps(json.loads(data), ensure_ascii=False)
+            event = driver.decode(repaired.encode("utf-8", "replace"), native)
+        except (ValueError, RecursionError, DecodeError):
+            raise first from None
+        emit("input-repaired", f"{first}; decoded with bad characters replaced",
+             host=driver.name, native=native)  # fmt: skip
+        return event
+
+
 def report(dispatch: Dispatch, emit: Emit) -> None:
     """Turn every failed handler and every dropped reply part into a diagnostic."""
     event = dispatch.event
@@ -77,7 +97,7 @@ def process(
 ) -> Result:
     """Run one payload through the whole path; never raises."""
     try:
-        event = driver.decode(data, native)
+        event = decode(driver, data, native, emit)
     except DecodeError as exc:
         emit("input-invalid", str(exc), host=driver.name, path=exc.path, bytes=len(data))
         return Result(output=driver.no_opinion)

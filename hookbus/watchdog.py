@@ -26,6 +26,7 @@ from hookbus.bus.marks import Subscription, subscribed
 from hookbus.bus.replies import Reply
 from hookbus.errors import DecodeError
 from hookbus.isolate import run_child
+from hookbus.process import decode
 from hookbus.run import Options
 from hookbus.types import Driver, HookOutput
 
@@ -44,7 +45,7 @@ def dispatch_guarded(  # noqa: PLR0917
     driver = drivers.load(opts.host)
     entries = [index["handlers"][i] for i in wanted]
     try:
-        event = _decode(driver, data, native)
+        event = decode(driver, data, native, diagnostics.emit)
     except DecodeError as exc:
         closed = [e["name"] for e in entries if e["subscription"].get("fail_closed")]
         diagnostics.emit("input-invalid", str(exc), host=opts.host, native=native, path=exc.path,
@@ -100,25 +101,6 @@ def dispatch_guarded(  # noqa: PLR0917
         diagnostics.emit(f"worker-{child.status}", f"the worker gave no reply; answered {answer}",
                          handlers=[e["name"] for e in chosen], **where)  # fmt: skip
     return fallback
-
-
-def _decode(driver: Driver, data: bytes, native: str) -> Event:
-    """Decode strictly; if that fails only because of text msgspec will not take (lone
-    surrogates, which JSON can spell and Python's json reads), decode the payload again
-    with such characters replaced, so that a guard still sees the rest of the command."""
-    try:
-        return driver.decode(data, native)
-    except DecodeError as first:
-        import json
-
-        try:
-            repaired = json.dumps(json.loads(data), ensure_ascii=False)
-            event = driver.decode(repaired.encode("utf-8", "replace"), native)
-        except (ValueError, RecursionError, DecodeError):
-            raise first from None
-        diagnostics.emit("input-repaired", f"{first}; decoded with bad characters replaced",
-                         host=driver.name, native=native)  # fmt: skip
-        return event
 
 
 def refusal(driver: Driver, native: str, handlers: list[str], why: str) -> HookOutput:

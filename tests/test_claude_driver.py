@@ -345,3 +345,14 @@ def test_skill_shell_commands_are_before_tool_shell_events() -> None:
     assert out == hso(
         "PreSkillShellCommand", '"permissionDecision":"deny","permissionDecisionReason":"no"'
     )
+
+
+def test_in_process_path_repairs_lone_surrogates_too() -> None:
+    """HookClient decodes like ``hookbus run``: bad characters replaced, and said."""
+    from hookbus.testing import HookClient
+
+    payload = (GOLDEN / "PreToolUse.Bash.json").read_text().replace("npm test", "npm \\ud800 test")
+    result = HookClient("claude").run(payload)
+    assert result.event is not None
+    assert result.event.tool.command == "npm ? test -- --runInBand"  # type: ignore[attr-defined]
+    assert result.codes() == ["input-repaired"]
