@@ -15,7 +15,7 @@ import os
 import sys
 import time
 
-from hookbus.locations import ensure_state_dir, state_dir
+from hookbus.locations import ensure_state_dir
 
 LOG_NAME = "diagnostics.jsonl"
 
@@ -60,22 +60,3 @@ def emit(code: str, message: str, *, level: str = "warning", **fields: object) -
             sys.stderr.flush()
         except (OSError, ValueError):
             pass
-
-
-def read_all(path: str | None = None) -> list[dict[str, object]]:
-    """Every diagnostic recorded so far (for ``hookbus doctor`` and tests)."""
-    path = path or os.path.join(state_dir(), LOG_NAME)
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except FileNotFoundError:
-        return []
-    out: list[dict[str, object]] = []
-    for line in lines:
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            out.append(value)
-    return out

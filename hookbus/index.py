@@ -188,6 +188,11 @@ def wanted(index: dict[str, Any] | None, host: str, native: str, tool: object) -
     return list(route["handlers"]) if tools["unknown"] and unknown else []
 
 
+def fail_closed(entries: Sequence[dict[str, Any]]) -> list[str]:
+    """The names of the fail-closed handlers among index ``entries``."""
+    return [e["name"] for e in entries if e["subscription"].get("fail_closed")]
+
+
 # -- building (slow path: imports msgspec, the drivers and the handler modules) --------
 
 

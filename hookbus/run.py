@@ -130,8 +130,7 @@ def refuse_if_guarded(data: bytes, peek: Peek, opts: Options) -> int | None:
     wanted = index.wanted(compiled, opts.host, native, sniff(data, peek.tool_field))
     if not compiled or not wanted:
         return None
-    entries = [compiled["handlers"][i] for i in wanted]
-    closed = [e["name"] for e in entries if e["subscription"].get("fail_closed")]
+    closed = index.fail_closed([compiled["handlers"][i] for i in wanted])
     if not closed:
         return None
     from hookbus import drivers

@@ -25,6 +25,7 @@ from hookbus.bus.events import Event, derived
 from hookbus.bus.marks import Subscription, subscribed
 from hookbus.bus.replies import Reply
 from hookbus.errors import DecodeError
+from hookbus.index import fail_closed
 from hookbus.isolate import run_child
 from hookbus.process import decode
 from hookbus.run import Options
@@ -47,7 +48,7 @@ def dispatch_guarded(  # noqa: PLR0917
     try:
         event = decode(driver, data, native, diagnostics.emit)
     except DecodeError as exc:
-        closed = [e["name"] for e in entries if e["subscription"].get("fail_closed")]
+        closed = fail_closed(entries)
         diagnostics.emit("input-invalid", str(exc), host=opts.host, native=native, path=exc.path,
                          bytes=len(data), denied_for=closed or None)  # fmt: skip
         return (
@@ -67,7 +68,7 @@ def dispatch_guarded(  # noqa: PLR0917
     limit = opts.timeout or driver.deadline(native)
     settings_budget = float(index["settings"].get("budget") or DEFAULT_BUDGET)
     deadline = started + budget(settings_budget, limit)
-    closed = [e["name"] for e in chosen if e["subscription"].get("fail_closed")]
+    closed = fail_closed(chosen)
     if closed:
         why = f"hookbus: fail-closed handler {', '.join(closed)} did not answer in time"
         fallback = driver.encode(event, Reply.deny(why)).output
@@ -137,7 +138,7 @@ def _work(
             msgspec.structs.replace(settings, handlers=refs), diagnostics.emit
         )
         loaded = {h.name for h in handlers}
-        if any(e["subscription"].get("fail_closed") for e in chosen if e["name"] not in loaded):
+        if fail_closed([e for e in chosen if e["name"] not in loaded]):
             return fallback  # a fail-closed handler could not even be loaded
         bus = Bus(handlers, settings=settings, budget=settings.budget)
         result = process_event(event, driver=driver, bus=bus, emit=diagnostics.emit,
