@@ -13,7 +13,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["run"]:
-        from hookbus.run import main as run
+        from hookbus.runtime.hook import main as run
 
         code = run(args[1:])
         if argv is None:
@@ -37,9 +37,13 @@ def _configure(args: list[str]) -> int:
     run.add_argument("--event", help="native event name, for hosts whose stdin lacks it")
     run.add_argument("--timeout", type=float, help="seconds the host gives this hook")
 
+    from hookbus.hosts import HOSTS
+
+    installable = sorted(h for h, facts in HOSTS.items() if facts.manifest)
+
     def host_command(name: str, help_text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text)
-        sub.add_argument("--host", required=True, choices=["claude"])
+        sub.add_argument("--host", required=True, choices=installable)
         sub.add_argument("--scope", choices=["project", "user"], default="project")
         sub.add_argument("--python", help="interpreter for the hook command (default: this one)")
         return sub
@@ -52,7 +56,7 @@ def _configure(args: list[str]) -> int:
 
     opts = parser.parse_args(args)
     if opts.command == "run":  # reached only through argparse-style calls like --help
-        from hookbus.run import main as run_main
+        from hookbus.runtime.hook import main as run_main
 
         return run_main(args[1:])
     from hookbus.errors import HostConfigError
@@ -88,59 +92,64 @@ def _checked_python(python: str | None) -> str:
 
 def _host(opts: object) -> int:
     import json
-    import time
 
-    from hookbus import index
+    from hookbus.discover import config_paths
     from hookbus.errors import HostConfigError
-    from hookbus.locations import config_paths
-    from hookbus.manifests import claude as manifest
+    from hookbus.manifests.base import dump_json, load, write_atomically
+    from hookbus.runtime.compile import compile_in_child
 
     command: str = opts.command  # type: ignore[attr-defined]
+    manifest = load(opts.host)  # type: ignore[attr-defined]
     python = _checked_python(getattr(opts, "python", None))
     files = config_paths()
     compiled = None
     if files:
-        # In a child, like every import of handler code: a module printing at import must
-        # not corrupt this command's output, nor one that hangs hang it forever.
-        path = index.index_path(files)
-        compiled = index.build_isolated(files, path, time.monotonic() + 60, retry=True)
+        # Compiled (and cached) now, so that the first hook never has to; in a child, like
+        # every import of handler code.
+        compiled = compile_in_child(files)
         if compiled is None:
             raise HostConfigError(
                 "compiling the handlers' subscriptions failed (a handler module hung or "
                 "ended its importer); see the diagnostics log"
             )
-        for problem in compiled.get("problems", []):
+        for problem in compiled["problems"]:
             print(f"hookbus: {problem}", file=sys.stderr)
-    ours = manifest.generate(compiled, python)
+    plan = manifest.plan(compiled, python=python, scope=opts.scope)  # type: ignore[attr-defined]
     if command == "manifest":
-        print(json.dumps({"hooks": ours}, indent=2))
+        for document in plan.documents:
+            print(json.dumps({"hooks": document.entries}, indent=2))
         return 0
-    path = manifest.settings_path(opts.scope)  # type: ignore[attr-defined]
-    current = manifest.read_settings(path)
-    if command == "verify":
-        problems = manifest.drift(current, ours)
-        if compiled and not compiled.get("complete"):
-            problems.append("broken: a configured handler could not be loaded (see above)")
-        for problem in problems:
-            print(problem)
-        print(f"{path}: {'drift found' if problems else 'up to date'}")
-        return 1 if problems else 0
-    if command == "install" and not ours and not os.path.exists(path):
-        # An empty settings file is not free: Claude Code reads it on every start.
-        print(f"{path}: no enabled handler wants a {manifest.HOST} event; nothing to install")
-        return 0
-    if command == "install":
-        wanted = manifest.merged(current, ours)
-    else:
-        wanted = manifest.without_ours(current)
-    if wanted == current and os.path.exists(path):
-        print(f"{path}: already up to date")
-        return 0
-    text = manifest.dump(wanted)
-    if getattr(opts, "dry_run", False):
-        sys.stdout.write(text)
-        return 0
-    backup = manifest.write_atomically(path, text)
-    print(f"{path}: {'installed' if command == 'install' else 'removed'} hookbus entries"
-          + (f" (backup: {backup})" if backup else ""))  # fmt: skip
-    return 0
+    status = 0
+    for document in plan.documents:
+        path = document.path
+        current = manifest.read(path)
+        if command == "verify":
+            problems = manifest.drift(current, document.entries)
+            if compiled and not compiled["complete"]:
+                problems.append("broken: a configured handler could not be loaded (see above)")
+            for problem in problems:
+                print(problem)
+            print(f"{path}: {'drift found' if problems else 'up to date'}")
+            status = max(status, 1 if problems else 0)
+            continue
+        if command == "install" and not document.entries and not os.path.exists(path):
+            # An empty settings file is not free: Claude Code reads it on every start.
+            print(f"{path}: no enabled handler wants a {opts.host} event; nothing to install")  # type: ignore[attr-defined]
+            continue
+        if command == "install":
+            wanted = manifest.merge(current, document.entries)
+        else:
+            wanted = manifest.without_ours(current)
+        if wanted == current and os.path.exists(path):
+            print(f"{path}: already up to date")
+            continue
+        text = dump_json(wanted)
+        if getattr(opts, "dry_run", False):
+            sys.stdout.write(text)
+            continue
+        backup = write_atomically(path, text)
+        print(f"{path}: {'installed' if command == 'install' else 'removed'} hookbus entries"
+              + (f" (backup: {backup})" if backup else ""))  # fmt: skip
+    for note in plan.notes:
+        print(f"note: {note}")
+    return status

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 import msgspec
 
 from hookbus.bus.dispatch import DEFAULT_BUDGET, HandlerSettings
+from hookbus.discover import PROJECT_FILE
 from hookbus.errors import ConfigError
-from hookbus.locations import PROJECT_FILE
 
 _RESERVED = ("priority", "timeout", "fail_closed")
 
@@ -110,9 +110,14 @@ def _settings_of(
     for key in _RESERVED:  # one by one: a bad timeout must not cost a valid fail_closed
         if key not in raw:
             continue
+        value = raw[key]
+        if key == "timeout" and isinstance(value, float) and not 0 < value < float("inf"):
+            why = f"timeout must be positive finite seconds, not {value}; declared value kept"
+            problems.append(ConfigError(path, f"[handlers.{name!r}] {why}"))
+            continue
         try:
-            msgspec.convert({key: raw[key]}, HandlerSettings)
-            reserved[key] = raw[key]
+            msgspec.convert({key: value}, HandlerSettings)
+            reserved[key] = value
         except msgspec.ValidationError as exc:
             problems.append(ConfigError(path, f"[handlers.{name!r}] {exc}; declared value kept"))
     return msgspec.convert({"options": options, **reserved}, HandlerSettings)
@@ -129,10 +134,12 @@ def load(paths: Sequence[str]) -> Loaded:
         f = _read(path, problems)
         base = os.path.dirname(path)
         if f.budget is not None:
-            if f.budget > 0:
+            if 0 < f.budget < float("inf"):
                 budget = f.budget
             else:
-                problems.append(ConfigError(path, f"budget must be positive, not {f.budget}"))
+                problems.append(
+                    ConfigError(path, f"budget must be positive finite seconds, not {f.budget}")
+                )
         python_path += [os.path.normpath(os.path.join(base, p)) for p in f.python_path]
         if os.path.basename(path) == PROJECT_FILE:
             python_path.append(base)

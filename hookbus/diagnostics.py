@@ -1,23 +1,32 @@
-"""Diagnostics: one JSON line per thing that went wrong, in the state directory.
+"""Diagnostics: one JSON line per thing that went wrong, in ``diagnostics.jsonl`` in the
+state root.
 
-This module is on the cold path of every hook, so it uses the standard library only.
 Lines have structlog's JSON shape (``event``, ``level``, ``timestamp`` plus fields), and
-handlers' own ``ctx.log`` lines (through structlog) land in the same file.
+handlers' own ``ctx.log`` lines land in the same file.
 
-A diagnostic must never break a hook: when the file cannot be written, the line goes
-to stderr instead, which hosts keep out of the conversation on a successful exit.
+A diagnostic must never delay or break a reply. ``hookbus run`` therefore *defers* them
+(:func:`defer`): they are kept in memory while the hook works and written only after the
+reply is out, by a forked writer the hook waits for a short grace at most, so a slow or
+hung state folder costs the host nothing. Every other caller
+writes at once. When the log cannot be written (a refused or read-only state root), the
+line goes to stderr, which hosts keep out of the conversation on a successful exit.
+
+Standard library only: this is on every hook's cold path.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 
-from hookbus.locations import ensure_state_dir
+from hookbus import state
 
 LOG_NAME = "diagnostics.jsonl"
+#: A field longer than this is cut: a diagnostic must not carry a payload whole.
+FIELD_LIMIT = 2000
+
+_pending: list[bytes] | None = None
 
 
 def timestamp(now: float | None = None) -> str:
@@ -26,37 +35,90 @@ def timestamp(now: float | None = None) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{millis:03d}Z"
 
 
-def append_line(line: bytes) -> bool:
-    """Append one line to the diagnostics log in a single write; False when impossible."""
-    try:
-        fd = os.open(
-            os.path.join(ensure_state_dir(), LOG_NAME),
-            os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC,
-            0o600,
-        )
-        try:
-            os.write(fd, line)
-        finally:
-            os.close(fd)
-        return True
-    except OSError:
-        return False
+def _bounded(value: object) -> object:
+    if isinstance(value, str | int | float | bool) or value is None:
+        text = value
+    elif isinstance(value, list | tuple) and len(value) <= 50:
+        return [_bounded(v) for v in value]
+    else:
+        text = repr(value)
+    if isinstance(text, str) and len(text) > FIELD_LIMIT:
+        return f"{text[:FIELD_LIMIT]}... ({len(text)} characters)"
+    return text
 
 
-def emit(code: str, message: str, *, level: str = "warning", **fields: object) -> None:
-    """Record diagnostic ``code`` (``input-invalid``, ``handler-timeout``...) with ``fields``."""
+def line(code: str, message: str, *, level: str = "warning", **fields: object) -> bytes:
+    """The JSON line of one diagnostic."""
     record: dict[str, object] = {
         "event": code,
         "level": level,
         "timestamp": timestamp(),
-        "message": message,
+        "message": _bounded(message),
         "pid": os.getpid(),
     }
-    record.update({k: v for k, v in fields.items() if v is not None})
-    line = (json.dumps(record, default=str, ensure_ascii=False) + "\n").encode("utf-8", "replace")
-    if not append_line(line):
+    record.update({k: _bounded(v) for k, v in fields.items() if v is not None})
+    text = json.dumps(record, ensure_ascii=False) + "\n"
+    return text.encode("utf-8", "replace")
+
+
+def emit(code: str, message: str, *, level: str = "warning", **fields: object) -> None:
+    """Record diagnostic ``code`` (``input-invalid``, ``handler-timeout``...) with ``fields``."""
+    record(line(code, message, level=level, **fields))
+
+
+def record(data: bytes) -> None:
+    """Log ``data`` (whole JSON lines): now, or after the reply when deferred."""
+    if _pending is not None:
+        _pending.append(data)
+    else:
+        write(data)
+
+
+def write(data: bytes) -> None:
+    """Append ``data`` (whole lines) to the log now; to stderr when that is impossible."""
+    try:
+        state.append(LOG_NAME, data=data)
+    except OSError as exc:
+        _to_stderr(data, exc)
+
+
+def _to_stderr(data: bytes, exc: OSError) -> None:
+    note = f"hookbus: cannot write {state.path(LOG_NAME)} ({exc}); diagnostics follow\n"
+    for chunk in (note.encode(), data):
         try:
-            sys.stderr.write(f"hookbus: {code}: {message}\n")
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            pass
+            os.write(2, chunk)
+        except OSError:  # no stderr either (fd 2 closed): nothing more can be done
+            return
+
+
+def defer() -> None:
+    """Keep diagnostics in memory until :func:`take` (``hookbus run`` does this first)."""
+    global _pending
+    if _pending is None:
+        _pending = []
+
+
+def pending() -> int:
+    return len(_pending or ())
+
+
+def take() -> bytes:
+    """The deferred lines, taken (and deferring stopped): the caller writes them, see
+    :func:`hookbus.runtime.hook.flush_diagnostics`."""
+    global _pending
+    lines, _pending = _pending, None
+    return b"".join(lines or ())
+
+
+def usable() -> OSError | None:
+    """Why the log cannot be written now (None when it can): the state root's problem."""
+    try:
+        state.root(create=True)
+    except OSError as exc:
+        return exc
+    return None
+
+
+def to_stderr(data: bytes, why: OSError) -> None:
+    """Write ``data`` to stderr, saying why the log did not take it."""
+    _to_stderr(data, why)

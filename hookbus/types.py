@@ -1,20 +1,39 @@
-"""The shapes that cross module lines, each named once."""
+"""The shapes that cross module lines, each named once.
 
-from typing import TYPE_CHECKING, Protocol
+A leaf: it imports nothing of hookbus at run time (events and replies are named for the
+type checker only), so every layer may use it.
+"""
+
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import msgspec
 
-from hookbus.bus.replies import Dropped, Reply
+from hookbus.output import HookOutput
 
 if TYPE_CHECKING:
     from hookbus.bus.events import Event
+    from hookbus.bus.replies import Reply
+    from hookbus.hosts import HostFacts
+
+__all__ = ["Capabilities", "Driver", "Dropped", "Encoded", "HookOutput", "ToolRoute"]
 
 
 class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
-    """What a host can do with a reply. Handlers read it to choose; drivers degrade the rest."""
+    """What a host can do with a reply to one native event. Handlers read it to choose
+    (the guard rewrites where it may, refuses with a precise retry where it may not);
+    drivers degrade the rest, with a diagnostic."""
 
+    #: A decision the host acts on: allow, deny (and ask, with ``ask``).
+    decide: bool = False
     ask: bool = False
     rewrite_input: bool = False
+    #: A rewrite is only possible as "allow with new input": it grants permission too
+    #: (Codex), so a guard that must not grant cannot rewrite.
+    rewrite_grants_permission: bool = False
+    #: A rewrite replaces the whole input, or is merged into it key by key.
+    rewrite_mode: Literal["replace", "merge"] = "replace"
+    #: A rewrite of an agent-spawn call can set the child's model.
+    spawn_model: bool = False
     context: bool = False
     user_message: bool = False
     keep_working: bool = False
@@ -23,12 +42,12 @@ class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
     text_limit: int | None = None
 
 
-class HookOutput(msgspec.Struct, frozen=True, kw_only=True):
-    """What a hook process gives back to its host."""
+class Dropped(msgspec.Struct, frozen=True, kw_only=True):
+    """A part of a reply the merge (or a driver) had to drop, and why."""
 
-    stdout: bytes = b""
-    stderr: bytes = b""
-    exit_code: int = 0
+    handler: str
+    field: str
+    why: str
 
 
 class Encoded(msgspec.Struct, frozen=True, kw_only=True):
@@ -39,7 +58,7 @@ class Encoded(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ToolRoute(msgspec.Struct, frozen=True, kw_only=True):
-    """Which native tool names a set of tool kinds covers, for matchers and the index."""
+    """Which native tool names a set of tool patterns covers, for matchers and the index."""
 
     names: tuple[str, ...] = ()
     prefixes: tuple[str, ...] = ()
@@ -51,22 +70,42 @@ class ToolRoute(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Driver(Protocol):
-    """One host's codec. Each module in :mod:`hookbus.drivers` ends with ``driver = ...``."""
+    """One host's codec. Each module in :mod:`hookbus.drivers` ends with ``driver = ...``;
+    :class:`hookbus.drivers.base.BaseDriver` implements what every driver shares."""
 
     name: str
-    capabilities: Capabilities
-    no_opinion: HookOutput
+    facts: "HostFacts"
+    #: Every native event, in the host's own order.
+    events: tuple[str, ...]
 
     def decode(self, data: bytes, native: str | None = None) -> "Event":
-        """Native stdin bytes to a portable event; raises :class:`hookbus.errors.DecodeError`."""
+        """Native payload bytes to a portable event; raises :class:`hookbus.errors.DecodeError`."""
         ...
 
-    def encode(self, event: "Event", reply: Reply) -> Encoded:
-        """A merged reply to the host's native stdout, stderr and exit code."""
+    def encode(self, native: str, reply: "Reply") -> Encoded:
+        """A merged reply to native event ``native`` as the host's stdout, stderr, exit code."""
         ...
 
-    def deadline(self, native: str) -> float:
-        """Seconds the host gives this hook before it kills it."""
+    def no_opinion(self, native: str | None) -> HookOutput:
+        """What the host reads as "no opinion" on ``native`` (its generic one if None)."""
+        ...
+
+    def refusal(self, native: str | None, reason: str) -> HookOutput:
+        """A deny of ``native``, encoded without any payload (for input hookbus could not
+        read, and the watchdog's fail-closed answer); the no-opinion where none exists."""
+        ...
+
+    def capabilities(self, native: str) -> Capabilities:
+        """What the host does with each part of a reply to ``native``."""
+        ...
+
+    def timeout(self, native: str) -> float:
+        """Seconds the host gives this event's hook before it kills it."""
+        ...
+
+    def derive(self, event: "Event") -> tuple["Event", ...]:
+        """Portable events implied by ``event`` (an after-edit from an after-tool on an edit
+        tool, for hosts without a native edit event)."""
         ...
 
     def natives(self, kind: str, named: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -75,5 +114,5 @@ class Driver(Protocol):
         ...
 
     def tool_route(self, patterns: tuple[str, ...]) -> ToolRoute | None:
-        """Native tool names covered by tool kind ``patterns``; None when they cover all."""
+        """Native tool names covered by tool ``patterns``; None when they cover all."""
         ...

@@ -126,12 +126,14 @@ def test_filters_narrow_what_a_handler_gets() -> None:
     explore = hookbus.handler("subagent-stop", agents="Explore")(lambda e: None)
     note = hookbus.handler("other", natives="Notification")(lambda e: None)
     bash = before_tool()
-    child = before_tool(agent=Agent(id="a1", type="Explore"))
+    child = before_tool(agent=Agent(role="subagent", id="a1", type="Explore"))
     github = before_tool(tool="mcp__github__x", kind="mcp")
     github = msgspec.structs.replace(
         github, tool=msgspec.structs.replace(github.tool, mcp_server="github")
     )
-    stop = SubagentStop(host="claude", native="SubagentStop", child=Agent(id="a1", type="Explore"))
+    stop = SubagentStop(
+        host="claude", native="SubagentStop", child=Agent(role="subagent", id="a1", type="Explore")
+    )
     notification = Other(host="claude", native="Notification")
     assert [Handler(shell, name="a").wants(e) for e in (bash, github)] == [True, False]
     assert [Handler(mcp, name="a").wants(e) for e in (bash, github)] == [False, True]
@@ -296,14 +298,17 @@ def test_stop_hook_active_drops_keep_working() -> None:
 
 
 def test_edit_tool_results_reach_after_edit_subscribers() -> None:
-    """An after-tool on an edit tool is delivered as after-edit too, with its files."""
+    """An after-tool on an edit tool is delivered as after-edit too (derived by the
+    driver, which knows whether its host has a native edit event), with its files."""
+    from hookbus.drivers.claude import driver
+
     seen: list[str] = []
     on_edit = hookbus.handler("after-edit")(lambda e: seen.extend(c.path for c in e.changes))
     event = AfterTool(
         host="claude", native="PostToolUse",
         tool=ToolCall(name="Edit", kind="edit", paths=("/p/a.py",)),
     )  # fmt: skip
-    Bus([Handler(on_edit, name="on_edit")]).dispatch_sync(event)
+    Bus([Handler(on_edit, name="on_edit")]).dispatch_sync(event, derived=driver.derive(event))
     assert seen == ["/p/a.py"]
 
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, ClassVar
 
 import msgspec
 import pytest
 
 from hookbus import Reply
-from hookbus.bus.events import AfterEdit, BeforeTool, derived
+from hookbus.bus.events import AfterEdit, BeforeTool
 from hookbus.drivers import claude
 from hookbus.errors import DecodeError
+from hookbus.output import HookOutput
 from hookbus.testing.contract import DriverContract, ReplyCase
 
 GOLDEN = Path(__file__).parent / "golden" / "claude"
@@ -26,9 +28,32 @@ def hso(event: str, fields: str) -> bytes:
     )
 
 
+PRE_TOOL_DENY_R = hso("PreToolUse", '"permissionDecision":"deny","permissionDecisionReason":"R"')
+
+
 class TestClaudeContract(DriverContract):
+    """The shared contract, on schema-built goldens and on payloads captured from the real
+    Claude Code (``golden/claude/real``)."""
+
     host = "claude"
     golden_dir = GOLDEN
+    before_tool_golden = "PreToolUse.Bash"
+    refusals: ClassVar[dict[str, HookOutput]] = {
+        "PreToolUse": HookOutput(PRE_TOOL_DENY_R),
+        "PreSkillShellCommand": HookOutput(
+            hso(
+                "PreSkillShellCommand", '"permissionDecision":"deny","permissionDecisionReason":"R"'
+            )
+        ),
+        "PermissionRequest": HookOutput(
+            hso("PermissionRequest", '"decision":{"behavior":"deny","message":"R"}')
+        ),
+        "UserPromptSubmit": HookOutput(b'{"decision":"block","reason":"R"}\n'),
+        # Nothing to refuse: a deny has no effect there, so the refusal is no opinion.
+        "SessionStart": HookOutput(),
+        "SessionEnd": HookOutput(),
+        "Stop": HookOutput(),
+    }
     reply_cases = (
         ReplyCase(
             id="pre-tool-deny",
@@ -172,11 +197,27 @@ class TestClaudeContract(DriverContract):
             stdout=b"",
         ),
         ReplyCase(id="no-opinion", payload="PreToolUse.Bash", reply=Reply(), stdout=b""),
+        # On payloads captured from the real Claude Code 2.1.197 (tests/e2e,
+        # HOOKBUS_E2E_GOLDEN=1 captures them again).
+        ReplyCase(
+            id="real-pre-tool-deny",
+            payload="real/PreToolUse",
+            reply=Reply.deny("E2E"),
+            stdout=hso(
+                "PreToolUse", '"permissionDecision":"deny","permissionDecisionReason":"E2E"'
+            ),
+        ),
+        ReplyCase(
+            id="real-stop-keep-working",
+            payload="real/Stop",
+            reply=Reply.continue_working("again"),
+            stdout=b'{"decision":"block","reason":"again"}\n',
+        ),
     )
 
 
-def decode(name: str) -> object:
-    return claude.decode((GOLDEN / f"{name}.json").read_bytes())
+def decode(name: str) -> Any:
+    return claude.driver.decode((GOLDEN / f"{name}.json").read_bytes())
 
 
 @pytest.mark.parametrize(
@@ -207,13 +248,14 @@ def test_all_34_reference_events_decode() -> None:
     for name in claude.ALL_EVENTS:
         payload = msgspec.json.encode({"session_id": "s", "cwd": "/p", "hook_event_name": name,
                                        "tool_name": "Bash", "agent_id": "a", "agent_type": "t"})  # fmt: skip
-        event = claude.decode(payload)
+        event = claude.driver.decode(payload)
         assert event.native == name
         assert event.kind == claude.KIND_OF.get(name, "other")
 
 
 def test_edit_tools_also_yield_after_edit() -> None:
     """A Write that created a file is an after-tool and, derived, an after-edit 'add'."""
+    derived = claude.driver.derive
     (edit,) = derived(decode("PostToolUse.Write.create"))
     assert isinstance(edit, AfterEdit)
     assert [(c.action, c.path) for c in edit.changes] == [("add", "/home/dev/proj/src/new.py")]
@@ -235,7 +277,7 @@ def test_final_text_keeps_only_the_last_4_kib() -> None:
     long = "é" * 5000 + "Result: ok"
     payload = msgspec.json.encode({"session_id": "s", "cwd": "/p", "hook_event_name": "SubagentStop",
                                    "agent_id": "a", "agent_type": "t", "last_assistant_message": long})  # fmt: skip
-    text = claude.decode(payload).final_text  # type: ignore[attr-defined]
+    text = claude.driver.decode(payload).final_text  # type: ignore[attr-defined]
     assert text.endswith("Result: ok")
     assert len(text.encode()) <= 4096
 
@@ -258,21 +300,21 @@ def test_final_text_keeps_only_the_last_4_kib() -> None:
 def test_wrong_types_are_rejected_with_their_json_path(payload: bytes, path: str | None) -> None:
     """Strict decoding: a wrongly typed field is a DecodeError naming where it is."""
     with pytest.raises(DecodeError) as caught:
-        claude.decode(payload)
+        claude.driver.decode(payload)
     assert caught.value.path == path
 
 
 def test_event_name_may_come_from_the_command_line() -> None:
     """``--event`` names the event when the payload does not."""
-    event = claude.decode(b'{"session_id": "s", "cwd": "/p"}', "SessionEnd")
+    event = claude.driver.decode(b'{"session_id": "s", "cwd": "/p"}', "SessionEnd")
     assert event.kind == "session-end"
     with pytest.raises(DecodeError):
-        claude.decode(b'{"session_id": "s", "cwd": "/p"}')
+        claude.driver.decode(b'{"session_id": "s", "cwd": "/p"}')
 
 
 def test_unsupported_reply_parts_are_dropped_and_reported() -> None:
     """What Claude cannot take on an event is not sent, and each drop is reported."""
-    encoded = claude.encode(decode("SessionStart.startup"), Reply(decision="deny", reason="x",
+    encoded = claude.driver.encode(decode("SessionStart.startup").native, Reply(decision="deny", reason="x",
                                                                    updated_input={"a": 1}))  # fmt: skip
     assert encoded.output.stdout == b""
     assert sorted(d.field for d in encoded.dropped) == ["decision", "updated_input"]
@@ -280,55 +322,31 @@ def test_unsupported_reply_parts_are_dropped_and_reported() -> None:
 
 def test_ask_degrades_to_a_block_where_claude_has_no_ask() -> None:
     """An ask on a prompt blocks it (documented degradation) and says so."""
-    encoded = claude.encode(decode("UserPromptSubmit"), Reply.ask("sure?"))
+    encoded = claude.driver.encode(decode("UserPromptSubmit").native, Reply.ask("sure?"))
     assert encoded.output.stdout == b'{"decision":"block","reason":"sure?"}\n'
     assert [d.field for d in encoded.dropped] == ["decision"]
 
 
-def test_deadlines_follow_the_reference() -> None:
+def test_timeouts_follow_the_reference() -> None:
     """600 s by default, 30 s for prompts, 1.5 s for all SessionEnd hooks together."""
-    assert claude.deadline("PreToolUse") == 600
-    assert claude.deadline("UserPromptSubmit") == 30
-    assert claude.deadline("SessionEnd") == 1.5
-
-
-class TestClaudeRealPayloadsContract(DriverContract):
-    """The same contract on payloads captured from the real Claude Code 2.1.197
-    (``tests/e2e``, ``HOOKBUS_E2E_GOLDEN=1`` captures them again)."""
-
-    host = "claude"
-    golden_dir = GOLDEN / "real"
-    reply_cases = (
-        ReplyCase(
-            id="real-pre-tool-deny",
-            payload="PreToolUse",
-            reply=Reply.deny("E2E"),
-            stdout=hso(
-                "PreToolUse", '"permissionDecision":"deny","permissionDecisionReason":"E2E"'
-            ),
-        ),
-        ReplyCase(
-            id="real-stop-keep-working",
-            payload="Stop",
-            reply=Reply.continue_working("again"),
-            stdout=b'{"decision":"block","reason":"again"}\n',
-        ),
-    )
+    assert claude.driver.timeout("PreToolUse") == 600
+    assert claude.driver.timeout("UserPromptSubmit") == 30
+    assert claude.driver.timeout("SessionEnd") == 1.5
 
 
 def test_worktree_create_is_never_registered_and_message_display_only_on_request() -> None:
     """WorktreeCreate hooks replace Claude's own worktree creation, so hookbus never takes
     them; MessageDisplay (one process per message) only when a handler names it."""
-    assert "WorktreeCreate" not in claude.natives("other")
-    assert "WorktreeCreate" not in claude.natives("other", ("WorktreeCreate",))
-    assert "MessageDisplay" not in claude.natives("other")
-    assert claude.natives("other", ("MessageDisplay",)) == ("MessageDisplay",)
-    assert claude.natives("before-tool") == ("PreToolUse", "PreSkillShellCommand")
+    assert "WorktreeCreate" not in claude.driver.natives("other")
+    assert "WorktreeCreate" not in claude.driver.natives("other", ("WorktreeCreate",))
+    assert "MessageDisplay" not in claude.driver.natives("other")
+    assert claude.driver.natives("other", ("MessageDisplay",)) == ("MessageDisplay",)
+    assert claude.driver.natives("before-tool") == ("PreToolUse", "PreSkillShellCommand")
 
 
 def test_permission_request_ask_leaves_the_dialog_alone() -> None:
     """On PermissionRequest, ask is what the dialog does: no output, and the drop is said."""
-    encoded = claude.encode(decode("PermissionRequest"), Reply.ask("you decide"))
+    encoded = claude.driver.encode(decode("PermissionRequest").native, Reply.ask("you decide"))
     assert encoded.output.stdout == b""
     assert [d.field for d in encoded.dropped] == ["decision"]
 
@@ -338,10 +356,10 @@ def test_skill_shell_commands_are_before_tool_shell_events() -> None:
     payload = msgspec.json.encode({"session_id": "s", "cwd": "/p", "hook_event_name": "PreSkillShellCommand",
                                    "tool_name": "Bash", "tool_input": {"command": "rm -rf build"},
                                    "tool_use_id": "x", "command_name": "clean", "invoked_by": "user"})  # fmt: skip
-    event = claude.decode(payload)
+    event = claude.driver.decode(payload)
     assert isinstance(event, BeforeTool)
     assert (event.tool.kind, event.tool.command) == ("shell", "rm -rf build")
-    out = claude.encode(event, Reply.deny("no")).output.stdout
+    out = claude.driver.encode(event.native, Reply.deny("no")).output.stdout
     assert out == hso(
         "PreSkillShellCommand", '"permissionDecision":"deny","permissionDecisionReason":"no"'
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hookbus.config import load
-from hookbus.locations import config_paths
+from hookbus.discover import config_paths
 
 
 def write(path: Path, text: str) -> str:
@@ -32,6 +32,8 @@ def test_user_config_comes_first_and_hookbus_config_replaces_both(
     project = write(tmp_path / "repo" / ".hookbus.toml", "")
     assert config_paths(str(tmp_path / "repo")) == [user, project]
     monkeypatch.setenv("HOOKBUS_CONFIG", str(tmp_path / "other.toml"))
+    assert config_paths(str(tmp_path / "repo")) == []  # named but missing: said, not read
+    write(tmp_path / "other.toml", "")
     assert config_paths(str(tmp_path / "repo")) == [str(tmp_path / "other.toml")]
 
 

@@ -10,9 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hookbus.bus.events import Event
-from hookbus.drivers import HOSTS, claude
+from hookbus.drivers import claude
 from hookbus.errors import DecodeError
-from hookbus.run import peek_payload
+from hookbus.hosts import HOSTS
+from hookbus.runtime.peek import peek
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -40,7 +41,7 @@ def test_any_field_values_decode_or_raise_decode_error(
     """Wrong types anywhere give a DecodeError (fail-open upstream), never a crash."""
     payload = json.dumps({**BASE, "hook_event_name": event, **overrides}).encode()
     try:
-        decoded = claude.decode(payload)
+        decoded = claude.driver.decode(payload)
     except DecodeError:
         return
     assert isinstance(decoded, Event)
@@ -52,11 +53,11 @@ def test_any_field_values_decode_or_raise_decode_error(
 def test_arbitrary_bytes_never_escape_as_other_errors(data: bytes) -> None:
     """Random bytes: the cold-path peek says ValueError, the decoder DecodeError."""
     try:
-        peek_payload(data, HOSTS["claude"], None)
+        peek(data, HOSTS["claude"], None)
     except ValueError:
         pass
     try:
-        claude.decode(data)
+        claude.driver.decode(data)
     except DecodeError:
         pass
 
@@ -78,7 +79,7 @@ def test_valid_fields_survive_decoding(
     }  # fmt: skip
     if agent is not None:
         payload["agent_id"] = agent
-    event = claude.decode(msgspec.json.encode(payload))
+    event = claude.driver.decode(msgspec.json.encode(payload))
     assert event.session_id == session
     assert event.tool.name == tool  # type: ignore[attr-defined]
     assert event.agent.id == agent

@@ -18,9 +18,18 @@ def lines(state: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in (state / "diagnostics.jsonl").read_text().splitlines()]
 
 
-def test_state_directory_and_log_are_user_only(isolated_environment: Path) -> None:
-    """The state root is created 0700 and the log 0600; each line is structlog-shaped."""
-    diagnostics.emit("input-invalid", "not JSON", host="claude")
+def test_state_directory_and_log_are_user_only(
+    isolated_environment: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The state root is created 0700 and the log 0600 whatever the umask; each line is
+    structlog-shaped."""
+    import os
+
+    old = os.umask(0)
+    try:
+        diagnostics.emit("input-invalid", "not JSON", host="claude")
+    finally:
+        os.umask(old)
     assert stat.S_IMODE(isolated_environment.stat().st_mode) == 0o700
     log = isolated_environment / "diagnostics.jsonl"
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
@@ -47,11 +56,14 @@ def test_handler_logger_writes_json_lines_to_the_same_log(isolated_environment: 
 
 
 def test_unwritable_state_falls_back_to_one_stderr_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    """When the log cannot be written the diagnostic is one stderr line, never an error."""
+    """When the log cannot be written the diagnostic goes to stderr, with why, never an
+    error."""
     blocker = tmp_path / "file"
     blocker.write_text("")
     monkeypatch.setenv("HOOKBUS_STATE_DIR", str(blocker / "state"))
     diagnostics.emit("handler-error", "boom")
-    assert capsys.readouterr().err == "hookbus: handler-error: boom\n"
+    note, line, _ = capfd.readouterr().err.split("\n")
+    assert note.startswith(f"hookbus: cannot write {blocker}/state/diagnostics.jsonl")
+    assert json.loads(line)["event"] == "handler-error"

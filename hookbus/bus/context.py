@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hookbus.locations import ensure_state_dir
+from hookbus import state
 
 if TYPE_CHECKING:
     from hookbus.bus.events import Event
@@ -48,14 +48,16 @@ class Context:
 
     @property
     def state_dir(self) -> str:
-        return ensure_state_dir()
+        """The checked state root (created if missing); OSError when it is refused."""
+        state.root(create=True)
+        return state.root_path()
 
     @property
     def log(self) -> Any:
         """A structlog logger bound to this handler and event, writing JSON lines to the
         diagnostics log. structlog is imported on first use only."""
         if self._log is None:
-            from hookbus.logging import handler_logger
+            from hookbus.bus.log import handler_logger
 
             self._log = handler_logger(self)
         return self._log

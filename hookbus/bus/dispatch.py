@@ -12,18 +12,19 @@ group as soon as one handler is a coroutine function.
 
 import _thread
 import inspect
+import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import Any, Literal
 
 import msgspec
 
 from hookbus.bus.context import Context
-from hookbus.bus.events import KINDS, TOOL_KINDS, Event, Stop, SubagentStop, derived
+from hookbus.bus.events import KINDS, TOOL_KINDS, Event, Stop, SubagentStop
 from hookbus.bus.marks import Subscription, options_type_of, subscribed, subscription_of
-from hookbus.bus.replies import Dropped, Merged, Reply, merge
+from hookbus.bus.replies import Merged, Reply, merge
 from hookbus.errors import HandlerError
-from hookbus.types import Capabilities
+from hookbus.types import Capabilities, Dropped
 
 #: hookbus's own budget for one dispatch when neither configuration nor host says less.
 DEFAULT_BUDGET = 5.0
@@ -31,11 +32,16 @@ DEFAULT_BUDGET = 5.0
 MIN_MARGIN = 0.5
 
 
-def budget(own: float, host_limit: float) -> float:
-    """Seconds one dispatch may take: ``own``, never above the host's limit minus a margin
-    (10 %, at least 0.5 s). Claude's SessionEnd hooks share 1.5 s, so ours gets 1 s."""
-    margin = max(MIN_MARGIN, 0.1 * host_limit)
-    return max(0.05, min(own, host_limit - margin))
+def budget(own: float, host_timeout: float) -> float:
+    """Seconds one dispatch may take: ``own``, never above the host's timeout minus a margin
+    (10 %, at least 0.5 s). Claude's SessionEnd hooks share 1.5 s, so ours gets 1 s.
+    A budget that is not a positive finite number is hookbus's default."""
+    if not (math.isfinite(own) and own > 0):
+        own = DEFAULT_BUDGET
+    if not (math.isfinite(host_timeout) and host_timeout > 0):
+        host_timeout = DEFAULT_BUDGET + MIN_MARGIN
+    margin = max(MIN_MARGIN, 0.1 * host_timeout)
+    return max(0.05, min(own, host_timeout - margin))
 
 
 Status = Literal["ok", "error", "timeout"]
@@ -119,24 +125,27 @@ def _check_subscription(fn: Callable[..., Any], sub: Subscription) -> None:
             raise HandlerError(fn, f"unknown event kind {kind!r}; known: {sorted(KINDS)}")
     for pattern in sub.tools:
         if pattern not in TOOL_KINDS | {"any"} and not (
-            pattern.startswith("mcp:") and len(pattern) > 4
+            pattern.startswith(("mcp:", "name:")) and pattern.partition(":")[2]
         ):
-            raise HandlerError(fn, f"unknown tool kind {pattern!r}")
+            kinds = ", ".join(sorted(TOOL_KINDS | {"any"}))
+            raise HandlerError(
+                fn, f"unknown tool kind {pattern!r}; known: {kinds}, mcp:<server>, name:<tool>"
+            )
     if sub.tools and not TOOL_EVENT_KINDS.intersection(sub.kinds):
         raise HandlerError(fn, f"filters tools {sub.tools} but subscribes to no tool event")
-    from hookbus.drivers import KNOWN_HOSTS
+    from hookbus.hosts import is_known, known_names
 
     for host in sub.hosts:
-        if host not in KNOWN_HOSTS:
-            raise HandlerError(fn, f"unknown host {host!r}; known: {sorted(KNOWN_HOSTS)}")
+        if not is_known(host):
+            raise HandlerError(fn, f"unknown host {host!r}; known: {known_names()}")
     if isinstance(sub.priority, bool) or not isinstance(sub.priority, int):
         raise HandlerError(fn, f"priority must be an integer, not {sub.priority!r}")
     if sub.timeout is not None and (
         isinstance(sub.timeout, bool) or not isinstance(sub.timeout, int | float)
     ):
         raise HandlerError(fn, f"timeout must be seconds, not {sub.timeout!r}")
-    if sub.timeout is not None and not sub.timeout > 0:
-        raise HandlerError(fn, f"timeout must be positive seconds, not {sub.timeout!r}")
+    if sub.timeout is not None and not (sub.timeout > 0 and math.isfinite(sub.timeout)):
+        raise HandlerError(fn, f"timeout must be positive finite seconds, not {sub.timeout!r}")
     if not isinstance(sub.fail_closed, bool):
         raise HandlerError(fn, f"fail_closed must be true or false, not {sub.fail_closed!r}")
     if sub.fail_closed and sub.timeout is None:
@@ -206,13 +215,14 @@ class Bus:
         self.settings = settings
         self.budget = budget
 
-    def matching(self, event: Event) -> list[tuple[Handler, Event]]:
+    def matching(self, event: Event, derived: Sequence[Event] = ()) -> list[tuple[Handler, Event]]:
         """The (handler, event) calls ``event`` makes, in call order.
 
-        An event may carry derived ones (an after-tool on an edit tool also is an
-        after-edit); a handler gets each one it wants, primary event first.
+        The driver may derive more events from one (an after-tool on an edit tool is
+        also an after-edit, on hosts without a native edit event); a handler gets each
+        one it wants, primary event first.
         """
-        events = (event, *derived(event))
+        events = (event, *derived)
         return [(h, ev) for h in self.handlers for ev in events if h.wants(ev)]
 
     def _deadline(self, deadline: float | None) -> float:
@@ -249,20 +259,19 @@ class Bus:
         self,
         event: Event,
         *,
+        derived: Sequence[Event] = (),
         capabilities: Capabilities | None = None,
         deadline: float | None = None,
     ) -> Dispatch:
         """Dispatch without an event loop when every matching handler is synchronous;
-        otherwise run :meth:`dispatch` under ``anyio.run``."""
+        otherwise run :meth:`dispatch` under ``anyio.run`` (on a thread of its own when
+        the caller already runs an event loop, which ``anyio.run`` may not enter)."""
         caps = capabilities or Capabilities()
-        chosen = self.matching(event)
+        chosen = self.matching(event, derived)
         if any(h.is_async for h, _ in chosen):
-            import anyio
-
-            async def main() -> Dispatch:
-                return await self.dispatch(event, capabilities=caps, deadline=deadline)
-
-            return anyio.run(main)
+            return _run_loop(
+                lambda: self.dispatch(event, derived=derived, capabilities=caps, deadline=deadline)
+            )
         until = self._deadline(deadline)
         runs = [_ThreadRun(h, self._context(h, ev, caps, until), ev) for h, ev in chosen]
         for run in runs:
@@ -275,6 +284,7 @@ class Bus:
         self,
         event: Event,
         *,
+        derived: Sequence[Event] = (),
         capabilities: Capabilities | None = None,
         deadline: float | None = None,
     ) -> Dispatch:
@@ -282,7 +292,7 @@ class Bus:
         import anyio
 
         caps = capabilities or Capabilities()
-        chosen = self.matching(event)
+        chosen = self.matching(event, derived)
         until = self._deadline(deadline)
         outcomes: list[Outcome | None] = [None] * len(chosen)
 
@@ -318,6 +328,40 @@ class Bus:
             for i, (handler, ev) in enumerate(chosen):
                 group.start_soon(run, i, handler, ev)
         return self._finish(event, caps, [o for o in outcomes if o is not None])
+
+
+def _in_running_loop() -> bool:
+    import sys
+
+    asyncio = sys.modules.get("asyncio")  # no loop can run where asyncio was never imported
+    return asyncio is not None and asyncio.events._get_running_loop() is not None
+
+
+def _run_loop(main: Callable[[], Coroutine[Any, Any, Dispatch]]) -> Dispatch:
+    import anyio
+
+    async def run() -> Dispatch:
+        return await main()
+
+    if not _in_running_loop():
+        return anyio.run(run)
+    box: list[Dispatch | BaseException] = []
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def thread() -> None:
+        try:
+            box.append(anyio.run(run))
+        except BaseException as exc:
+            box.append(exc)
+        finally:
+            done.release()
+
+    _thread.start_new_thread(thread, ())
+    done.acquire()  # the dispatch is bounded by its own deadline
+    if isinstance(box[0], BaseException):
+        raise box[0]
+    return box[0]
 
 
 def _outcome(

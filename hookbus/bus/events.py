@@ -32,20 +32,41 @@ TOOL_KINDS: frozenset[str] = frozenset(ToolKind.__args__)  # type: ignore[attr-d
 #: Cap on a subagent's final text carried by subagent-stop (the tail is what matters:
 #: the report lines sit at the end).
 FINAL_TEXT_TAIL = 4096
+#: Cap on a tool's output carried by after-tool (the head: what the model read first).
+OUTPUT_HEAD = 16384
+
+
+AgentRole = Literal["main", "subagent", "unknown"]
 
 
 class Agent(msgspec.Struct, frozen=True, kw_only=True):
-    """The agent an event runs in: the main thread (``id`` None) or a subagent."""
+    """The agent an event runs in: the main thread, a subagent, or ``unknown`` where the
+    host does not say (Gemini's subagent tool calls carry no marker: a filter
+    ``agents="main"`` must not match them)."""
 
+    role: AgentRole = "main"
     id: str | None = None
     type: str | None = None
+    #: The agent that spawned this one, where the host says.
+    parent_id: str | None = None
 
     @property
     def is_subagent(self) -> bool:
-        return self.id is not None
+        return self.role == "subagent"
 
 
 MAIN = Agent()
+UNKNOWN = Agent(role="unknown")
+
+
+class Spawn(msgspec.Struct, frozen=True, kw_only=True):
+    """One child an agent-spawn tool call asks for (some hosts spawn several at once)."""
+
+    agent_type: str | None = None
+    #: The model the call requests for the child, if any (else it inherits or defaults).
+    model: str | None = None
+    prompt: str | None = None
+    description: str | None = None
 
 
 class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
@@ -63,13 +84,18 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     call_id: str | None = None
     command: str | None = None
     paths: tuple[str, ...] = ()
+    #: What an agent-spawn call asks for (kind ``agent``), one entry per child.
+    spawns: tuple[Spawn, ...] = ()
 
     def matches(self, pattern: str) -> bool:
-        """True when this call is of tool kind ``pattern`` (``any``, ``shell``, ``mcp:x``...)."""
+        """True when this call matches tool pattern ``pattern``: a kind (``any``, ``shell``),
+        ``mcp:<server>``, or ``name:<native tool name>``."""
         if pattern in ("any", self.kind):
             return True
         if pattern.startswith("mcp:"):
             return self.kind == "mcp" and self.mcp_server == pattern[4:]
+        if pattern.startswith("name:"):
+            return self.name == pattern[5:]
         return False
 
 
@@ -91,6 +117,10 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
     transcript_path: str | None = None
     agent: Agent = MAIN
     model: str | None = None
+    #: When the host says the event happened, in seconds since the epoch.
+    timestamp: float | None = None
+    #: The turn (one user prompt and what follows) the event belongs to.
+    turn_id: str | None = None
     raw: msgspec.Raw = msgspec.Raw(b"{}")
 
     @property
@@ -121,10 +151,14 @@ class AfterTool(Event, tag="after-tool", frozen=True, kw_only=True):
 
     tool: ToolCall
     response: msgspec.Raw = msgspec.Raw(b"null")
+    #: What the tool gave back, as text the model would read (at most 16 KiB: the head).
+    output: str | None = None
     error: str | None = None
     duration_ms: int | None = None
     #: Files an edit tool changed (filled by the driver; empty for other tools).
     changes: tuple[FileChange, ...] = ()
+    #: Ids of the children an agent-spawn call started (for spawn-to-child links).
+    child_ids: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -150,6 +184,8 @@ class SubagentStart(Event, tag="subagent-start", frozen=True, kw_only=True):
 
     child: Agent
     call_id: str | None = None
+    #: The model the host resolved for the child, where it says (Cursor).
+    child_model: str | None = None
 
 
 class Usage(msgspec.Struct, frozen=True, kw_only=True):
@@ -216,35 +252,21 @@ AnyEvent = (
 )
 
 
-def derived(event: Event) -> tuple[Event, ...]:
-    """Portable events implied by ``event``: a successful after-tool on an edit tool is
-    also an after-edit (hosts without a native after-edit event get one this way)."""
-    if isinstance(event, AfterTool) and event.ok and event.tool.kind == "edit":
-        changes = event.changes or tuple(
-            FileChange(action="update", path=p) for p in event.tool.paths
-        )
-        return (
-            AfterEdit(
-                host=event.host,
-                native=event.native,
-                session_id=event.session_id,
-                cwd=event.cwd,
-                transcript_path=event.transcript_path,
-                agent=event.agent,
-                model=event.model,
-                raw=event.raw,
-                tool=event.tool,
-                changes=changes,
-            ),
-        )
-    return ()
-
-
 def tail(text: str | None, limit: int = FINAL_TEXT_TAIL) -> str | None:
     """The last ``limit`` bytes of ``text`` (UTF-8), cut on a character boundary."""
     if text is None:
         return None
-    data = text.encode()
+    data = text.encode(errors="replace")
     if len(data) <= limit:
         return text
     return data[-limit:].decode(errors="ignore")
+
+
+def head(text: str | None, limit: int = OUTPUT_HEAD) -> str | None:
+    """The first ``limit`` bytes of ``text`` (UTF-8), cut on a character boundary."""
+    if text is None:
+        return None
+    data = text.encode(errors="replace")
+    if len(data) <= limit:
+        return text
+    return data[:limit].decode(errors="ignore")

@@ -23,10 +23,11 @@ class Subscription(msgspec.Struct, frozen=True, kw_only=True):
     """What a handler wants: event kinds and the filters that narrow them.
 
     Empty filters mean "all". ``tools`` takes tool kinds (``shell``, ``edit``, ``read``,
-    ``web``, ``agent``, ``mcp``, ``mcp:<server>``, ``other``, ``any``) and only applies
-    to tool events. ``agents`` takes ``main``, ``subagent`` or agent type names (for
-    subagent-start/stop: the child's type). ``natives`` narrows to native event names
-    (the way to pick particular events of kind ``other``).
+    ``web``, ``agent``, ``mcp``, ``mcp:<server>``, ``other``, ``any``) or one native tool
+    by name (``name:SubagentHandback``: only that tool is registered with the host), and
+    only applies to tool events. ``agents`` takes ``main``, ``subagent``, ``unknown`` (a
+    host that does not say) or agent type names (for subagent-start/stop: the child's).
+    ``natives`` narrows to native event names (the way to pick events of kind ``other``).
     """
 
     kinds: tuple[str, ...]
@@ -104,7 +105,7 @@ def subscribed(sub: Subscription, event: "Event") -> bool:
             return False
     if sub.agents:
         agent = getattr(event, "child", None) or event.agent
-        labels = {"subagent" if agent.is_subagent else "main", agent.type}
+        labels = {agent.role, agent.type}
         if not labels.intersection(sub.agents):
             return False
     return True

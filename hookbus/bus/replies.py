@@ -33,6 +33,8 @@ from typing import Literal
 
 import msgspec
 
+from hookbus.types import Dropped
+
 Decision = Literal["allow", "deny", "ask"]
 _STRENGTH: dict[str | None, int] = {None: 0, "allow": 1, "ask": 2, "deny": 3}
 
@@ -86,14 +88,6 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 NO_OPINION = Reply()
-
-
-class Dropped(msgspec.Struct, frozen=True, kw_only=True):
-    """A part of a reply the merge (or a driver) had to drop, and why."""
-
-    handler: str
-    field: str
-    why: str
 
 
 class Merged(msgspec.Struct, frozen=True, kw_only=True):

@@ -14,9 +14,12 @@ from typing import Any, Literal
 import msgspec
 
 from hookbus.bus import events as ev
-from hookbus.bus.replies import Dropped, Reply
+from hookbus.bus.replies import Reply
+from hookbus.drivers.base import BaseDriver
 from hookbus.errors import DecodeError
-from hookbus.types import Capabilities, Encoded, HookOutput, ToolRoute
+from hookbus.hosts import HOSTS
+from hookbus.output import HookOutput
+from hookbus.types import Capabilities, Dropped, Encoded
 
 # -- native events ---------------------------------------------------------------------
 
@@ -178,7 +181,59 @@ def tool_call(native: ToolInput) -> ev.ToolCall:
         call_id=native.tool_use_id,
         command=command if isinstance(command, str) else None,
         paths=paths,
+        spawns=(_spawn(data),) if kind == "agent" else (),
     )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _spawn(data: dict[str, Any]) -> ev.Spawn:
+    # Agent tool input (sdk.d.ts AgentInput): subagent_type, model, prompt, description.
+    return ev.Spawn(
+        agent_type=_text(data.get("subagent_type")),
+        model=_text(data.get("model")),
+        prompt=_text(data.get("prompt")),
+        description=_text(data.get("description")),
+    )
+
+
+class AgentResponse(msgspec.Struct):
+    agentId: str | None = None
+
+
+_AGENT_RESPONSE = msgspec.json.Decoder(AgentResponse)
+_ANY = msgspec.json.Decoder()
+
+
+def _output(response: msgspec.Raw) -> str | None:
+    """The tool's result as the text the model reads: Bash's stdout and stderr, an Agent's
+    text content, a string as it is, anything else as its JSON."""
+    try:
+        value = _ANY.decode(response)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if value is None or isinstance(value, str):
+        return ev.head(value)
+    if isinstance(value, dict):
+        if isinstance(value.get("stdout"), str):
+            parts = [value["stdout"], value.get("stderr") or ""]
+            return ev.head("\n".join(p for p in parts if isinstance(p, str) and p))
+        content = value.get("content")
+        if isinstance(content, list):
+            texts = [c.get("text") for c in content if isinstance(c, dict)]
+            return ev.head("\n".join(t for t in texts if isinstance(t, str)))
+    return ev.head(bytes(response).decode(errors="replace"))
+
+
+def _child_ids(tool: ev.ToolCall, response: msgspec.Raw) -> tuple[str, ...]:
+    if tool.kind != "agent":
+        return ()
+    with contextlib.suppress(msgspec.DecodeError):
+        child = _AGENT_RESPONSE.decode(response).agentId
+        return (child,) if child else ()
+    return ()
 
 
 def _changes(tool: ev.ToolCall, response: msgspec.Raw) -> tuple[ev.FileChange, ...]:
@@ -195,16 +250,11 @@ def _changes(tool: ev.ToolCall, response: msgspec.Raw) -> tuple[ev.FileChange, .
 
 
 def decode(data: bytes, native: str | None = None) -> ev.Event:
-    try:
-        name = native or _HEAD.decode(data).hook_event_name
-        if not name:
-            raise DecodeError("claude", "no hook_event_name and no --event given")
-        n: Any = _DECODERS[NATIVE_TYPES.get(name, Native)].decode(data)
-    except msgspec.ValidationError as exc:
-        problem, _, path = str(exc).partition(" - at ")
-        raise DecodeError("claude", problem, path.strip("`") or None) from None
-    except msgspec.DecodeError as exc:
-        raise DecodeError("claude", str(exc)) from None
+    # A name in the payload wins over --event: it is what the host says this call is.
+    name = _HEAD.decode(data).hook_event_name or native
+    if not name:
+        raise DecodeError("claude", "no hook_event_name and no --event given")
+    n: Any = _DECODERS[NATIVE_TYPES.get(name, Native)].decode(data)
     common: dict[str, Any] = {
         "host": "claude",
         "native": name,
@@ -212,8 +262,11 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
         "cwd": n.cwd,
         "transcript_path": n.transcript_path or None,
         # agent_type without agent_id: the main thread runs as a named agent (--agent).
-        "agent": ev.Agent(id=n.agent_id, type=n.agent_type),
+        "agent": ev.Agent(role="subagent", id=n.agent_id, type=n.agent_type)
+        if n.agent_id
+        else ev.Agent(type=n.agent_type),
         "model": n.model,
+        "turn_id": n.prompt_id,
         "raw": msgspec.Raw(data),
     }
     kind = KIND_OF.get(name, "other")
@@ -229,8 +282,10 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
             **common,
             tool=tool,
             response=n.tool_response,
+            output=_output(n.tool_response),
             duration_ms=n.duration_ms,
             changes=_changes(tool, n.tool_response),
+            child_ids=_child_ids(tool, n.tool_response),
         )
     if name == "PostToolUseFailure":
         return ev.AfterTool(**common, tool=tool_call(n), error=n.error or "failed",
@@ -240,7 +295,7 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
                        last_message=n.last_assistant_message)  # fmt: skip
     if kind in ("subagent-start", "subagent-stop"):
         # agent_id/agent_type name the child here; the event runs in its parent.
-        child = ev.Agent(id=n.agent_id, type=n.agent_type)
+        child = ev.Agent(role="subagent", id=n.agent_id, type=n.agent_type)
         common["agent"] = ev.MAIN
         if kind == "subagent-start":
             return ev.SubagentStart(**common, child=child)
@@ -311,8 +366,7 @@ def _decision(
         drop("decision", f"{decision} has no effect on this event")
 
 
-def encode(event: ev.Event, reply: Reply) -> Encoded:
-    name = event.native
+def encode(name: str, reply: Reply) -> Encoded:
     out: dict[str, Any] = {}
     hso: dict[str, Any] = {}
     dropped: list[Dropped] = []
@@ -354,67 +408,43 @@ def encode(event: ev.Event, reply: Reply) -> Encoded:
 
 # -- host facts ------------------------------------------------------------------------
 
-capabilities = Capabilities(
-    ask=True,
-    rewrite_input=True,
-    context=True,
-    user_message=True,
-    keep_working=True,
-    halt=True,
-    text_limit=10_000,  # longer additionalContext/systemMessage is spilled to a file
-)
-no_opinion = HookOutput()
-#: Seconds before Claude kills a command hook (docs: 600 s, prompts 30 s). SessionEnd
-#: hooks share 1.5 s in all unless a SessionEnd timeout raises it.
-DEADLINES = {"UserPromptSubmit": 30.0, "SessionEnd": 1.5, "MessageDisplay": 10.0}
 
-
-def deadline(native: str) -> float:
-    return DEADLINES.get(native, 600.0)
-
-
-#: Registered for kind ``other`` only when a handler names them (``natives=``): one
-#: hook process per displayed message is a cost to opt into.
-OPT_IN = ("MessageDisplay",)
-#: Never registered: a WorktreeCreate command hook *replaces* Claude's worktree creation
-#: and must print the new path, which no portable reply can say.
-NEVER = ("WorktreeCreate",)
-
-
-def natives(kind: str, named: tuple[str, ...] = ()) -> tuple[str, ...]:
-    if kind == "after-edit":
-        return ("PostToolUse",)
-    found = [n for n in ALL_EVENTS if KIND_OF.get(n, "other") == kind and n not in NEVER]
-    if kind == "other":
-        found = [n for n in found if n not in OPT_IN or n in named]
-    return tuple(n for n in found if not named or n in named)
-
-
-def tool_route(patterns: tuple[str, ...]) -> ToolRoute | None:
-    if not patterns or "any" in patterns:
-        return None
-    names = [n for n, k in TOOLS.items() if k in patterns]
-    prefixes = [f"mcp__{p[4:]}__" if p != "mcp" else "mcp__" for p in patterns if p[:3] == "mcp"]
-    if "other" not in patterns:
-        return ToolRoute(names=tuple(names), prefixes=tuple(prefixes))
-    return ToolRoute(
-        names=tuple(names),
-        prefixes=tuple(prefixes),
-        unknown=True,
-        known=tuple(TOOLS),
-        known_prefixes=("mcp__",),
+def capabilities(native: str) -> Capabilities:
+    return Capabilities(
+        decide=native in PERMISSION or native in BLOCKABLE or native == "PermissionRequest",
+        ask=native == "PreToolUse",
+        rewrite_input=native == "PreToolUse",
+        spawn_model=native == "PreToolUse",  # updatedInput may set the Agent's model
+        context=native in CONTEXT,
+        user_message=native not in SILENT,
+        keep_working=native in STOPS,
+        halt=native not in SILENT,
+        text_limit=10_000,  # longer additionalContext/systemMessage is spilled to a file
     )
 
 
-class ClaudeDriver:
+class ClaudeDriver(BaseDriver):
     name = "claude"
-    capabilities = capabilities
-    no_opinion = no_opinion
-    decode = staticmethod(decode)
-    encode = staticmethod(encode)
-    deadline = staticmethod(deadline)
-    natives = staticmethod(natives)
-    tool_route = staticmethod(tool_route)
+    facts = HOSTS["claude"]
+    events = ALL_EVENTS
+    kinds = KIND_OF
+    tools = TOOLS
+    mcp_prefix = "mcp__"
+    after_edit_from = ("PostToolUse",)  # PostToolUseFailure changed nothing
+    #: One hook process per displayed message is a cost to opt into (``natives=``).
+    opt_in = ("MessageDisplay",)
+    #: A WorktreeCreate command hook *replaces* Claude's worktree creation and must print
+    #: the new path, which no portable reply can say.
+    never = ("WorktreeCreate",)
+
+    def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
+        return decode(data, native)
+
+    def encode(self, native: str, reply: Reply) -> Encoded:
+        return encode(native, reply)
+
+    def capabilities(self, native: str) -> Capabilities:
+        return capabilities(native)
 
 
 driver = ClaudeDriver()

@@ -13,19 +13,30 @@ are anchored (``Edit`` must not catch ``NotebookEdit`` by accident).
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
-import shlex
 import sys
+from collections.abc import Mapping
 from typing import Any
 
-from hookbus.drivers.claude import ALL_EVENTS
-from hookbus.errors import HostConfigError
-from hookbus.locations import find_project_config
+from hookbus.discover import find_project_config
+from hookbus.drivers.claude import ALL_EVENTS, driver
+from hookbus.hosts import HOSTS
+from hookbus.manifests.base import (
+    Document,
+    Plan,
+    Scope,
+    hook_argv,
+    is_hookbus_command,
+    shell_command,
+)
+from hookbus.runtime.index import fail_closed
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hookbus.runtime.index import IndexData, ToolsData
 
 HOST = "claude"
-MARK = "hookbus run --host claude"
 #: Claude gives SessionEnd hooks 1.5 s in all; a timeout here would raise that budget for
 #: every SessionEnd hook of the user's, so we register none and answer within it.
 NO_TIMEOUT = {"SessionEnd"}
@@ -43,16 +54,18 @@ def settings_path(scope: str, project_dir: str | None = None) -> str:
     return os.path.join(project_dir, ".claude", "settings.json")
 
 
-def command(python: str, timeout: int | None) -> str:
-    # -P: the hook runs in the agent's working folder, whose files (a json.py, a token.py)
-    # must not shadow the standard library or hookbus itself.
-    parts = [shlex.quote(python), "-P", "-m", "hookbus", "run", "--host", HOST]
-    if timeout is not None:
-        parts += ["--timeout", str(timeout)]
-    return " ".join(parts)
+def command(python: str, native: str, timeout: float | None, *, guarded: bool = False) -> str:
+    """The hook command for ``native``: the fallback refuses when ``guarded`` (a
+    fail-closed handler wants the event), else it is Claude's no-opinion."""
+    if guarded:
+        fallback = driver.refusal(native, "hookbus could not run, and a fail-closed handler "
+                                  "wants this event")  # fmt: skip
+    else:
+        fallback = driver.no_opinion(native)
+    return shell_command(hook_argv(python, HOST, native, timeout), fallback)
 
 
-def matcher(tools: dict[str, Any] | None) -> str | None:
+def matcher(tools: ToolsData | None) -> str | None:
     """Claude matcher for an index route's tools; None registers the event for every tool."""
     if tools is None or tools.get("unknown"):
         return None
@@ -64,22 +77,24 @@ def matcher(tools: dict[str, Any] | None) -> str | None:
     return "|".join(alternatives)
 
 
-def generate(index: dict[str, Any] | None, python: str | None = None) -> Hooks:
+def generate(index: IndexData | None, python: str | None = None) -> Hooks:
     """The hooks block for what the index subscribes to, in Claude's event order."""
-    routes = (index or {}).get("routes", {}).get(HOST, {})
-    budget = float((index or {}).get("settings", {}).get("budget") or 5.0)
-    timeout = math.ceil(budget) + 5
+    routes = index["routes"].get(HOST, {}) if index else {}
+    budget = float(index["settings"].get("budget") or 5.0) if index else 5.0  # type: ignore[arg-type]
+    timeout = HOSTS[HOST].timeout_value(budget + 5)
     python = python or sys.executable
     hooks: Hooks = {}
     for native in (n for n in ALL_EVENTS if n in routes):
+        route = routes[native]
+        guarded = bool(index and fail_closed([index["handlers"][i] for i in route["handlers"]]))
         entry: dict[str, Any] = {"type": "command"}
         if native in NO_TIMEOUT:
-            entry["command"] = command(python, None)
+            entry["command"] = command(python, native, None, guarded=guarded)
         else:
-            entry["command"] = command(python, timeout)
+            entry["command"] = command(python, native, timeout, guarded=guarded)
             entry["timeout"] = timeout
         group: dict[str, Any] = {}
-        pattern = matcher(routes[native]["tools"])
+        pattern = matcher(route["tools"])
         if pattern:
             group["matcher"] = pattern
         group["hooks"] = [entry]
@@ -88,27 +103,16 @@ def generate(index: dict[str, Any] | None, python: str | None = None) -> Hooks:
 
 
 def is_ours(entry: object) -> bool:
-    return isinstance(entry, dict) and MARK in str(entry.get("command", ""))
+    return isinstance(entry, dict) and is_hookbus_command(entry.get("command"), HOST)
 
 
 def read_settings(path: str) -> dict[str, Any]:
     """The settings file as a dict ({} when absent); refuses a file it cannot parse."""
-    try:
-        with open(path, "rb") as f:
-            text = f.read()
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise HostConfigError(f"{path}: cannot read it ({exc}); nothing changed") from None
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise HostConfigError(
-            f"{path}: not valid JSON ({exc}); fix or move it, hookbus will not overwrite it"
-        ) from None
-    if not isinstance(data, dict) or not isinstance(data.get("hooks", {}), dict):
+    from hookbus.errors import HostConfigError
+    from hookbus.manifests.base import read_json
+
+    data = read_json(path)
+    if not isinstance(data.get("hooks", {}), dict):
         raise HostConfigError(f"{path}: expected an object with a 'hooks' object; nothing changed")
     return data
 
@@ -181,26 +185,27 @@ def drift(settings: dict[str, Any], ours: Hooks) -> list[str]:
     return problems
 
 
-def dump(settings: dict[str, Any]) -> str:
-    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+class ClaudeManifest:
+    """Claude Code's ``hooks`` block in ``.claude/settings.json`` (project) or
+    ``~/.claude/settings.json`` (user)."""
+
+    facts = HOSTS[HOST]
+
+    def plan(self, index: IndexData | None, *, python: str, scope: Scope) -> Plan:
+        hooks = generate(index, python)
+        return Plan(documents=(Document(path=settings_path(scope), entries=hooks),))
+
+    def merge(self, document: dict[str, Any], entries: Mapping[str, Any]) -> dict[str, Any]:
+        return merged(document, dict(entries))
+
+    def without_ours(self, document: dict[str, Any]) -> dict[str, Any]:
+        return without_ours(document)
+
+    def drift(self, document: dict[str, Any], entries: Mapping[str, Any]) -> list[str]:
+        return drift(document, dict(entries))
+
+    def read(self, path: str) -> dict[str, Any]:
+        return read_settings(path)
 
 
-def write_atomically(path: str, text: str) -> str | None:
-    """Replace ``path`` with ``text`` in one rename, keeping a backup; the backup's path.
-    A symlinked settings file (dotfiles) keeps its link: its target is what is replaced."""
-    path = os.path.realpath(path)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    backup = None
-    if os.path.exists(path):
-        backup = f"{path}.hookbus-backup"
-        with open(path, "rb") as src, open(backup, "wb") as dst:
-            dst.write(src.read())
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    if os.path.exists(path):
-        os.chmod(tmp, os.stat(path).st_mode & 0o777)
-    os.replace(tmp, path)
-    return backup
+manifest = ClaudeManifest()

@@ -26,7 +26,7 @@ import msgspec
 from hookbus import drivers
 from hookbus.bus.dispatch import DEFAULT_BUDGET, Bus, Dispatch, Handler
 from hookbus.bus.events import Event
-from hookbus.process import process
+from hookbus.runtime.process import process
 
 
 class Diagnostic(msgspec.Struct, frozen=True, kw_only=True):
@@ -124,13 +124,17 @@ def run_cli(
     env: Mapping[str, str] | None = None,
     args: Sequence[str] = (),
     timeout: float = 60.0,
+    launcher: Sequence[str] = ("-m", "hookbus"),
 ) -> CliResult:
-    """Run ``python -m hookbus run --host HOST`` as a host does: stdin in, reply out."""
+    """Run ``python -m hookbus run --host HOST`` as a host does: stdin in, reply out.
+
+    ``launcher`` replaces ``-m hookbus`` (a test host registers itself in a script of its
+    own, then hands over to :func:`hookbus.cli.main`)."""
     import time
 
     started = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "hookbus", "run", "--host", host, *args],
+        [sys.executable, *launcher, "run", "--host", host, *args],
         input=as_bytes(payload),
         capture_output=True,
         cwd=cwd,

@@ -7,16 +7,27 @@ Subclass :class:`DriverContract` in a test module and fill in the class attribut
         golden_dir = Path(__file__).parent / "golden" / "claude"
         reply_cases = (ReplyCase(id="deny", payload="PreToolUse.Bash", reply=Reply.deny("no"),
                                  stdout=b'{"hookSpecificOutput": ...}\\n'),)
+        refusals = {"PreToolUse": HookOutput(b'{"hookSpecificOutput": ...}\\n')}
 
 Golden payloads are ``<name>.json`` files, each beside ``<name>.expected.json``: the
-portable event they must decode to, as JSON, without ``raw``.
+portable event they must decode to, as JSON, without ``raw``. Its ``native`` names the
+event, which is passed as ``--event`` to hosts whose payloads do not name it.
+
+What the suite holds, for every host: each golden decodes to its event; each reply kind
+becomes exact bytes and exit code; an empty dispatch is the host's no-opinion *for that
+native event*; the refusal of each pinned event is exact; malformed input through the
+real CLI answers the no-opinion with one diagnostic; the watchdog's answer to a handler
+that never returns is the no-opinion, or the refusal when the handler is fail-closed;
+every output uses only the host's exit codes and passes the host's own validator; and
+every native event the manifest can register has a golden.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,9 +35,11 @@ import msgspec
 import pytest
 
 from hookbus import drivers
-from hookbus.bus.events import Event
+from hookbus.bus.events import KINDS, Event
 from hookbus.bus.replies import Reply
+from hookbus.output import HookOutput
 from hookbus.testing import HookClient, run_cli
+from hookbus.types import Driver
 
 
 class ReplyCase(msgspec.Struct, frozen=True, kw_only=True):
@@ -47,80 +60,190 @@ def portable(event: Event) -> Any:
     return data
 
 
-def malformed_inputs(event_field: str) -> dict[str, bytes]:
+def malformed_inputs(event_key: str) -> dict[str, bytes]:
+    key = event_key.encode()
     return {
         "garbage": b"this is not json {",
         "two-mebibytes": b'{"pad": "' + b"x" * (2 << 20) + b'"}',
-        "invalid-utf8": b'{"' + event_field.encode() + b'": "\xff\xfe"}',
-        "json-array": b'[{"' + event_field.encode() + b'": "PreToolUse"}]',
-        "wrong-typed-event-name": b'{"' + event_field.encode() + b'": 5}',
+        "invalid-utf8": b'{"' + key + b'": "\xff\xfe"}',
+        "json-array": b'[{"' + key + b'": "PreToolUse"}]',
+        "wrong-typed-event-name": b'{"' + key + b'": 5}',
         "deeply-nested": b"[" * 200_000 + b"]" * 200_000,
         "empty": b"",
     }
+
+
+HANGING_HANDLERS = """
+import re
+import hookbus
+
+@hookbus.handler("before-tool", timeout=1)
+def hangs(event):
+    # Catastrophic backtracking: _sre holds the GIL, so only the process watchdog can end it.
+    re.match(r"(a+)+$", "a" * 64 + "b")
+"""
 
 
 class DriverContract:
     host: ClassVar[str]
     golden_dir: ClassVar[Path]
     reply_cases: ClassVar[Sequence[ReplyCase]] = ()
+    #: native event -> the exact refusal ``driver.refusal(native, "R")`` must give.
+    refusals: ClassVar[Mapping[str, HookOutput]] = {}
+    #: The exit codes this host may ever see from hookbus.
+    exit_codes: ClassVar[frozenset[int]] = frozenset({0})
+    #: How the real CLI is started (a test host registers itself in a launcher script).
+    launcher: ClassVar[Sequence[str]] = ("-m", "hookbus")
+
+    #: A golden of a before-tool event, for the watchdog's answers and malformed input.
+    before_tool_golden: ClassVar[str] = ""
+
+    @property
+    def before_tool(self) -> str:
+        return self.native_of(self.golden_named(self.before_tool_golden))
+
+    @property
+    def driver(self) -> Driver:
+        return drivers.load(self.host)
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "golden" in metafunc.fixturenames:
-            payloads = sorted(
-                p for p in self.golden_dir.glob("*.json") if not p.name.endswith(".expected.json")
-            )
+            payloads = self.goldens()
             metafunc.parametrize("golden", payloads, ids=[p.stem for p in payloads])
         if "reply_case" in metafunc.fixturenames:
             metafunc.parametrize(
                 "reply_case", self.reply_cases, ids=[c.id for c in self.reply_cases]
             )
         if "malformed" in metafunc.fixturenames:
-            field = drivers.HOSTS[self.host].event_field
-            cases = malformed_inputs(field)
+            paths = drivers.load(self.host).facts.event_paths
+            cases = malformed_inputs(paths[0][-1] if paths else "event")
             metafunc.parametrize("malformed", list(cases.values()), ids=list(cases))
+        if "refusal_case" in metafunc.fixturenames:
+            metafunc.parametrize("refusal_case", list(self.refusals), ids=list(self.refusals))
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def goldens(self) -> list[Path]:
+        return sorted(
+            p for p in self.golden_dir.rglob("*.json") if not p.name.endswith(".expected.json")
+        )
+
+    def expected(self, golden: Path) -> Any:
+        return json.loads(golden.with_name(golden.stem + ".expected.json").read_text())
+
+    def native_of(self, golden: Path) -> str:
+        return str(self.expected(golden)["native"])
+
+    def event_arg(self, golden: Path) -> str | None:
+        """The ``--event`` a host passes for this golden (None where the payload names it)."""
+        return self.native_of(golden) if self.driver.facts.event_required else None
 
     def payload(self, name: str) -> bytes:
         return (self.golden_dir / f"{name}.json").read_bytes()
 
+    def golden_named(self, name: str) -> Path:
+        return self.golden_dir / f"{name}.json"
+
+    def check_output(self, native: str | None, output: HookOutput) -> None:
+        """The host's own rules for any output: exit codes, and its validator."""
+        assert output.exit_code in self.exit_codes, output
+        self.validate(native, output)
+
+    def validate(self, native: str | None, output: HookOutput) -> None:
+        """Override with the host's own validator (Codex ships JSON Schemas)."""
+
+    # -- the contract --------------------------------------------------------------------
+
     def test_golden_payload_decodes_to_expected_event(self, golden: Path) -> None:
         """A golden payload decodes to exactly the portable event recorded beside it."""
-        event = drivers.load(self.host).decode(golden.read_bytes())
-        expected = json.loads(golden.with_suffix(".expected.json").read_text())
-        assert portable(event) == expected
+        event = self.driver.decode(golden.read_bytes(), self.event_arg(golden))
+        assert portable(event) == self.expected(golden)
         assert bytes(event.raw) == golden.read_bytes()
 
     def test_reply_encodes_to_exact_native_output(self, reply_case: ReplyCase) -> None:
         """Each reply kind becomes exactly the host's native stdout, stderr and exit code."""
-        driver = drivers.load(self.host)
-        event = driver.decode(self.payload(reply_case.payload))
-        output = driver.encode(event, reply_case.reply).output
+        golden = self.golden_named(reply_case.payload)
+        event = self.driver.decode(golden.read_bytes(), self.event_arg(golden))
+        output = self.driver.encode(event.native, reply_case.reply).output
         assert output.stdout == reply_case.stdout
         assert output.stderr == reply_case.stderr
         assert output.exit_code == reply_case.exit_code
+        self.check_output(event.native, output)
 
-    def test_empty_reply_is_the_hosts_no_opinion(self, golden: Path) -> None:
-        """A dispatch nobody answers gives the host's own "no opinion", for every event."""
-        result = HookClient(self.host).run(golden.read_bytes())
-        driver = drivers.load(self.host)
-        assert (result.stdout, result.exit_code) == (
-            driver.no_opinion.stdout,
-            driver.no_opinion.exit_code,
-        )
+    def test_empty_reply_is_the_hosts_no_opinion_for_that_event(self, golden: Path) -> None:
+        """A dispatch nobody answers gives the host's own "no opinion" for that native
+        event (which need not be empty, nor the same for every event)."""
+        result = HookClient(self.host).run(golden.read_bytes(), event=self.event_arg(golden))
+        expected = self.driver.no_opinion(self.native_of(golden))
+        assert HookOutput(result.stdout, result.stderr, result.exit_code) == expected
         assert result.diagnostics == ()
+        self.check_output(self.native_of(golden), expected)
 
-    def test_malformed_input_fails_open_with_a_diagnostic(
+    def test_refusal_is_encoded_without_a_payload(self, refusal_case: str) -> None:
+        """The deny a fail-closed handler owes an event hookbus could not read is encoded
+        from the native name alone, exactly as pinned."""
+        output = self.driver.refusal(refusal_case, "R")
+        assert output == self.refusals[refusal_case]
+        self.check_output(refusal_case, output)
+
+    def test_every_registrable_event_has_a_golden(self) -> None:
+        """Each native event a manifest can register is pinned by a golden payload."""
+        driver = self.driver
+        registrable = {n for kind in KINDS for n in driver.natives(kind, driver.events)}
+        covered = {self.native_of(g) for g in self.goldens()}
+        assert sorted(registrable - covered) == []
+
+    def cli(
+        self, data: bytes, tmp_path: Path, *, native: str | None, config: str = ""
+    ) -> tuple[HookOutput, list[str]]:
+        state = tmp_path / "state"
+        (tmp_path / "hooks_contract.py").write_text(HANGING_HANDLERS)
+        config_file = tmp_path / "contract.toml"
+        config_file.write_text(textwrap.dedent(config))
+        env = {**os.environ, "HOOKBUS_STATE_DIR": str(state), "HOOKBUS_CONFIG": str(config_file)}
+        args = ["--event", native] if native and self.driver.facts.event_required else []
+        result = run_cli(self.host, data, env=env, cwd=tmp_path, args=args,
+                         launcher=self.launcher)  # fmt: skip
+        assert b"Traceback" not in result.stderr + result.stdout
+        log = state / "diagnostics.jsonl"
+        codes = (
+            [json.loads(line)["event"] for line in log.read_text().splitlines()]
+            if log.exists()
+            else []
+        )
+        return HookOutput(result.stdout, result.stderr, result.exit_code), codes
+
+    def test_malformed_input_answers_no_opinion_with_a_diagnostic(
         self, malformed: bytes, tmp_path: Path
     ) -> None:
-        """Bad stdin through the real CLI: no-opinion reply, exit as the host expects, no
-        traceback anywhere, and one diagnostic line in the state directory."""
-        state = tmp_path / "state"
-        config = tmp_path / "empty.toml"
-        config.write_text("")
-        env = {**os.environ, "HOOKBUS_STATE_DIR": str(state), "HOOKBUS_CONFIG": str(config)}
-        result = run_cli(self.host, malformed, env=env, cwd=tmp_path)
-        no_opinion = drivers.load(self.host).no_opinion
-        assert result.exit_code == no_opinion.exit_code
-        assert result.stdout == no_opinion.stdout
-        assert b"Traceback" not in result.stderr + result.stdout
-        lines = (state / "diagnostics.jsonl").read_text().splitlines()
-        assert [json.loads(line)["event"] for line in lines] == ["input-invalid"]
+        """Bad stdin through the real CLI: the no-opinion of the event (named by
+        ``--event`` where the host passes it), no traceback, one diagnostic line."""
+        native = self.before_tool if self.driver.facts.event_required else None
+        output, codes = self.cli(malformed, tmp_path, native=native)
+        expected = self.driver.no_opinion(native)
+        assert (output.stdout, output.exit_code) == (expected.stdout, expected.exit_code)
+        assert codes == ["input-invalid"]
+
+    @pytest.mark.parametrize("fail_closed", [False, True], ids=["fail-open", "fail-closed"])
+    def test_watchdog_answers_for_a_handler_that_never_returns(
+        self, fail_closed: bool, tmp_path: Path
+    ) -> None:
+        """The watchdog's answer, through the real CLI: the host's no-opinion for a
+        fail-open handler that hangs, the host's refusal for a fail-closed one."""
+        golden = self.golden_named(self.before_tool_golden)
+        native = self.native_of(golden)
+        config = f"""
+            budget = 1.5
+            python_path = ["."]
+            enable = ["hooks_contract:hangs"]
+            [handlers."hooks_contract:hangs"]
+            fail_closed = {str(fail_closed).lower()}
+        """
+        output, codes = self.cli(golden.read_bytes(), tmp_path, native=native, config=config)
+        if fail_closed:
+            reason = "hookbus: no answer in time; fail-closed hooks_contract:hangs wants it"
+            assert output == self.driver.refusal(native, reason)
+        else:
+            assert output == self.driver.no_opinion(native)
+        assert "watchdog-fired" in codes or "handler-timeout" in codes
+        self.check_output(native, output)

@@ -1,9 +1,11 @@
-"""Decode -> dispatch -> encode, in this process: the whole path of one hook call.
+"""Decode -> dispatch -> encode, in this process: the path of one hook call once its
+handlers are loaded.
 
-``hookbus run`` runs it in a watched worker; :mod:`hookbus.testing` runs it in-process.
-Whatever goes wrong, the result is a valid native reply plus diagnostics, never an
-exception: bad input answers "no opinion", a failing handler contributes nothing (or a
-deny, when it is fail-closed).
+``hookbus run`` runs it in a watched worker; :mod:`hookbus.testing` and the in-process
+runtime run it directly. Whatever goes wrong, the result is a valid native reply plus
+diagnostics, never an exception: unreadable input answers the host's no-opinion (or the
+refusal of a fail-closed handler), a failing handler contributes nothing (or a deny,
+when it is fail-closed).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import msgspec
 from hookbus.bus.dispatch import Bus, Dispatch, budget
 from hookbus.bus.events import Event
 from hookbus.errors import DecodeError
-from hookbus.types import Driver, HookOutput
+from hookbus.output import HookOutput
+from hookbus.types import Driver
 
 Emit = Callable[..., None]
 
@@ -74,16 +77,30 @@ def process_event(
     event: Event, *, driver: Driver, bus: Bus, emit: Emit, deadline: float | None = None
 ) -> Result:
     """Dispatch a decoded event and encode the reply. Without an explicit ``deadline``
-    the bus's budget applies, capped below the host's limit for this event."""
+    the bus's budget applies, capped below the host's timeout for this event."""
     if deadline is None:
-        deadline = time.monotonic() + budget(bus.budget, driver.deadline(event.native))
-    dispatch = bus.dispatch_sync(event, capabilities=driver.capabilities, deadline=deadline)
+        deadline = time.monotonic() + budget(bus.budget, driver.timeout(event.native))
+    dispatch = bus.dispatch_sync(
+        event,
+        derived=driver.derive(event),
+        capabilities=driver.capabilities(event.native),
+        deadline=deadline,
+    )
     report(dispatch, emit)
-    encoded = driver.encode(event, dispatch.reply)
+    encoded = driver.encode(event.native, dispatch.reply)
     for part in encoded.dropped:
         emit("reply-degraded", f"{part.field} not sent: {part.why}", host=event.host,
              native=event.native)  # fmt: skip
     return Result(output=encoded.output, event=event, dispatch=dispatch)
+
+
+def unreadable(driver: Driver, native: str | None, guards: list[str]) -> HookOutput:
+    """The answer to input hookbus could not read: the refusal ``guards`` (fail-closed
+    handlers that may want the event) owe it, else the host's no-opinion."""
+    if not guards:
+        return driver.no_opinion(native)
+    reason = f"hookbus could not read this event, and fail-closed {', '.join(guards)} wants it"
+    return driver.refusal(native, reason)
 
 
 def process(
@@ -99,8 +116,10 @@ def process(
     try:
         event = decode(driver, data, native, emit)
     except DecodeError as exc:
-        emit("input-invalid", str(exc), host=driver.name, path=exc.path, bytes=len(data))
-        return Result(output=driver.no_opinion)
+        guards = [h.name for h in bus.handlers if h.subscription.fail_closed]
+        emit("input-invalid", str(exc), host=driver.name, path=exc.path, bytes=len(data),
+             denied_for=guards or None)  # fmt: skip
+        return Result(output=unreadable(driver, native or _named(driver, data), guards))
     try:
         return process_event(event, driver=driver, bus=bus, emit=emit, deadline=deadline)
     except Exception:
@@ -108,4 +127,11 @@ def process(
 
         emit("internal-error", "hookbus failed; answering no opinion",
              host=driver.name, error=traceback.format_exc(limit=8))  # fmt: skip
-        return Result(output=driver.no_opinion, event=event)
+        return Result(output=driver.no_opinion(event.native), event=event)
+
+
+def _named(driver: Driver, data: bytes) -> str | None:
+    """The event name an unreadable payload still spells, if any."""
+    from hookbus.runtime.peek import sniff
+
+    return sniff(data, driver.facts)[0]

@@ -15,14 +15,11 @@ if TYPE_CHECKING:
 
 
 class _DiagnosticsFile:
-    """A structlog-compatible sink: each message is one appended JSON line."""
+    """A structlog-compatible sink: each message is one JSON line in the diagnostics log
+    (deferred like every diagnostic while a hook is answering)."""
 
     def msg(self, message: str) -> None:
-        line = (message + "\n").encode("utf-8", "replace")
-        if not diagnostics.append_line(line):
-            import sys
-
-            sys.stderr.write(line.decode())
+        diagnostics.record((message + "\n").encode("utf-8", "replace"))
 
     log = debug = info = warn = warning = error = critical = exception = msg
 

@@ -1,0 +1,72 @@
+"""Which configuration files are in effect (standard library only: every hook's cold
+path asks).
+
+Lowest precedence first: the user's ``$XDG_CONFIG_HOME/hookbus/config.toml``, then the
+nearest ``.hookbus.toml`` at or above the project folder, looking no higher than the
+repository root (a folder with ``.git``) or the home folder. ``HOOKBUS_CONFIG`` names
+the one file to read instead of both.
+
+A configuration names code to run, so a file another user could have written is
+ignored, with a ``config-ignored`` diagnostic (the rule is :mod:`hookbus.trust`'s).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hookbus import diagnostics
+from hookbus.trust import file_problem
+
+PROJECT_FILE = ".hookbus.toml"
+
+
+def user_config_path() -> str:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "hookbus", "config.toml")
+
+
+def _trusted(path: str) -> bool:
+    problem = file_problem(path)
+    if problem is None:
+        return True
+    diagnostics.emit(
+        "config-ignored",
+        f"{path} {problem}: its handlers would run as this user, so it is not read",
+        file=path,
+    )
+    return False
+
+
+def find_project_config(start: str) -> str | None:
+    """The nearest trusted ``.hookbus.toml`` at or above ``start`` (see the module doc)."""
+    here = os.path.abspath(start)
+    home = os.path.expanduser("~")
+    while True:
+        candidate = os.path.join(here, PROJECT_FILE)
+        if os.path.isfile(candidate) and _trusted(candidate):
+            return candidate
+        parent = os.path.dirname(here)
+        if here in (parent, home) or os.path.exists(os.path.join(here, ".git")):
+            return None
+        here = parent
+
+
+def config_paths(project: str | None = None) -> list[str]:
+    """The trusted configuration files in effect for ``project`` (default: the working
+    directory), lowest precedence first."""
+    explicit = os.environ.get("HOOKBUS_CONFIG")
+    if explicit:
+        path = os.path.abspath(os.path.expanduser(explicit))
+        if not os.path.exists(path):
+            diagnostics.emit("config-invalid", f"HOOKBUS_CONFIG names {path}, which does not "
+                             "exist; no handler is enabled", file=path)  # fmt: skip
+            return []
+        return [path] if _trusted(path) else []
+    paths = []
+    user = user_config_path()
+    if os.path.isfile(user) and _trusted(user):
+        paths.append(user)
+    found = find_project_config(project or os.getcwd())
+    if found and found not in paths:
+        paths.append(found)
+    return paths

@@ -1,0 +1,139 @@
+"""What every driver shares, so that a driver module is its host's tables plus a few
+small functions: decode-error translation, the no-opinion and refusal per native event,
+the host's timeouts, after-edit derivation, the native events of a portable kind, and
+the native tool names a set of tool patterns covers.
+
+A driver subclasses :class:`BaseDriver`, fills the class attributes, implements
+``decode_payload`` and ``encode``, and its module ends with ``driver = TheDriver()``.
+"""
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+import msgspec
+
+from hookbus.bus import events as ev
+from hookbus.bus.replies import Reply
+from hookbus.errors import DecodeError
+from hookbus.hosts import HostFacts
+from hookbus.output import HookOutput
+from hookbus.types import Capabilities, Encoded, ToolRoute
+
+#: The portable event kinds whose handlers filter on tools.
+TOOL_EVENT_KINDS = frozenset({"before-tool", "after-tool", "after-edit"})
+
+
+class BaseDriver:
+    """The shared half of a driver (see the module docstring)."""
+
+    name: ClassVar[str]
+    facts: ClassVar[HostFacts]
+    #: Every native event, in the host's own order (manifests write them in this order).
+    events: ClassVar[tuple[str, ...]]
+    #: Native event -> portable kind; events not listed are kind ``other``.
+    kinds: ClassVar[Mapping[str, str]]
+    #: Native tool name -> portable tool kind; names not listed are ``other``.
+    tools: ClassVar[Mapping[str, ev.ToolKind]]
+    #: How MCP tool names start (``mcp__`` for Claude); None: the host has no MCP tools.
+    mcp_prefix: ClassVar[str | None] = None
+    #: Registered for kind ``other`` only when a handler names them (``natives=``).
+    opt_in: ClassVar[tuple[str, ...]] = ()
+    #: Never registered, whatever a handler asks.
+    never: ClassVar[tuple[str, ...]] = ()
+    #: The host has a native after-edit event, so none is derived from after-tool.
+    native_after_edit: ClassVar[bool] = False
+    #: Without one, the after-tool events an after-edit is derived from (successes only;
+    #: empty: every after-tool event).
+    after_edit_from: ClassVar[tuple[str, ...]] = ()
+
+    # -- decode --------------------------------------------------------------------------
+
+    def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
+        raise NotImplementedError
+
+    def decode(self, data: bytes, native: str | None = None) -> ev.Event:
+        """Decode strictly; every way a payload can be wrong is a :class:`DecodeError`."""
+        try:
+            return self.decode_payload(data, native)
+        except msgspec.ValidationError as exc:
+            problem, _, path = str(exc).partition(" - at ")
+            raise DecodeError(self.name, problem, path.strip("`") or None) from None
+        except msgspec.DecodeError as exc:
+            raise DecodeError(self.name, str(exc)) from None
+        except RecursionError:
+            raise DecodeError(self.name, "the payload is nested too deeply") from None
+
+    def kind_of(self, native: str) -> str:
+        return self.kinds.get(native, "other")
+
+    # -- encode --------------------------------------------------------------------------
+
+    def encode(self, native: str, reply: Reply) -> Encoded:
+        raise NotImplementedError
+
+    def no_opinion(self, native: str | None) -> HookOutput:
+        return self.facts.no_opinion_for(native)
+
+    def refusal(self, native: str | None, reason: str) -> HookOutput:
+        if native is None:
+            return self.no_opinion(None)
+        return self.encode(native, Reply.deny(reason)).output
+
+    def capabilities(self, native: str) -> Capabilities:
+        raise NotImplementedError
+
+    def timeout(self, native: str) -> float:
+        return self.facts.timeout_for(native)
+
+    # -- derivation ----------------------------------------------------------------------
+
+    def derive(self, event: ev.Event) -> tuple[ev.Event, ...]:
+        """A successful after-tool on an edit tool is also an after-edit, on hosts whose
+        own edit event does not exist."""
+        if self.native_after_edit:
+            return ()
+        if not (isinstance(event, ev.AfterTool) and event.ok and event.tool.kind == "edit"):
+            return ()
+        changes = event.changes or tuple(
+            ev.FileChange(action="update", path=p) for p in event.tool.paths
+        )
+        common = {f: getattr(event, f) for f in ev.Event.__struct_fields__}
+        return (ev.AfterEdit(**common, tool=event.tool, changes=changes),)
+
+    # -- registration --------------------------------------------------------------------
+
+    def natives(self, kind: str, named: tuple[str, ...] = ()) -> tuple[str, ...]:
+        if kind == "after-edit" and not self.native_after_edit:
+            if self.after_edit_from:
+                return tuple(n for n in self.after_edit_from if not named or n in named)
+            kind = "after-tool"
+        found = [n for n in self.events if self.kind_of(n) == kind and n not in self.never]
+        if kind == "other":
+            found = [n for n in found if n not in self.opt_in or n in named]
+        return tuple(n for n in found if not named or n in named)
+
+    def tool_route(self, patterns: tuple[str, ...]) -> ToolRoute | None:
+        if not patterns or "any" in patterns:
+            return None
+        names = {n for n, k in self.tools.items() if k in patterns}
+        names.update(p[5:] for p in patterns if p.startswith("name:"))
+        prefixes = []
+        if self.mcp_prefix is not None:
+            for p in patterns:
+                if p == "mcp":
+                    prefixes.append(self.mcp_prefix)
+                elif p.startswith("mcp:"):
+                    prefixes.append(self.mcp_tool_prefix(p[4:]))
+        if "other" not in patterns:
+            return ToolRoute(names=tuple(sorted(names)), prefixes=tuple(prefixes))
+        return ToolRoute(
+            names=tuple(sorted(names)),
+            prefixes=tuple(prefixes),
+            unknown=True,
+            known=tuple(self.tools),
+            known_prefixes=(self.mcp_prefix,) if self.mcp_prefix else (),
+        )
+
+    def mcp_tool_prefix(self, server: str) -> str:
+        """How the names of server ``server``'s MCP tools start."""
+        return f"{self.mcp_prefix}{server}__"

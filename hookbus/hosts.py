@@ -1,0 +1,182 @@
+"""The one registry of hosts: what hookbus knows of each before it loads anything heavy.
+
+Every hook call reads this module on its cold path, so it is standard library only and
+holds plain data. Per host it says where a payload comes from and where the event and
+tool names sit in it, which environment variables or payload field name the project
+root, how to recognise a second dialect reaching the same command, the unit the host's
+configuration writes timeouts in, and the host's "no opinion" reply per native event
+(which must be known before the driver is: an event nobody subscribes to is answered
+without it). Everything else about a host lives in its driver
+(``hookbus/drivers/<host>.py``) and its manifest (``hookbus/manifests/<host>.py``).
+
+The CLI, the subscription index and handler validation all take host names from here.
+"""
+
+from __future__ import annotations
+
+from hookbus.output import HookOutput
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+#: A path into the payload: ``("tool_name",)`` or ``("toolCall", "name")``.
+Path = tuple[str, ...]
+
+
+class Dialect:
+    """Another host's payload reaching this host's command, recognised by a payload key
+    or an environment variable (Copilot and Cursor also run ``.claude/settings.json``
+    hooks, with payloads of their own)."""
+
+    __slots__ = ("env", "host", "keys")
+
+    def __init__(self, host: str, *, keys: tuple[str, ...] = (), env: tuple[str, ...] = ()):
+        self.host = host
+        self.keys = keys
+        self.env = env
+
+    def matches(self, payload: Mapping[str, object], environ: Mapping[str, str]) -> bool:
+        return any(k in payload for k in self.keys) or any(v in environ for v in self.env)
+
+
+class HostFacts:
+    """What the cold path and the registry know of one host (see the module docstring)."""
+
+    __slots__ = (
+        "default_timeout", "dialects", "driver", "event_paths", "event_required", "manifest",
+        "name", "no_opinion", "no_opinion_by_event", "payload_env", "project_env",
+        "project_paths", "timeout_unit", "timeouts", "tool_paths",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        driver: str,
+        manifest: str | None = None,
+        event_paths: tuple[Path, ...] = (),
+        event_required: bool = False,
+        tool_paths: tuple[Path, ...] = (),
+        project_env: tuple[str, ...] = (),
+        project_paths: tuple[Path, ...] = (),
+        payload_env: str | None = None,
+        dialects: tuple[Dialect, ...] = (),
+        no_opinion: HookOutput | None = None,
+        no_opinion_by_event: Mapping[str, HookOutput] | None = None,
+        default_timeout: float = 60.0,
+        timeouts: Mapping[str, float] | None = None,
+        timeout_unit: str = "s",
+    ) -> None:
+        self.name = name
+        #: Module of the driver (ends with ``driver = ...``) and of the manifest.
+        self.driver = driver
+        self.manifest = manifest
+        #: Where the native event name sits; the first path present wins. Empty: the
+        #: payload never names its event and ``--event`` must (``event_required``).
+        self.event_paths = event_paths
+        self.event_required = event_required
+        self.tool_paths = tool_paths
+        #: Environment variables naming the project root, in order of preference, then
+        #: payload fields (a string, or a list whose first item is the root).
+        self.project_env = project_env
+        self.project_paths = project_paths
+        #: The payload comes from this environment variable instead of stdin.
+        self.payload_env = payload_env
+        self.dialects = dialects
+        self.no_opinion = no_opinion or HookOutput()
+        self.no_opinion_by_event = dict(no_opinion_by_event or {})
+        #: Seconds the host gives a hook before killing it, by default and per event.
+        self.default_timeout = default_timeout
+        self.timeouts = dict(timeouts or {})
+        #: The unit the host's configuration writes timeouts in: "s" or "ms".
+        self.timeout_unit = timeout_unit
+
+    def no_opinion_for(self, native: str | None) -> HookOutput:
+        """The host's own "no opinion" for ``native`` (its generic one when unknown)."""
+        if native is None:
+            return self.no_opinion
+        return self.no_opinion_by_event.get(native, self.no_opinion)
+
+    def timeout_for(self, native: str | None) -> float:
+        """Seconds the host waits for this event's hook before it kills it."""
+        if native is None:
+            return self.default_timeout
+        return self.timeouts.get(native, self.default_timeout)
+
+    def project_dir(
+        self, environ: Mapping[str, str], payload: Mapping[str, object] | None
+    ) -> str | None:
+        """The project root the host names (hooks may run in a folder the agent cd-ed to)."""
+        for name in self.project_env:
+            value = environ.get(name)
+            if value:
+                return value
+        for path in self.project_paths if payload is not None else ():
+            found = find(payload, path)  # type: ignore[arg-type]
+            if isinstance(found, list) and found:
+                found = found[0]
+            if isinstance(found, str) and found:
+                return found
+        return None
+
+    def timeout_value(self, seconds: float) -> int:
+        """``seconds`` as the host's configuration writes a timeout (whole units, rounded up)."""
+        import math
+
+        return math.ceil(seconds * 1000) if self.timeout_unit == "ms" else math.ceil(seconds)
+
+
+def find(payload: Mapping[str, object], path: Path) -> object:
+    """The value at ``path`` in ``payload``, or None."""
+    value: object = payload
+    for key in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+HOSTS: dict[str, HostFacts] = {
+    # Claude Code hooks reference: every input names its event in hook_event_name; 600 s
+    # per command hook, UserPromptSubmit 30 s, SessionEnd hooks 1.5 s in all.
+    "claude": HostFacts(
+        "claude",
+        driver="hookbus.drivers.claude",
+        manifest="hookbus.manifests.claude",
+        event_paths=(("hook_event_name",),),
+        tool_paths=(("tool_name",),),
+        project_env=("CLAUDE_PROJECT_DIR",),
+        default_timeout=600.0,
+        timeouts={"UserPromptSubmit": 30.0, "SessionEnd": 1.5, "MessageDisplay": 10.0},
+    ),
+}
+
+#: Host names a handler may filter on before their driver exists: a typo fails when the
+#: bus is built, while a handler written for a host whose driver comes later does not.
+PLANNED_HOSTS = frozenset(
+    ("codex", "copilot", "cursor", "gemini", "antigravity", "hermes", "opencode", "kilo",
+     "pi", "cline", "kiro", "qwen")
+)  # fmt: skip
+
+
+def is_known(host: str) -> bool:
+    """True for a host with a driver, or one whose driver is planned."""
+    return host in HOSTS or host in PLANNED_HOSTS
+
+
+def known_names() -> list[str]:
+    return sorted({*HOSTS, *PLANNED_HOSTS})
+
+
+def facts(host: str) -> HostFacts:
+    """The facts of ``host``; KeyError naming the known hosts."""
+    found = HOSTS.get(host)
+    if found is None:
+        raise KeyError(f"unknown host {host!r}; known: {', '.join(sorted(HOSTS))}")
+    return found
+
+
+def register(host: HostFacts) -> None:
+    """Add a host (tests register a toy one through their own launcher, never hooks)."""
+    HOSTS[host.name] = host

@@ -1,0 +1,177 @@
+"""What every host's manifest shares: the plan it returns, the hook command (with a shell
+fallback that answers in the host's dialect when Python itself cannot), and the safe
+handling of the user's own settings files.
+
+A manifest module (``hookbus/manifests/<host>.py``) ends with ``manifest = ...``, an
+object with the :class:`Manifest` surface: given the compiled subscription index it
+*plans* (documents to merge, files hookbus owns outright, notes to print), and it can
+find, remove and compare its own entries in a document. The CLI carries a plan out with
+the shared code here: every foreign entry and key is kept, writes are atomic with one
+backup, a symlinked settings file stays a link (its target is replaced), and a file
+that cannot be parsed is refused, never overwritten.
+
+Never imported on a hook's path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from collections.abc import Mapping
+from typing import Any, Literal, Protocol
+
+import msgspec
+
+from hookbus.errors import HostConfigError
+from hookbus.hosts import HostFacts
+from hookbus.output import HookOutput
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hookbus.runtime.index import IndexData
+
+Scope = Literal["project", "user"]
+
+
+class Document(msgspec.Struct, frozen=True, kw_only=True):
+    """A settings file of the user's that hookbus merges its entries into."""
+
+    path: str
+    format: Literal["json"] = "json"
+    #: hookbus's entries for it, in the shape the manifest's ``merge`` understands.
+    entries: dict[str, Any]
+
+
+class OwnedFile(msgspec.Struct, frozen=True, kw_only=True):
+    """A file hookbus writes whole and removes on uninstall (a plugin, a hook script)."""
+
+    path: str
+    text: str
+    executable: bool = False
+
+
+class Plan(msgspec.Struct, frozen=True, kw_only=True):
+    """What installing hookbus into one host means."""
+
+    documents: tuple[Document, ...] = ()
+    owned: tuple[OwnedFile, ...] = ()
+    #: Things the user must know or do (Codex: trust the new hooks in ``/hooks``).
+    notes: tuple[str, ...] = ()
+
+
+class Manifest(Protocol):
+    facts: HostFacts
+
+    def plan(self, index: IndexData | None, *, python: str, scope: Scope) -> Plan: ...
+
+    def merge(self, document: dict[str, Any], entries: Mapping[str, Any]) -> dict[str, Any]:
+        """``document`` with ``entries`` in place of any earlier entries of hookbus's."""
+        ...
+
+    def without_ours(self, document: dict[str, Any]) -> dict[str, Any]: ...
+
+    def drift(self, document: dict[str, Any], entries: Mapping[str, Any]) -> list[str]: ...
+
+    def read(self, path: str) -> dict[str, Any]:
+        """The document at ``path`` ({} when absent); HostConfigError when unparseable."""
+        ...
+
+
+def load(host: str) -> Manifest:
+    """The manifest of ``host``; KeyError when it has none."""
+    import importlib
+
+    from hookbus.hosts import facts
+
+    module = facts(host).manifest
+    if module is None:
+        raise KeyError(f"hookbus cannot install into {host} yet")
+    return importlib.import_module(module).manifest  # type: ignore[no-any-return]
+
+
+# -- the hook command ------------------------------------------------------------------
+
+
+def hook_argv(python: str, host: str, native: str, timeout: float | None) -> list[str]:
+    # -P: the hook runs in the agent's working folder, whose files (a json.py, a token.py)
+    # must not shadow the standard library or hookbus itself.
+    argv = [python, "-P", "-m", "hookbus", "run", "--host", host, "--event", native]
+    if timeout is not None:
+        argv += ["--timeout", f"{timeout:g}"]
+    return argv
+
+
+def shell_command(argv: list[str], fallback: HookOutput) -> str:
+    """``argv`` as a shell command that answers ``fallback`` itself when the hook cannot
+    run at all: the interpreter is gone, hookbus is not importable there, or the process
+    dies (hookbus exits 0 on every path it controls, so only those exit otherwise).
+
+    The fallback is the host's no-opinion, or the refusal when a fail-closed handler
+    wants the event: a guard is not lost with the interpreter.
+    """
+    command = " ".join(shlex.quote(a) for a in argv)
+    parts = []
+    if fallback.stdout:
+        parts.append(f"printf '%s' {shlex.quote(fallback.stdout.decode())}")
+    if fallback.stderr:
+        parts.append(f"printf '%s' {shlex.quote(fallback.stderr.decode())} >&2")
+    parts.append(f"exit {fallback.exit_code}")
+    return f"{command} || {{ {'; '.join(parts)}; }}"
+
+
+def is_hookbus_command(command: object, host: str) -> bool:
+    """True for a hook command hookbus wrote for ``host`` (any interpreter, any event)."""
+    return isinstance(command, str) and f"hookbus run --host {host}" in command
+
+
+# -- the user's documents --------------------------------------------------------------
+
+
+def read_json(path: str) -> dict[str, Any]:
+    """A JSON settings file as a dict ({} when absent); refuses one it cannot parse."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise HostConfigError(f"{path}: cannot read it ({exc}); nothing changed") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise HostConfigError(
+            f"{path}: not valid JSON ({exc}); fix or move it, hookbus will not overwrite it"
+        ) from None
+    if not isinstance(data, dict):
+        raise HostConfigError(f"{path}: expected a JSON object; nothing changed")
+    return data
+
+
+def dump_json(document: Mapping[str, Any]) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_atomically(path: str, text: str, *, mode: int | None = None) -> str | None:
+    """Replace ``path`` with ``text`` in one rename, keeping a backup; the backup's path.
+    A symlinked settings file (dotfiles) keeps its link: its target is what is replaced."""
+    path = os.path.realpath(path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    backup = None
+    if os.path.exists(path):
+        backup = f"{path}.hookbus-backup"
+        with open(path, "rb") as src, open(backup, "wb") as dst:
+            dst.write(src.read())
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    if mode is not None:
+        os.chmod(tmp, mode)
+    elif os.path.exists(path):
+        os.chmod(tmp, os.stat(path).st_mode & 0o777)
+    os.replace(tmp, path)
+    return backup

@@ -1,0 +1,364 @@
+"""The subscription index, compiled: load the configuration, import and validate the
+enabled handlers, and route every host's native events to the handlers that may want
+them. Only ever run in a forked, watched child (the hook's worker, or the CLI's
+compile), since it imports handler modules.
+
+A handler whose module fails to load keeps the declaration it had in the previous index
+(same target), so a fail-closed guard whose dependency vanished denies instead of
+silently disappearing; one that never loaded has an unknown declaration, and
+:func:`hookbus.runtime.index.fail_closed` counts it as a guard.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgspec
+
+from hookbus import __version__, diagnostics, drivers, hosts, state
+from hookbus.bus.dispatch import Handler
+from hookbus.bus.marks import Subscription
+from hookbus.config import HandlerRef, Settings
+from hookbus.config import load as load_config
+from hookbus.drivers.base import TOOL_EVENT_KINDS
+from hookbus.errors import HandlerError
+from hookbus.runtime.index import FORMAT, INDEX_DIR, index_name, stat
+from hookbus.trust import file_problem
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hookbus.runtime.index import HandlerData, IndexData, RouteData, Stat
+
+Emit = Callable[..., None]
+#: A compile with a handler that failed to load is retried at most this often.
+RETRY_INCOMPLETE = 60.0
+#: Handlers to skip (name -> why) because importing them hung in an earlier call.
+SKIP_SUFFIX = ".skip"
+
+
+class Unavailable(Exception):
+    """A handler module could not be imported (or was not trusted); the message says why."""
+
+
+def import_target(target: str, python_path: Sequence[str] = ()) -> Callable[..., Any]:
+    """The function named by ``module:function`` (``function`` may be dotted). A module
+    file that someone else could have written is refused (:mod:`hookbus.trust`)."""
+    import importlib
+    import importlib.util
+
+    # Appended, not prepended: a project file must not shadow the standard library.
+    sys.path.extend(p for p in python_path if p not in sys.path)
+    module_name, _, attr = target.partition(":")
+    if module_name not in sys.modules:
+        try:
+            spec = importlib.util.find_spec(module_name)
+        except Exception as exc:  # its package failed to import
+            raise Unavailable(f"cannot import {module_name}: {exc!r}") from None
+        if spec is None:
+            raise Unavailable(f"no module named {module_name!r}")
+        if spec.origin and os.path.isfile(spec.origin):
+            problem = file_problem(spec.origin)
+            if problem:
+                raise Unavailable(f"{spec.origin} {problem}: not imported")
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj  # type: ignore[no-any-return]
+
+
+def module_stat(target: str, python_path: Sequence[str]) -> Stat | None:
+    """The stat of ``target``'s module file, taken *before* it is imported, so that an edit
+    made while it is being imported makes the cache stale rather than wrongly fresh."""
+    import importlib.util
+
+    sys.path.extend(p for p in python_path if p not in sys.path)
+    try:
+        spec = importlib.util.find_spec(target.partition(":")[0])
+    except Exception:  # its package failed to import; the import proper will say why
+        return None
+    origin = spec.origin if spec else None
+    return stat(origin) if origin and os.path.isfile(origin) else None
+
+
+def build_handler(ref: HandlerRef, settings: Settings, emit: Emit) -> Handler:
+    """Import and validate one enabled handler; :class:`Unavailable` saying why not.
+
+    What configuration got wrong is repaired rather than the handler lost (and, for a
+    fail-closed one, its guard): default options, the budget as a missing timeout.
+    """
+    try:
+        fn = import_target(ref.target, settings.python_path)
+    except Unavailable:
+        raise
+    except BaseException as exc:  # SystemExit from an argparse at import, too
+        raise Unavailable(f"cannot import {ref.target}: {exc!r}") from None
+    try:
+        return Handler(fn, name=ref.name, settings=ref.settings)
+    except HandlerError as exc:
+        problem: Exception = exc
+    except Exception as exc:  # a declaration so wrong that validation itself tripped
+        raise Unavailable(f"{ref.target}: {exc!r}") from None
+    repaired = ref.settings
+    if repaired.options:
+        repaired = msgspec.structs.replace(repaired, options={})
+    if repaired.fail_closed and repaired.timeout is None:
+        repaired = msgspec.structs.replace(repaired, timeout=settings.budget)
+    if repaired != ref.settings:
+        try:
+            handler = Handler(fn, name=ref.name, settings=repaired)
+        except HandlerError:
+            pass
+        else:
+            emit("config-invalid", f"{problem}; used timeout={repaired.timeout}, "
+                 f"options={repaired.options}", handler=ref.name)  # fmt: skip
+            return handler
+    raise Unavailable(str(problem))
+
+
+class _Declared:
+    """A handler known by its last good declaration only (its module fails to load now)."""
+
+    __slots__ = ("name", "subscription")
+
+    def __init__(self, name: str, subscription: Subscription) -> None:
+        self.name = name
+        self.subscription = subscription
+
+
+def routes(host: str, handlers: Sequence[Handler | _Declared | None]) -> dict[str, RouteData]:
+    """Native event -> the handlers (by position) that may want it, and which tools. A
+    None entry (declaration unknown) is left out: the runtime treats it as wanting all."""
+    driver = drivers.load(host)
+    out: dict[str, RouteData] = {}
+    for i, handler in enumerate(handlers):
+        if handler is None:
+            continue
+        sub = handler.subscription
+        if sub.hosts and host not in sub.hosts:
+            continue
+        for kind in sub.kinds:
+            patterns = ("edit",) if kind == "after-edit" and not sub.tools else sub.tools
+            tool_route = driver.tool_route(patterns) if kind in TOOL_EVENT_KINDS else None
+            for native in driver.natives(kind, sub.natives):
+                route = out.get(native)
+                if route is None:
+                    route = out[native] = {"handlers": [], "tools": None}
+                    fresh = True
+                else:
+                    fresh = False
+                if i not in route["handlers"]:
+                    route["handlers"].append(i)
+                if tool_route is None or (not fresh and route["tools"] is None):
+                    route["tools"] = None
+                    continue
+                tools = route["tools"] or {
+                    "names": [], "prefixes": [], "unknown": False, "known": [],
+                    "known_prefixes": [],
+                }  # fmt: skip
+                tools["names"] = sorted({*tools["names"], *tool_route.names})
+                tools["prefixes"] = sorted({*tools["prefixes"], *tool_route.prefixes})
+                if tool_route.unknown:
+                    tools["unknown"] = True
+                    tools["known"] = list(tool_route.known)
+                    tools["known_prefixes"] = list(tool_route.known_prefixes)
+                route["tools"] = tools
+    return out
+
+
+class Compiled:
+    """A compiled index and the handlers it loaded (for a dispatch in the same process)."""
+
+    __slots__ = ("data", "handlers", "settings")
+
+    def __init__(self, data: IndexData, handlers: list[Handler], settings: Settings) -> None:
+        self.data = data
+        self.handlers = handlers
+        self.settings = settings
+
+
+def compile_index(
+    files: list[str],
+    previous: IndexData | None = None,
+    *,
+    skip: dict[str, str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Compiled:
+    """Compile the index of ``files``. ``skip`` names targets not to import (their import
+    hung before), by handler name; ``progress`` hears each handler's name before its module
+    is imported."""
+    configs = [stat(p) for p in files]  # before reading them: see module_stat
+    problems: list[str] = []
+
+    def emit(code: str, message: str, **fields: Any) -> None:
+        problems.append(f"{code}: {fields.get('handler') or fields.get('file') or ''}: {message}")
+        diagnostics.emit(code, message, **fields)
+
+    loaded = load_config(files)
+    for problem in loaded.problems:
+        emit("config-invalid", problem.problem, file=problem.source)
+    settings = loaded.settings
+    watch = [module_stat(r.target, settings.python_path) for r in settings.handlers]
+    before = set(sys.modules)
+    last = {e["name"]: e for e in (previous["handlers"] if previous else [])}
+    built: list[Handler] = []
+    entries: list[Handler | _Declared | None] = []
+    unavailable: dict[str, str] = {}
+    for ref in settings.handlers:
+        why = (skip or {}).get(ref.name)
+        if why is None:
+            if progress is not None:
+                progress(ref.name)
+            try:
+                handler = build_handler(ref, settings, emit)
+            except Unavailable as exc:
+                why = str(exc)
+            else:
+                built.append(handler)
+                entries.append(handler)
+                continue
+        unavailable[ref.name] = why
+        known = last.get(ref.name)
+        if known and known["target"] == ref.target and known["subscription"] is not None:
+            declared = msgspec.convert(known["subscription"], Subscription)
+            entries.append(_Declared(ref.name, declared))
+            emit("handler-unavailable", f"{why}; kept with its last good declaration",
+                 handler=ref.name)  # fmt: skip
+        else:
+            entries.append(None)
+            emit("handler-unavailable", f"{why}; its declaration is unknown, so hookbus "
+                 "treats it as fail-closed until it loads", handler=ref.name)  # fmt: skip
+    # Also watch the project modules the handlers pulled in (guards/__init__.py importing
+    # guards/impl.py): an edit there changes a declaration too.
+    roots = tuple(os.path.join(p, "") for p in settings.python_path)
+    for name in set(sys.modules) - before:
+        source = getattr(sys.modules[name], "__file__", None)
+        if roots and isinstance(source, str) and source.startswith(roots):
+            watch.append(stat(source))
+    complete = not unavailable
+    handler_data: list[HandlerData] = []
+    for ref, entry in zip(settings.handlers, entries, strict=True):
+        handler_data.append(
+            {
+                "name": ref.name,
+                "target": ref.target,
+                "settings": msgspec.to_builtins(ref.settings),
+                "subscription": None if entry is None else msgspec.to_builtins(entry.subscription),
+                "unavailable": unavailable.get(ref.name),
+            }
+        )
+    data: IndexData = {
+        "format": FORMAT,
+        "hookbus": __version__,
+        "python": sys.executable,
+        "configs": configs,
+        "watch": sorted({json.dumps(w): w for w in watch if w is not None}.values(), key=str),
+        "complete": complete,
+        "retry_at": 0 if complete else time.time() + RETRY_INCOMPLETE,
+        "problems": problems,
+        "settings": msgspec.to_builtins(settings),
+        "handlers": handler_data,
+        "routes": {host: routes(host, entries) for host in hosts.HOSTS},
+    }
+    # The same plain JSON a later run reads back from the cache (lists, not tuples).
+    plain: IndexData = json.loads(msgspec.json.encode(data))
+    return Compiled(plain, built, settings)
+
+
+def save(files: list[str], data: IndexData) -> None:
+    """Cache ``data`` in the state root (atomically); a diagnostic when that fails."""
+    try:
+        state.write(INDEX_DIR, index_name(files), data=json.dumps(data).encode())
+    except OSError as exc:
+        diagnostics.emit("index-unwritable", f"cannot cache the subscription index: {exc}")
+
+
+def read_skip(files: list[str]) -> dict[str, str]:
+    """Handlers whose import hung recently for these files (name -> why)."""
+    try:
+        marker = json.loads(state.read(INDEX_DIR, index_name(files) + SKIP_SUFFIX))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(marker, dict) or marker.get("configs") != [stat(p) for p in files]:
+        return {}
+    if time.time() >= float(marker.get("retry_at", 0)):
+        return {}
+    skip = marker.get("skip")
+    return {str(k): str(v) for k, v in skip.items()} if isinstance(skip, dict) else {}
+
+
+def write_skip(files: list[str], name: str, why: str) -> None:
+    """Remember that importing handler ``name`` hung: for a minute no hook imports it."""
+    skip = {**read_skip(files), name: why}
+    marker = {
+        "configs": [stat(p) for p in files],
+        "retry_at": time.time() + RETRY_INCOMPLETE,
+        "skip": skip,
+    }
+    try:
+        state.write(INDEX_DIR, index_name(files) + SKIP_SUFFIX, data=json.dumps(marker).encode())
+    except OSError as exc:
+        diagnostics.emit("index-unwritable", f"cannot record the hung import: {exc}")
+
+
+def stand_in(entry: HandlerData) -> Handler:
+    """A handler that could not be loaded, standing in for a fail-closed one: it denies
+    every event its last declaration wants (every event, when that is unknown), and says
+    why the real one is missing."""
+    from hookbus.bus.events import KINDS
+    from hookbus.bus.marks import MARK
+    from hookbus.bus.replies import Reply
+
+    why = entry["unavailable"] or "it did not load"
+    reason = f"hookbus: fail-closed handler {entry['name']} could not be loaded ({why})"
+
+    def refuse(event: object) -> Reply:
+        return Reply.deny(reason)
+
+    declared = entry["subscription"]
+    sub = (
+        msgspec.convert(declared, Subscription)
+        if declared is not None
+        else Subscription(kinds=tuple(sorted(KINDS)))
+    )
+    setattr(
+        refuse, MARK, msgspec.structs.replace(sub, fail_closed=True, timeout=sub.timeout or 1.0)
+    )
+    return Handler(refuse, name=entry["name"])
+
+
+def stand_ins(entries: Sequence[HandlerData], loaded: set[str]) -> list[Handler]:
+    """Stand-ins for the fail-closed handlers among ``entries`` not in ``loaded``."""
+    from hookbus.runtime.index import fail_closed
+
+    missing = [e for e in entries if e["name"] not in loaded]
+    closed = set(fail_closed(missing))
+    return [stand_in(e) for e in missing if e["name"] in closed]
+
+
+def compile_in_child(files: list[str], *, timeout: float = 60.0) -> IndexData | None:
+    """Compile and cache the index in a forked child (handler modules printing or hanging
+    at import must not reach the caller's output or hold it); None when it failed."""
+    from hookbus.runtime.index import Lookup, read
+    from hookbus.runtime.isolate import run_child
+
+    previous: Lookup = read(files)
+
+    def work(progress: Callable[[str], None]) -> bytes:
+        diagnostics.take()
+        compiled = compile_index(files, previous.data, progress=progress)
+        save(files, compiled.data)
+        return json.dumps(compiled.data).encode()
+
+    child = run_child(work, deadline=time.monotonic() + timeout, lifetime=timeout + 1)
+    if child.status != "ok":
+        doing = f" ({child.progress})" if child.progress else ""
+        diagnostics.emit("index-unavailable", f"compiling the subscription index: "
+                         f"{child.status}{doing}")  # fmt: skip
+        return None
+    data: IndexData = json.loads(child.data)
+    return data

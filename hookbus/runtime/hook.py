@@ -1,0 +1,259 @@
+"""``hookbus run --host NAME [--event NATIVE] [--timeout SECONDS]``: the hook entrypoint.
+
+This is the cold path every tool call pays for, so it imports the standard library only
+until it knows a handler may want the event:
+
+1. arguments (by hand: argparse costs milliseconds), then the host's facts;
+2. the payload, read within a bound of size and time (:mod:`~hookbus.runtime.intake`);
+3. a peek at the event and tool names (:mod:`~hookbus.runtime.peek`);
+4. the configuration files and the subscription index (:mod:`~hookbus.runtime.index`):
+   a fresh index that routes the event to nobody is answered "no opinion" at once;
+5. otherwise :mod:`hookbus.runtime.worker` decodes, dispatches in a watched worker and
+   encodes.
+
+Guarantees on every path: the host's own reply (no opinion, or the deny a fail-closed
+handler owes) before the deadline, never a traceback; an event a fail-closed handler
+could want is never let through because the index was missing, stale or unreadable;
+diagnostics are written only after the reply (:mod:`hookbus.diagnostics`), and the last
+resort (:mod:`~hookbus.runtime.emergency`) answers a signal or a hung system call.
+When the host itself is unknown, no reply can be right: the hook exits 1 and the
+command's shell fallback, written by the manifest, answers in the host's dialect.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from hookbus import diagnostics
+from hookbus.discover import config_paths
+from hookbus.hosts import HOSTS, HostFacts
+from hookbus.output import HookOutput
+from hookbus.runtime import index
+from hookbus.runtime.call import Call
+from hookbus.runtime.emergency import Emergency
+from hookbus.runtime.intake import Intake, read_payload
+from hookbus.runtime.peek import peek, sniff
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+USAGE = "usage: hookbus run --host NAME [--event NATIVE] [--timeout SECONDS]"
+#: hookbus's own budget when nothing says less (``hookbus.bus.dispatch.DEFAULT_BUDGET``).
+DEFAULT_BUDGET = 5.0
+#: The last resort fires this long before the host would kill the hook.
+LAST_RESORT_MARGIN = 0.25
+#: After the reply, how long the hook may wait for its diagnostics to be written.
+FLUSH_GRACE = 0.5
+
+
+class Options:
+    __slots__ = ("event", "host", "timeout")
+
+    def __init__(self) -> None:
+        self.host = ""
+        self.event: str | None = None
+        self.timeout: float | None = None
+
+
+def parse(argv: list[str]) -> Options:
+    """Parse ``run``'s few options; ValueError saying what is wrong."""
+    opts = Options()
+    args = iter(argv)
+    for arg in args:
+        name, eq, value = arg.partition("=")
+        if name not in ("--host", "--event", "--timeout"):
+            raise ValueError(f"unknown argument {arg[:80]!r}; {USAGE}")
+        if not eq:
+            value = next(args, "")
+        if not value:
+            raise ValueError(f"{name} needs a value; {USAGE}")
+        if name == "--host":
+            opts.host = value
+        elif name == "--event":
+            opts.event = value
+        else:
+            try:
+                opts.timeout = float(value)
+            except ValueError:
+                raise ValueError(f"--timeout takes seconds, not {value[:40]!r}") from None
+            if not 0 < opts.timeout < float("inf"):
+                raise ValueError(f"--timeout must be positive seconds, not {value[:40]}")
+    if not opts.host:
+        raise ValueError(f"--host is required; {USAGE}")
+    return opts
+
+
+def _value_after(argv: list[str], flag: str) -> str | None:
+    """``flag``'s value in arguments that did not parse (to answer in the right dialect)."""
+    for i, arg in enumerate(argv):
+        if arg.startswith(flag + "="):
+            return arg.partition("=")[2]
+        if arg == flag and i + 1 < len(argv):
+            return argv[i + 1]
+    return None
+
+
+def cap(own: float, host_timeout: float) -> float:
+    """The dispatch budget: see :func:`hookbus.bus.dispatch.budget` (the same rule, here
+    without importing the bus)."""
+    margin = max(0.5, 0.1 * host_timeout)
+    return max(0.05, min(own, host_timeout - margin))
+
+
+def main(argv: list[str]) -> int:
+    """Run one hook call; the process's exit code (its reply is written already)."""
+    started = time.monotonic()
+    diagnostics.defer()
+    emergency = Emergency()
+    emergency.install()
+    emergency.on_fire = lambda signal: _gave_up(signal, started)
+    after_reply: list[Callable[[], None]] = []
+    try:
+        code = _run(argv, started, emergency, after_reply)
+    except Exception as exc:  # a bug of ours must not become the host's problem
+        import traceback
+
+        diagnostics.emit("internal-error", repr(exc), error=traceback.format_exc(limit=8))
+        code = emergency.answer(emergency.current())
+    emergency.disarm()
+    flush_diagnostics(FLUSH_GRACE, after_reply)
+    return code
+
+
+def _gave_up(signal: str, started: float) -> None:
+    reason = "the hook's deadline" if signal == "SIGALRM" else signal
+    diagnostics.emit("emergency-answer", f"answered at {reason}, after "
+                     f"{time.monotonic() - started:.3f}s", signal=signal)  # fmt: skip
+    flush_diagnostics(0.0)
+
+
+def flush_diagnostics(grace: float, actions: list[Callable[[], None]] | None = None) -> None:
+    """After the reply: write the deferred diagnostics and do the state writes that
+    waited for it (``actions``), waiting ``grace`` seconds at most."""
+    data = diagnostics.take()
+    if not data and not actions:
+        return
+    problem = diagnostics.usable()
+    if problem is not None:
+        diagnostics.to_stderr(data, problem)
+        return
+    from hookbus.runtime.isolate import run_child
+
+    def write(progress: object) -> bytes:
+        diagnostics.write(data)
+        for action in actions or ():
+            action()
+        return b"written"
+
+    child = run_child(write, deadline=time.monotonic() + grace, lifetime=30.0, kill_late=False)
+    if child.status == "fork-failed":
+        diagnostics.write(data)
+        for action in actions or ():
+            action()
+
+
+def _run(
+    argv: list[str], started: float, emergency: Emergency, after: list[Callable[[], None]]
+) -> int:
+    try:
+        opts = parse(argv)
+    except ValueError as exc:
+        diagnostics.emit("usage-invalid", str(exc), argv=argv)
+        facts = HOSTS.get(_value_after(argv, "--host") or "")
+        if facts is None:
+            return _unknown_host(str(exc))
+        return emergency.answer(facts.no_opinion_for(_value_after(argv, "--event")))
+    facts = HOSTS.get(opts.host)
+    if facts is None:
+        known = ", ".join(sorted(HOSTS))
+        message = f"unknown host {opts.host[:80]!r}; known: {known}"
+        diagnostics.emit("usage-invalid", message)
+        return _unknown_host(message)
+    emergency.set(facts.no_opinion_for(opts.event))
+    timeout = opts.timeout or facts.timeout_for(opts.event)
+    emergency.arm(started + max(0.05, timeout - LAST_RESORT_MARGIN))
+    intake = read_payload(facts, started + cap(DEFAULT_BUDGET, timeout))
+    try:
+        peeked = peek(intake.data, facts, opts.event)
+    except ValueError as exc:
+        return _unreadable(intake, facts, opts, str(exc), started, emergency)
+    facts, native, tool = peeked.facts, peeked.native, peeked.tool
+    no_opinion = facts.no_opinion_for(native)
+    emergency.set(no_opinion)
+    if intake.end == "timeout":
+        # A whole object arrived but stdin stayed open: read as complete, say so.
+        diagnostics.emit("input-unclosed", "stdin stayed open after the payload",
+                         host=facts.name, native=native)  # fmt: skip
+    timeout = opts.timeout or facts.timeout_for(native)
+    files = config_paths(facts.project_dir(os.environ, peeked.payload))
+    if not files:
+        return emergency.answer(no_opinion)
+    # Until the index says who wants this event, a hook that must give up refuses it.
+    emergency.set_lazy(lambda: _refusal(facts.name, native, "could not read its index in time"))
+    lookup = index.read(files)
+    if _nobody(lookup, facts.name, native, tool):
+        emergency.set(no_opinion)
+        return emergency.answer(no_opinion)
+    from hookbus.runtime.worker import dispatch_guarded
+
+    call = Call(facts, native, tool, intake.data, peeked.payload, timeout=timeout,
+                started=started, files=files, lookup=lookup, emergency=emergency)  # fmt: skip
+    return emergency.answer(dispatch_guarded(call, after))
+
+
+def _unknown_host(message: str) -> int:
+    """No reply is right for a host hookbus does not know: say so to a person, and exit 1
+    so that the installed command's shell fallback answers in the host's dialect."""
+    try:  # noqa: SIM105 (contextlib is not loaded on the cold path)
+        os.write(2, f"hookbus run: {message}\n".encode())
+    except OSError:
+        pass
+    return 1
+
+
+def _nobody(lookup: index.Lookup, host: str, native: str, tool: str | None) -> bool:
+    """True when a fresh index says no handler may want this event (and none is of
+    unknown declaration, which may want any)."""
+    return lookup.fresh and not lookup.wanted(host, native, tool) and not lookup.unknown_handlers()
+
+
+def _unreadable(  # noqa: PLR0917
+    intake: Intake,
+    facts: HostFacts,
+    opts: Options,
+    problem: str,
+    started: float,
+    emergency: Emergency,
+) -> int:
+    """Input that cannot be read: the host's no-opinion, or the deny of a fail-closed
+    handler that may want the event (a guard is not bypassed by a payload made too large,
+    malformed or never finished)."""
+    if intake.end == "timeout":
+        problem = f"{problem} (stdin still open when the read's time ran out)"
+    diagnostics.emit("input-invalid", problem, host=facts.name, bytes=len(intake.data))
+    sniffed, tool = sniff(intake.data, facts)
+    native = sniffed or opts.event
+    no_opinion = facts.no_opinion_for(native)
+    emergency.set(no_opinion)
+    if native is None:
+        return emergency.answer(no_opinion)
+    files = config_paths(facts.project_dir(os.environ, None))
+    if not files:
+        return emergency.answer(no_opinion)
+    lookup = index.read(files)
+    if _nobody(lookup, facts.name, native, tool):
+        return emergency.answer(no_opinion)
+    from hookbus.runtime.worker import refuse_unreadable
+
+    call = Call(facts, native, tool, intake.data, None,
+                timeout=opts.timeout or facts.timeout_for(native), started=started,
+                files=files, lookup=lookup, emergency=emergency)  # fmt: skip
+    return emergency.answer(refuse_unreadable(call))
+
+
+def _refusal(host: str, native: str, why: str) -> HookOutput:
+    from hookbus import drivers
+
+    return drivers.load(host).refusal(native, f"hookbus {why}; a fail-closed handler may want it")

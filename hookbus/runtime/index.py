@@ -1,0 +1,187 @@
+"""The subscription index, read: which handlers may want a native event of a host.
+
+``hookbus run`` consults it before anything heavy is imported, so an event nobody wants
+is answered without msgspec, anyio or any handler module. It is plain JSON in the state
+root, compiled by :mod:`hookbus.runtime.compile` from the configuration and the
+handlers' own declarations; this module only reads it, with the standard library.
+
+An index is *fresh* when it was compiled by this hookbus, for these configuration files
+as they are now, with every handler module it watched unchanged. Anything else (missing,
+stale, from another version, unreadable, in a refused state root) is not an answer:
+``hookbus run`` then compiles and dispatches in one watched worker, and its fallback is
+computed as if every handler whose declaration is unknown were fail-closed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import zlib
+
+from hookbus import __version__, state
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal, TypedDict
+
+    #: ``[path, mtime_ns, size]``; the last two None when the file is missing.
+    Stat = list[object]
+
+    class ToolsData(TypedDict):
+        names: list[str]
+        prefixes: list[str]
+        unknown: bool
+        known: list[str]
+        known_prefixes: list[str]
+
+    class RouteData(TypedDict):
+        handlers: list[int]
+        #: None: every tool (or the event has no tool).
+        tools: ToolsData | None
+
+    class SubscriptionData(TypedDict, total=False):
+        kinds: list[str]
+        tools: list[str]
+        hosts: list[str]
+        agents: list[str]
+        natives: list[str]
+        priority: int
+        timeout: float | None
+        fail_closed: bool
+
+    class HandlerData(TypedDict):
+        name: str
+        target: str
+        #: Its configuration section (:class:`hookbus.config.HandlerRef` settings).
+        settings: dict[str, object]
+        #: Its declaration; None when its module never loaded (unknown).
+        subscription: SubscriptionData | None
+        #: Why it is not loaded now (None: it is).
+        unavailable: str | None
+
+    class IndexData(TypedDict):
+        format: int
+        hookbus: str
+        python: str
+        configs: list[Stat]
+        watch: list[Stat]
+        complete: bool
+        retry_at: float
+        problems: list[str]
+        settings: dict[str, object]
+        handlers: list[HandlerData]
+        routes: dict[str, dict[str, RouteData]]
+
+    Freshness = Literal["fresh", "stale", "missing", "unreadable", "refused"]
+
+FORMAT = 2
+INDEX_DIR = "index"
+
+
+def stat(path: str) -> Stat:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return [path, None, None]
+    return [path, st.st_mtime_ns, st.st_size]
+
+
+def index_name(files: list[str]) -> str:
+    """One index per set of configuration files and interpreter. hookbus's version is not
+    in the name: after an upgrade the old index still tells which handlers are guards."""
+    key = "\0".join([*files, sys.executable])
+    return f"{zlib.crc32(key.encode('utf-8', 'surrogateescape')):08x}.json"
+
+
+def is_fresh(data: IndexData, files: list[str], now: float | None = None) -> bool:
+    if data.get("hookbus") != __version__ or data.get("python") != sys.executable:
+        return False
+    if data.get("configs") != [stat(p) for p in files]:
+        return False
+    if not data.get("complete") and (now or time.time()) >= float(data.get("retry_at", 0)):
+        return False  # a handler failed to load: try again, it may be installed by now
+    return all(stat(str(w[0])) == w for w in data.get("watch", []))
+
+
+class Lookup:
+    """The index as found for a set of configuration files, and how fresh it is."""
+
+    __slots__ = ("data", "files", "freshness", "problem")
+
+    def __init__(
+        self,
+        files: list[str],
+        freshness: Freshness,
+        data: IndexData | None = None,
+        problem: str | None = None,
+    ) -> None:
+        self.files = files
+        self.freshness: Freshness = freshness
+        #: The index read, fresh or not (a stale one still knows the declarations).
+        self.data = data
+        #: Why there is no usable index (for the diagnostic).
+        self.problem = problem
+
+    @property
+    def fresh(self) -> bool:
+        return self.freshness == "fresh"
+
+    def wanted(self, host: str, native: str, tool: object) -> list[int]:
+        """Positions of the handlers that may want this native event (a superset: the
+        bus filters exactly after the full decode). Empty means nobody."""
+        if self.data is None:
+            return []
+        route = self.data["routes"].get(host, {}).get(native)
+        if route is None:
+            return []
+        tools = route["tools"]
+        if tools is None or not isinstance(tool, str):
+            return list(route["handlers"])
+        if tool in tools["names"] or tool.startswith(tuple(tools["prefixes"])):
+            return list(route["handlers"])
+        unknown = tool not in tools["known"] and not tool.startswith(tuple(tools["known_prefixes"]))
+        return list(route["handlers"]) if tools["unknown"] and unknown else []
+
+    def unknown_handlers(self) -> list[HandlerData]:
+        """Handlers whose declaration is unknown: they may want any event."""
+        handlers = self.data["handlers"] if self.data is not None else []
+        return [h for h in handlers if h["subscription"] is None]
+
+
+def read(files: list[str]) -> Lookup:
+    """The index for ``files`` (the configuration in effect), never compiling it."""
+    if not files:
+        return Lookup(files, "fresh", None)
+    try:
+        raw = state.read(INDEX_DIR, index_name(files))
+    except FileNotFoundError:
+        return Lookup(files, "missing", problem="no subscription index yet")
+    except state.StateRefused as exc:
+        return Lookup(files, "refused", problem=str(exc))
+    except OSError as exc:
+        return Lookup(files, "unreadable", problem=f"cannot read the index: {exc}")
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        return Lookup(files, "unreadable", problem=f"the index is not JSON: {exc}")
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return Lookup(files, "stale", problem="the index has another format")
+    if is_fresh(data, files):  # type: ignore[arg-type]
+        return Lookup(files, "fresh", data)  # type: ignore[arg-type]
+    return Lookup(files, "stale", data, problem="the configuration or a handler changed")  # type: ignore[arg-type]
+
+
+def fail_closed(entries: list[HandlerData]) -> list[str]:
+    """Names of the fail-closed handlers among ``entries``, counting as fail-closed every
+    handler whose declaration is unknown unless its configuration says it is not."""
+    names = []
+    for entry in entries:
+        configured = entry["settings"].get("fail_closed")
+        sub = entry["subscription"]
+        declared = bool(sub.get("fail_closed")) if sub is not None else None
+        effective = configured if isinstance(configured, bool) else declared
+        if effective or (effective is None and sub is None):
+            names.append(entry["name"])
+    return names

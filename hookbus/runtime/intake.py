@@ -1,0 +1,80 @@
+"""The payload, read within a bound of size and time.
+
+Hosts write the payload to the hook's stdin and close it; some never close it (Kiro's
+IDE), and Kiro's IDE 0.x passes the payload in an environment variable instead. So the
+read stops at end of input, at one complete JSON object once no more bytes are waiting,
+at the size limit, or at the deadline, whichever comes first, and says which.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import time
+
+from hookbus.hosts import HostFacts
+
+#: Payloads larger than this are not read further (and never decoded).
+MAX_INPUT = 1 << 20
+_CHUNK = 1 << 16
+
+
+class Intake:
+    """What was read, and how the read ended: ``eof``, ``complete`` (one JSON object on a
+    stdin left open), ``too-large``, ``timeout`` or ``env``."""
+
+    __slots__ = ("data", "end")
+
+    def __init__(self, data: bytes, end: str) -> None:
+        self.data = data
+        self.end = end
+
+
+def _complete(data: bytes) -> bool:
+    if not data.rstrip().endswith(b"}"):
+        return False
+    try:
+        return isinstance(json.loads(data), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+def read_payload(facts: HostFacts, deadline: float, *, fd: int = 0) -> Intake:
+    """Read the payload for ``facts``'s host, by ``deadline`` (``time.monotonic()``)."""
+    if facts.payload_env is not None:
+        value = os.environ.get(facts.payload_env)
+        if value is not None:
+            return Intake(value.encode("utf-8", "surrogateescape")[: MAX_INPUT + 1], "env")
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return Intake(b"".join(chunks), "timeout")
+        try:
+            ready = select.select([fd], [], [], left)[0]
+        except (OSError, ValueError):  # no stdin at all (closed by the host)
+            return Intake(b"".join(chunks), "eof")
+        if not ready:
+            return Intake(b"".join(chunks), "timeout")
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            continue
+        except OSError:
+            return Intake(b"".join(chunks), "eof")
+        if not chunk:
+            return Intake(b"".join(chunks), "eof")
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_INPUT:
+            return Intake(b"".join(chunks), "too-large")
+        # Nothing more waiting right now, and what we have is a whole object: a host
+        # that keeps stdin open has said all it will.
+        if chunk.rstrip().endswith(b"}") and not select.select([fd], [], [], 0)[0]:
+            data = b"".join(chunks)
+            if _complete(data):
+                return Intake(data, "complete")

@@ -1,0 +1,172 @@
+"""Run untrusted work (handler modules, handlers) in a forked child, under a deadline.
+
+The child's stdin, stdout and stderr are /dev/null: nothing it prints can reach the
+host, whose stdout is the reply channel, and it holds none of the host's pipes open (a
+host waits for those to close). It talks back through a pipe in length-prefixed frames,
+progress notes first and one result last, so a grandchild that keeps the pipe open (a
+handler that forks) cannot hold the reply, and a child killed at the deadline still
+leaves the last thing it was doing ("importing guard"). An interval timer, armed in the
+child, ends it by the kernel's hand once its lifetime is over, whatever the parent does;
+a Python-level timeout could not fire while the child is stuck in C code holding the GIL.
+
+The parent never waits for a child that has answered: it may go on writing the index
+or diagnostics after its reply, on its own time.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import select
+import signal
+import time
+from collections.abc import Callable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Status = Literal["ok", "timeout", "died", "fork-failed"]
+
+_HEADER = 9  # one byte of frame type, eight of length
+_PROGRESS = b"P"
+_RESULT = b"R"
+
+Progress = Callable[[str], None]
+
+
+class Child:
+    """The result of :func:`run_child`: ``status``, ``data`` when it is ``ok``, and the last
+    progress note the child sent."""
+
+    __slots__ = ("data", "pid", "progress", "status")
+
+    def __init__(self, status: Status, data: bytes = b"", pid: int = 0, progress: str = ""):
+        self.status = status
+        self.data = data
+        self.pid = pid
+        self.progress = progress
+
+
+def run_child(
+    work: Callable[[Progress], bytes],
+    *,
+    deadline: float,
+    lifetime: float,
+    kill_late: bool = True,
+    after: Callable[[], None] | None = None,
+) -> Child:
+    """Fork, run ``work(progress)`` in the child and return what it returned, if it did by
+    ``deadline`` (a ``time.monotonic()`` value). ``after`` runs in the child once the
+    result is sent (work the reply must not wait for).
+
+    A late child is killed (``kill_late``) or left to finish in the background; either
+    way it is gone ``lifetime`` seconds after the fork.
+    """
+    read_end, write_end = os.pipe()
+    # Keep the collector away from what both processes share: a collection in the
+    # child would touch, and so copy, every page of the parent's heap.
+    gc.freeze()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return Child("fork-failed")
+    if pid == 0:
+        os.close(read_end)
+        _child(work, write_end, lifetime, after)
+    os.close(write_end)
+    try:
+        data, progress = _receive(read_end, deadline)
+    finally:
+        os.close(read_end)
+    if data is None:
+        if kill_late:
+            _kill(pid)
+        return Child("timeout", pid=pid, progress=progress)
+    if not data:  # it closed the pipe without a result: make sure it is gone
+        _kill(pid)
+        return Child("died", pid=pid, progress=progress)
+    _reap_later(pid)
+    return Child("ok", data[1:], pid, progress)
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+def _reap_later(pid: int) -> None:
+    # Reap it now if it is done, else from a daemon thread: a hook process exits without
+    # waiting (init reaps the child), a long-lived one (an in-process host) keeps no zombie.
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return
+    if not done:
+        import _thread
+
+        _thread.start_new_thread(_wait_quietly, (pid,))
+
+
+def _wait_quietly(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+def _send(fd: int, kind: bytes, payload: bytes) -> None:
+    view = memoryview(kind + len(payload).to_bytes(_HEADER - 1, "big") + payload)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _child(
+    work: Callable[[Progress], bytes], fd: int, lifetime: float, after: Callable[[], None] | None
+) -> None:
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.setitimer(signal.ITIMER_REAL, lifetime)
+        gc.disable()  # a short-lived process: memory is returned at exit
+        null = os.open(os.devnull, os.O_RDWR)
+        for std in (0, 1, 2):
+            os.dup2(null, std)
+        os.close(null)
+        result = work(lambda note: _send(fd, _PROGRESS, note.encode("utf-8", "replace")))
+        _send(fd, _RESULT, b"+" + result)
+        os.close(fd)
+        if after is not None:
+            after()
+    finally:
+        os._exit(0)
+
+
+def _receive(fd: int, deadline: float) -> tuple[bytes | None, str]:
+    """The child's result (b"" when it died without one, None at the deadline) and its last
+    progress note. A result is returned with a leading byte the caller strips."""
+    buffer = bytearray()
+    progress = ""
+    while True:
+        while len(buffer) >= _HEADER:
+            size = int.from_bytes(buffer[1:_HEADER], "big")
+            if len(buffer) < _HEADER + size:
+                break
+            kind, payload = bytes(buffer[:1]), bytes(buffer[_HEADER : _HEADER + size])
+            del buffer[: _HEADER + size]
+            if kind == _RESULT:
+                return payload, progress
+            progress = payload.decode("utf-8", "replace")
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None, progress
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return b"", progress
+        buffer += chunk

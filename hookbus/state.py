@@ -1,0 +1,253 @@
+"""The state root: hookbus's private folder (the subscription index, the diagnostics log).
+
+``$HOOKBUS_STATE_DIR``, else ``$XDG_STATE_HOME/hookbus``, else ``~/.local/state/hookbus``.
+
+What is in it decides which modules a hook imports, so it is private and checked, never
+trusted as found:
+
+- it is created ``0700`` whatever the umask;
+- an existing root that is a symbolic link, not a folder, not owned by this user, or
+  writable by group or others is **refused**: never used, never reset, and every use says
+  why (:class:`StateRefused`); hooks then work without a cache;
+- everything inside is opened relative to the root's own descriptor with ``O_NOFOLLOW``,
+  so no path within it can be a symbolic link, and only regular files this user owns
+  are read or appended to (``O_NONBLOCK``: a FIFO planted as the log cannot block).
+
+Standard library only: this is on every hook's cold path.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from hookbus.trust import writable_by_others
+
+_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class StateRefused(OSError):
+    """The state root (or a path in it) failed its checks; ``reason`` says which."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"state folder {path} {reason}; refused (fix or remove it)")
+
+
+def root_path() -> str:
+    explicit = os.environ.get("HOOKBUS_STATE_DIR")
+    if explicit:
+        return os.path.abspath(os.path.expanduser(explicit))
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
+    return os.path.join(os.path.abspath(base), "hookbus")
+
+
+_root: tuple[str, int] | None = None
+
+
+def _check_dir(st: os.stat_result, path: str) -> None:
+    if stat.S_ISLNK(st.st_mode):
+        raise StateRefused(path, "is a symbolic link")
+    if not stat.S_ISDIR(st.st_mode):
+        raise StateRefused(path, "is not a folder")
+    if st.st_uid != os.geteuid():
+        raise StateRefused(path, f"is owned by uid {st.st_uid}, not by this user")
+    why = writable_by_others(st)
+    if why:
+        raise StateRefused(path, f"is {why}")
+
+
+def root(*, create: bool = False) -> int:
+    """A descriptor of the checked state root. Raises :class:`StateRefused` when it fails
+    a check, FileNotFoundError when it is missing and ``create`` is false."""
+    global _root
+    path = root_path()
+    if _root is not None:
+        if _root[0] == path:
+            return _root[1]
+        forget()  # HOOKBUS_STATE_DIR changed (tests, in-process hosts)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        if not create:
+            raise
+        parent = os.path.dirname(path)
+        os.makedirs(parent, exist_ok=True)
+        try:
+            os.mkdir(path, 0o700)
+            os.chmod(path, 0o700, follow_symlinks=False)  # the umask took nothing away
+        except FileExistsError:
+            pass  # another hook created it first: check it like any existing one
+        st = os.lstat(path)
+    _check_dir(st, path)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
+    opened = os.fstat(fd)
+    if (opened.st_dev, opened.st_ino) != (st.st_dev, st.st_ino):  # swapped in between
+        os.close(fd)
+        raise StateRefused(path, "changed while it was being opened")
+    _root = (path, fd)
+    return fd
+
+
+def forget() -> None:
+    """Drop the cached root descriptor (tests change ``HOOKBUS_STATE_DIR``)."""
+    global _root
+    if _root is not None:
+        os.close(_root[1])
+        _root = None
+
+
+def _folder(parts: tuple[str, ...], *, create: bool) -> int:
+    """A descriptor of the folder ``parts[:-1]`` inside the root (the caller closes it
+    unless it is the root itself)."""
+    fd = root(create=create)
+    for name in parts[:-1]:
+        try:
+            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW, dir_fd=fd)
+        except FileNotFoundError:
+            if not create:
+                raise
+            try:  # noqa: SIM105 (contextlib is not loaded on the cold path)
+                os.mkdir(name, 0o700, dir_fd=fd)
+            except FileExistsError:
+                pass
+            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW, dir_fd=fd)
+        except OSError as exc:
+            raise StateRefused(os.path.join(root_path(), *parts[:-1]), _why(exc)) from None
+        try:
+            _check_dir(os.fstat(child), os.path.join(root_path(), name))
+        except StateRefused:
+            os.close(child)
+            raise
+        if fd != root():
+            os.close(fd)
+        fd = child
+    return fd
+
+
+def _why(exc: OSError) -> str:
+    import errno
+
+    if exc.errno == errno.ELOOP:
+        return "holds a symbolic link"
+    return f"cannot be opened ({exc.strerror or exc})"
+
+
+def _close_folder(fd: int) -> None:
+    if _root is None or fd != _root[1]:
+        os.close(fd)
+
+
+def _checked_file(fd: int, where: str) -> None:
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise StateRefused(where, "is not a regular file")
+    if st.st_uid != os.geteuid() or writable_by_others(st):
+        raise StateRefused(where, "is not this user's own private file")
+
+
+def path(*parts: str) -> str:
+    """The path of ``parts`` inside the state root (for messages and users)."""
+    return os.path.join(root_path(), *parts)
+
+
+def read(*parts: str, limit: int = 64 << 20) -> bytes:
+    """The whole file at ``parts`` inside the root. OSError (FileNotFoundError when it is
+    missing, :class:`StateRefused` when it fails a check)."""
+    folder = _folder(parts, create=False)
+    try:
+        fd = os.open(parts[-1], os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW, dir_fd=folder)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise StateRefused(path(*parts), _why(exc)) from None
+    finally:
+        _close_folder(folder)
+    try:
+        _checked_file(fd, path(*parts))
+        chunks = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def write(*parts: str, data: bytes) -> None:
+    """Replace the file at ``parts`` with ``data`` in one rename (created ``0600``)."""
+    folder = _folder(parts, create=True)
+    try:
+        tmp = f".{parts[-1]}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o600, dir_fd=folder)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(tmp, parts[-1], src_dir_fd=folder, dst_dir_fd=folder)
+    finally:
+        _close_folder(folder)
+
+
+def append(*parts: str, data: bytes) -> None:
+    """Append ``data`` to the file at ``parts`` in one write (created ``0600``)."""
+    folder = _folder(parts, create=True)
+    try:
+        try:
+            fd = os.open(
+                parts[-1],
+                os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | _NOFOLLOW,
+                0o600,
+                dir_fd=folder,
+            )
+        except OSError as exc:
+            raise StateRefused(path(*parts), _why(exc)) from None
+    finally:
+        _close_folder(folder)
+    try:
+        _checked_file(fd, path(*parts))
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def open_lock(*parts: str) -> int:
+    """A descriptor of the lock file at ``parts`` (created ``0600``), for ``flock``."""
+    folder = _folder(parts, create=True)
+    try:
+        fd = os.open(
+            parts[-1], os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | _NOFOLLOW, 0o600, dir_fd=folder
+        )
+    except OSError as exc:
+        raise StateRefused(path(*parts), _why(exc)) from None
+    finally:
+        _close_folder(folder)
+    try:
+        _checked_file(fd, path(*parts))
+    except StateRefused:
+        os.close(fd)
+        raise
+    return fd
+
+
+def remove(*parts: str) -> None:
+    """Remove the file at ``parts`` if it is there."""
+    try:
+        folder = _folder(parts, create=False)
+    except FileNotFoundError:
+        return
+    try:
+        os.unlink(parts[-1], dir_fd=folder)
+    except FileNotFoundError:
+        pass
+    finally:
+        _close_folder(folder)
