@@ -21,7 +21,8 @@ from collections.abc import Sequence
 
 import msgspec
 
-from hookbus.bus.dispatch import DEFAULT_BUDGET, HandlerSettings
+from hookbus.budgets import DEFAULT_BUDGET
+from hookbus.bus.dispatch import HandlerSettings
 from hookbus.discover import PROJECT_FILE
 from hookbus.errors import ConfigError
 

@@ -21,8 +21,6 @@ from __future__ import annotations
 import os
 import stat
 
-from hookbus.trust import writable_by_others
-
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -55,9 +53,11 @@ def _check_dir(st: os.stat_result, path: str) -> None:
         raise StateRefused(path, "is not a folder")
     if st.st_uid != os.geteuid():
         raise StateRefused(path, f"is owned by uid {st.st_uid}, not by this user")
-    why = writable_by_others(st)
-    if why:
-        raise StateRefused(path, f"is {why}")
+    # Stricter than for configuration files: hookbus creates it 0700, so any group or
+    # world write bit was put there by someone else.
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        who = "every user" if st.st_mode & stat.S_IWOTH else f"group {st.st_gid}"
+        raise StateRefused(path, f"is writable by {who}")
 
 
 def root(*, create: bool = False) -> int:
@@ -145,7 +145,7 @@ def _checked_file(fd: int, where: str) -> None:
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         raise StateRefused(where, "is not a regular file")
-    if st.st_uid != os.geteuid() or writable_by_others(st):
+    if st.st_uid != os.geteuid() or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise StateRefused(where, "is not this user's own private file")
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import hookbus
 from hookbus.manifests import claude as manifest
 
 HANDLERS = """
@@ -62,12 +63,14 @@ def test_manifest_registers_only_subscribed_events_and_tools(project: Path) -> N
     keeps Claude's 1.5 s budget (no timeout that would raise it for every hook)."""
     proc = cli(project, "manifest")
     assert proc.returncode == 0, proc.stderr
-    command = f"{sys.executable} -P -m hookbus run --host claude --event"
-    fallback = "|| { exit 0; }"  # Claude's no-opinion, should Python itself fail to start
+    main = Path(hookbus.__file__).with_name("__main__.py")
+    checks = f"if [ -x {sys.executable} ] && [ -f {main} ]; then exec"
+    command = f"{checks} {sys.executable} -P {main} run --host claude --event"
+    fallback = "fi; exit 0"  # Claude's no-opinion, should Python or hookbus be gone
 
     def shell(event: str) -> dict[str, object]:
         return {"matcher": "Bash|PowerShell", "hooks": [{"type": "command", "timeout": 10,
-                "command": f"{command} {event} --timeout 10 {fallback}"}]}  # fmt: skip
+                "command": f"{command} {event} --timeout 10; {fallback}"}]}  # fmt: skip
 
     assert json.loads(proc.stdout) == {
         "hooks": {
@@ -75,7 +78,7 @@ def test_manifest_registers_only_subscribed_events_and_tools(project: Path) -> N
             # skills' embedded shell commands, guarded too
             "PreSkillShellCommand": [shell("PreSkillShellCommand")],
             "SessionEnd": [
-                {"hooks": [{"type": "command", "command": f"{command} SessionEnd {fallback}"}]}
+                {"hooks": [{"type": "command", "command": f"{command} SessionEnd; {fallback}"}]}
             ],
         }
     }
@@ -105,7 +108,7 @@ def test_install_keeps_every_user_entry_and_is_idempotent(project: Path) -> None
     hooks = result["hooks"]
     assert hooks["Notification"] == USER_SETTINGS["hooks"]["Notification"]  # type: ignore[index]
     assert hooks["PreToolUse"][0] == USER_SETTINGS["hooks"]["PreToolUse"][0]  # type: ignore[index]
-    assert "hookbus run --host claude" in hooks["PreToolUse"][1]["hooks"][0]["command"]  # type: ignore[index]
+    assert "run --host claude" in hooks["PreToolUse"][1]["hooks"][0]["command"]  # type: ignore[index]
     assert (
         json.loads((project / ".claude" / "settings.json.hookbus-backup").read_text())
         == USER_SETTINGS
@@ -187,7 +190,7 @@ def test_a_symlinked_settings_file_stays_a_symlink(project: Path, tmp_path: Path
     (project / ".claude" / "settings.json").symlink_to(target)
     assert cli(project, "install").returncode == 0
     assert (project / ".claude" / "settings.json").is_symlink()
-    assert "hookbus run --host claude" in target.read_text()
+    assert "run --host claude" in target.read_text()
 
 
 def test_an_interpreter_that_cannot_run_the_hook_is_refused(project: Path, tmp_path: Path) -> None:

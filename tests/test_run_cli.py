@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import hookbus
 from hookbus.testing import CliResult, run_cli
 
 GOLDEN = Path(__file__).parent / "golden" / "claude"
@@ -285,21 +286,38 @@ def test_bad_arguments_answer_the_hosts_no_opinion(project: Path) -> None:
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
 
 
-def test_unknown_host_exits_1_so_the_commands_fallback_answers(project: Path) -> None:
-    """No reply can be right for a host hookbus does not know: it says so on stderr and
-    exits 1, and the installed command's shell fallback answers in the host's dialect."""
-    from hookbus.manifests.base import shell_command
-    from hookbus.output import HookOutput
-
+def test_unknown_host_is_a_loud_exit_1(project: Path) -> None:
+    """No reply can be right for a host hookbus does not know (a command written by a newer
+    hookbus): it says so on stderr and exits 1, never guessing a dialect."""
     argv = [sys.executable, "-m", "hookbus", "run", "--host", "nonesuch"]
     proc = subprocess.run(argv, input=b"{}", capture_output=True, cwd=project, timeout=30,
                           check=False)  # fmt: skip
     assert (proc.returncode, proc.stdout) == (1, b"")
     assert b"unknown host 'nonesuch'" in proc.stderr
-    command = shell_command(argv, HookOutput(b'{"decision":"ask"}'))
-    proc = subprocess.run(command, shell=True, input=b"{}", capture_output=True, cwd=project,
-                          timeout=30, check=False)  # fmt: skip
-    assert (proc.returncode, proc.stdout) == (0, b'{"decision":"ask"}')
+
+
+@pytest.mark.parametrize("gone", ["interpreter", "package"])
+def test_the_commands_fallback_answers_when_python_or_hookbus_is_gone(
+    project: Path, tmp_path: Path, gone: str
+) -> None:
+    """The installed command answers Claude's no-opinion itself when its interpreter or
+    hookbus's package has gone, and the refusal when a fail-closed handler wants the event."""
+    from hookbus.manifests.claude import command
+
+    for guarded, expected in ((False, None), (True, "deny")):
+        line = command(sys.executable, "PreToolUse", 10, guarded=guarded)
+        main = str(Path(hookbus.__file__).with_name("__main__.py"))
+        line = line.replace(sys.executable if gone == "interpreter" else main,
+                            str(tmp_path / "gone"))  # fmt: skip
+        proc = subprocess.run(line, shell=True, input=json.dumps(pre_tool("ls", project)).encode(),
+                              capture_output=True, cwd=project, timeout=30, check=False)  # fmt: skip
+        assert proc.returncode == 0
+        out = (
+            json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"]
+            if proc.stdout
+            else None
+        )
+        assert out == expected
 
 
 def test_help_lists_the_commands() -> None:
@@ -323,7 +341,7 @@ def test_budget_never_exceeds_the_hosts_limit_minus_a_margin(
     own: float, host: float, expected: float
 ) -> None:
     """The dispatch budget: the configured one, capped below the host's own limit."""
-    from hookbus.bus.dispatch import budget
+    from hookbus.budgets import budget
 
     assert budget(own, host) == pytest.approx(expected)
 

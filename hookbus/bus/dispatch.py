@@ -19,30 +19,13 @@ from typing import Any, Literal
 
 import msgspec
 
+from hookbus.budgets import DEFAULT_BUDGET
 from hookbus.bus.context import Context
 from hookbus.bus.events import KINDS, TOOL_KINDS, Event, Stop, SubagentStop
 from hookbus.bus.marks import Subscription, options_type_of, subscribed, subscription_of
 from hookbus.bus.replies import Merged, Reply, merge
 from hookbus.errors import HandlerError
 from hookbus.types import Capabilities, Dropped
-
-#: hookbus's own budget for one dispatch when neither configuration nor host says less.
-DEFAULT_BUDGET = 5.0
-#: Below this margin under the host's limit, the host's own overheads eat the answer.
-MIN_MARGIN = 0.5
-
-
-def budget(own: float, host_timeout: float) -> float:
-    """Seconds one dispatch may take: ``own``, never above the host's timeout minus a margin
-    (10 %, at least 0.5 s). Claude's SessionEnd hooks share 1.5 s, so ours gets 1 s.
-    A budget that is not a positive finite number is hookbus's default."""
-    if not (math.isfinite(own) and own > 0):
-        own = DEFAULT_BUDGET
-    if not (math.isfinite(host_timeout) and host_timeout > 0):
-        host_timeout = DEFAULT_BUDGET + MIN_MARGIN
-    margin = max(MIN_MARGIN, 0.1 * host_timeout)
-    return max(0.05, min(own, host_timeout - margin))
-
 
 Status = Literal["ok", "error", "timeout"]
 TOOL_EVENT_KINDS = frozenset({"before-tool", "after-tool", "after-edit"})

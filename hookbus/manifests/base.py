@@ -15,6 +15,7 @@ Never imported on a hook's path.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shlex
@@ -94,35 +95,71 @@ def load(host: str) -> Manifest:
 
 
 def hook_argv(python: str, host: str, native: str, timeout: float | None) -> list[str]:
-    # -P: the hook runs in the agent's working folder, whose files (a json.py, a token.py)
-    # must not shadow the standard library or hookbus itself.
-    argv = [python, "-P", "-m", "hookbus", "run", "--host", host, "--event", native]
+    """``python -P <hookbus>/__main__.py run --host HOST --event NATIVE [--timeout S]``.
+
+    -P: the hook runs in the agent's working folder, whose files (a json.py, a token.py)
+    must not shadow the standard library or hookbus itself. The package's ``__main__.py``
+    by path rather than ``-m hookbus``: runpy's machinery costs every call ~1.5 ms.
+    """
+    main = os.path.join(os.path.dirname(hookbus_file(python)), "__main__.py")
+    argv = [python, "-P", main, "run", "--host", host, "--event", native]
     if timeout is not None:
         argv += ["--timeout", f"{timeout:g}"]
     return argv
 
 
-def shell_command(argv: list[str], fallback: HookOutput) -> str:
+def shell_command(argv: list[str], fallback: HookOutput, requires: tuple[str, ...] = ()) -> str:
     """``argv`` as a shell command that answers ``fallback`` itself when the hook cannot
-    run at all: the interpreter is gone, hookbus is not importable there, or the process
-    dies (hookbus exits 0 on every path it controls, so only those exit otherwise).
+    start: the interpreter (``argv[0]``) or a file it ``requires`` (hookbus's own package
+    in that interpreter) is gone.
 
     The fallback is the host's no-opinion, or the refusal when a fail-closed handler
-    wants the event: a guard is not lost with the interpreter.
+    wants the event: a guard is not lost with the interpreter. The checks are shell
+    builtins and the hook is ``exec``-ed, so the shell forks nothing and costs nothing
+    measurable; a fallback after the hook (``cmd || fallback``) would keep the shell
+    waiting on every call.
     """
+    checks = " && ".join(f"[ {flag} {shlex.quote(path)} ]" for flag, path in (
+        ("-x", argv[0]), *(("-f", p) for p in requires)))  # fmt: skip
     command = " ".join(shlex.quote(a) for a in argv)
     parts = []
     if fallback.stdout:
-        parts.append(f"printf '%s' {shlex.quote(fallback.stdout.decode())}")
+        text = fallback.stdout.decode()
+        newline = "\\n" if text.endswith("\n") else ""
+        parts.append(f"printf '%s{newline}' {shlex.quote(text.removesuffix(chr(10)))}")
     if fallback.stderr:
         parts.append(f"printf '%s' {shlex.quote(fallback.stderr.decode())} >&2")
     parts.append(f"exit {fallback.exit_code}")
-    return f"{command} || {{ {'; '.join(parts)}; }}"
+    return f"if {checks}; then exec {command}; fi; {'; '.join(parts)}"
+
+
+@functools.cache
+def hookbus_file(python: str) -> str:
+    """The file of hookbus's package as ``python`` imports it (the command's fallback
+    answers when it is gone)."""
+    import sys
+
+    if python == sys.executable:
+        import hookbus
+
+        return hookbus.__file__ or ""
+    import subprocess
+
+    probe = subprocess.run(
+        [python, "-P", "-c", "import hookbus; print(hookbus.__file__)"],
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    return probe.stdout.strip()
 
 
 def is_hookbus_command(command: object, host: str) -> bool:
-    """True for a hook command hookbus wrote for ``host`` (any interpreter, any event)."""
-    return isinstance(command, str) and f"hookbus run --host {host}" in command
+    """True for a hook command hookbus wrote for ``host`` (any interpreter, any event,
+    ``-m hookbus`` as earlier versions wrote it, or the package's ``__main__.py``)."""
+    if not isinstance(command, str):
+        return False
+    return f"hookbus run --host {host}" in command or (
+        f"hookbus/__main__.py run --host {host}" in command
+    )
 
 
 # -- the user's documents --------------------------------------------------------------

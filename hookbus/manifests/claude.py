@@ -55,14 +55,16 @@ def settings_path(scope: str, project_dir: str | None = None) -> str:
 
 
 def command(python: str, native: str, timeout: float | None, *, guarded: bool = False) -> str:
-    """The hook command for ``native``: the fallback refuses when ``guarded`` (a
-    fail-closed handler wants the event), else it is Claude's no-opinion."""
+    """The hook command for ``native``: its fallback, should Python or hookbus be gone,
+    refuses when ``guarded`` (a fail-closed handler wants the event), else it is Claude's
+    no-opinion."""
     if guarded:
         fallback = driver.refusal(native, "hookbus could not run, and a fail-closed handler "
                                   "wants this event")  # fmt: skip
     else:
         fallback = driver.no_opinion(native)
-    return shell_command(hook_argv(python, HOST, native, timeout), fallback)
+    argv = hook_argv(python, HOST, native, timeout)
+    return shell_command(argv, fallback, requires=(argv[2],))
 
 
 def matcher(tools: ToolsData | None) -> str | None:

@@ -27,12 +27,12 @@ from hookbus.config import HandlerRef, Settings
 from hookbus.config import load as load_config
 from hookbus.drivers.base import TOOL_EVENT_KINDS
 from hookbus.errors import HandlerError
-from hookbus.runtime.index import FORMAT, INDEX_DIR, index_name, stat
+from hookbus.runtime.index import FORMAT, INDEX_DIR, fail_closed, index_name, stat
 from hookbus.trust import file_problem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import HandlerData, IndexData, RouteData, Stat
+    from hookbus.runtime.index import HandlerData, IndexData, OutputData, RouteData, Stat
 
 Emit = Callable[..., None]
 #: A compile with a handler that failed to load is retried at most this often.
@@ -263,10 +263,31 @@ def compile_index(
         "settings": msgspec.to_builtins(settings),
         "handlers": handler_data,
         "routes": {host: routes(host, entries) for host in hosts.HOSTS},
+        "refusals": refusals(fail_closed(handler_data)),
     }
     # The same plain JSON a later run reads back from the cache (lists, not tuples).
     plain: IndexData = json.loads(msgspec.json.encode(data))
     return Compiled(plain, built, settings)
+
+
+def refusals(guards: list[str]) -> dict[str, dict[str, OutputData]]:
+    """Each host's refusal of each native event, encoded now, so that the watchdog knows
+    its fallback without loading a driver (only when some handler is, or may be, a guard)."""
+    if not guards:
+        return {}
+    reason = f"hookbus: no answer in time; fail-closed {', '.join(guards)} wants it"
+    found: dict[str, dict[str, OutputData]] = {}
+    for host in hosts.HOSTS:
+        driver = drivers.load(host)
+        for native in driver.events:
+            out = driver.refusal(native, reason)
+            if out != driver.no_opinion(native):
+                found.setdefault(host, {})[native] = {
+                    "stdout": out.stdout.decode("utf-8", "replace"),
+                    "stderr": out.stderr.decode("utf-8", "replace"),
+                    "exit_code": out.exit_code,
+                }
+    return found
 
 
 def save(files: list[str], data: IndexData) -> None:
@@ -344,19 +365,21 @@ def compile_in_child(files: list[str], *, timeout: float = 60.0) -> IndexData | 
     """Compile and cache the index in a forked child (handler modules printing or hanging
     at import must not reach the caller's output or hold it); None when it failed."""
     from hookbus.runtime.index import Lookup, read
-    from hookbus.runtime.isolate import run_child
+    from hookbus.runtime.isolate import Channel, run_child
 
     previous: Lookup = read(files)
 
-    def work(progress: Callable[[str], None]) -> bytes:
+    def work(channel: Channel) -> bytes:
         diagnostics.take()
-        compiled = compile_index(files, previous.data, progress=progress)
+        note = lambda name: channel.note("I", name.encode())  # noqa: E731
+        compiled = compile_index(files, previous.data, progress=note)
         save(files, compiled.data)
         return json.dumps(compiled.data).encode()
 
     child = run_child(work, deadline=time.monotonic() + timeout, lifetime=timeout + 1)
     if child.status != "ok":
-        doing = f" ({child.progress})" if child.progress else ""
+        importing = child.notes.get("I", b"").decode(errors="replace")
+        doing = f" (importing handler {importing})" if importing else ""
         diagnostics.emit("index-unavailable", f"compiling the subscription index: "
                          f"{child.status}{doing}")  # fmt: skip
         return None

@@ -26,6 +26,7 @@ import os
 import time
 
 from hookbus import diagnostics
+from hookbus.budgets import DEFAULT_BUDGET, budget
 from hookbus.discover import config_paths
 from hookbus.hosts import HOSTS, HostFacts
 from hookbus.output import HookOutput
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 USAGE = "usage: hookbus run --host NAME [--event NATIVE] [--timeout SECONDS]"
-#: hookbus's own budget when nothing says less (``hookbus.bus.dispatch.DEFAULT_BUDGET``).
-DEFAULT_BUDGET = 5.0
 #: The last resort fires this long before the host would kill the hook.
 LAST_RESORT_MARGIN = 0.25
 #: After the reply, how long the hook may wait for its diagnostics to be written.
@@ -95,13 +94,6 @@ def _value_after(argv: list[str], flag: str) -> str | None:
     return None
 
 
-def cap(own: float, host_timeout: float) -> float:
-    """The dispatch budget: see :func:`hookbus.bus.dispatch.budget` (the same rule, here
-    without importing the bus)."""
-    margin = max(0.5, 0.1 * host_timeout)
-    return max(0.05, min(own, host_timeout - margin))
-
-
 def main(argv: list[str]) -> int:
     """Run one hook call; the process's exit code (its reply is written already)."""
     started = time.monotonic()
@@ -141,7 +133,7 @@ def flush_diagnostics(grace: float, actions: list[Callable[[], None]] | None = N
         return
     from hookbus.runtime.isolate import run_child
 
-    def write(progress: object) -> bytes:
+    def write(channel: object) -> bytes:
         diagnostics.write(data)
         for action in actions or ():
             action()
@@ -174,11 +166,14 @@ def _run(
     emergency.set(facts.no_opinion_for(opts.event))
     timeout = opts.timeout or facts.timeout_for(opts.event)
     emergency.arm(started + max(0.05, timeout - LAST_RESORT_MARGIN))
-    intake = read_payload(facts, started + cap(DEFAULT_BUDGET, timeout))
+    # The read gets most of the budget, not all: what follows must still have time to
+    # refuse an event a guard wants when its payload never arrives whole.
+    own = budget(DEFAULT_BUDGET, timeout)
+    intake = read_payload(facts, started + own - min(1.0, own / 4))
     try:
         peeked = peek(intake.data, facts, opts.event)
     except ValueError as exc:
-        return _unreadable(intake, facts, opts, str(exc), started, emergency)
+        return _unreadable(intake, facts, opts, str(exc), started, emergency, after)
     facts, native, tool = peeked.facts, peeked.native, peeked.tool
     no_opinion = facts.no_opinion_for(native)
     emergency.set(no_opinion)
@@ -196,7 +191,7 @@ def _run(
     if _nobody(lookup, facts.name, native, tool):
         emergency.set(no_opinion)
         return emergency.answer(no_opinion)
-    from hookbus.runtime.worker import dispatch_guarded
+    from hookbus.runtime.watchdog import dispatch_guarded
 
     call = Call(facts, native, tool, intake.data, peeked.payload, timeout=timeout,
                 started=started, files=files, lookup=lookup, emergency=emergency)  # fmt: skip
@@ -226,6 +221,7 @@ def _unreadable(  # noqa: PLR0917
     problem: str,
     started: float,
     emergency: Emergency,
+    after: list[Callable[[], None]],
 ) -> int:
     """Input that cannot be read: the host's no-opinion, or the deny of a fail-closed
     handler that may want the event (a guard is not bypassed by a payload made too large,
@@ -242,15 +238,16 @@ def _unreadable(  # noqa: PLR0917
     files = config_paths(facts.project_dir(os.environ, None))
     if not files:
         return emergency.answer(no_opinion)
+    emergency.set_lazy(lambda: _refusal(facts.name, native, "could not read this event"))
     lookup = index.read(files)
     if _nobody(lookup, facts.name, native, tool):
         return emergency.answer(no_opinion)
-    from hookbus.runtime.worker import refuse_unreadable
+    from hookbus.runtime.watchdog import dispatch_guarded
 
     call = Call(facts, native, tool, intake.data, None,
                 timeout=opts.timeout or facts.timeout_for(native), started=started,
                 files=files, lookup=lookup, emergency=emergency)  # fmt: skip
-    return emergency.answer(refuse_unreadable(call))
+    return emergency.answer(dispatch_guarded(call, after))
 
 
 def _refusal(host: str, native: str, why: str) -> HookOutput:

@@ -61,6 +61,11 @@ if TYPE_CHECKING:
         #: Why it is not loaded now (None: it is).
         unavailable: str | None
 
+    class OutputData(TypedDict):
+        stdout: str
+        stderr: str
+        exit_code: int
+
     class IndexData(TypedDict):
         format: int
         hookbus: str
@@ -73,10 +78,12 @@ if TYPE_CHECKING:
         settings: dict[str, object]
         handlers: list[HandlerData]
         routes: dict[str, dict[str, RouteData]]
+        #: host -> native -> its refusal, when a handler is (or may be) fail-closed.
+        refusals: dict[str, dict[str, OutputData]]
 
     Freshness = Literal["fresh", "stale", "missing", "unreadable", "refused"]
 
-FORMAT = 2
+FORMAT = 3
 INDEX_DIR = "index"
 
 

@@ -3,11 +3,12 @@
 The child's stdin, stdout and stderr are /dev/null: nothing it prints can reach the
 host, whose stdout is the reply channel, and it holds none of the host's pipes open (a
 host waits for those to close). It talks back through a pipe in length-prefixed frames,
-progress notes first and one result last, so a grandchild that keeps the pipe open (a
-handler that forks) cannot hold the reply, and a child killed at the deadline still
-leaves the last thing it was doing ("importing guard"). An interval timer, armed in the
-child, ends it by the kernel's hand once its lifetime is over, whatever the parent does;
-a Python-level timeout could not fire while the child is stuck in C code holding the GIL.
+notes first and one result last, so a grandchild that keeps the pipe open (a handler
+that forks) cannot hold the reply, and a child killed at the deadline still leaves what
+it last said (the handler it was importing, the fallback it computed). An interval
+timer, armed in the child, ends it by the kernel's hand once its lifetime is over,
+whatever the parent does; a Python-level timeout could not fire while the child is stuck
+in C code holding the GIL.
 
 The parent never waits for a child that has answered: it may go on writing the index
 or diagnostics after its reply, on its own time.
@@ -31,37 +32,62 @@ if TYPE_CHECKING:
 
     Status = Literal["ok", "timeout", "died", "fork-failed"]
 
-_HEADER = 9  # one byte of frame type, eight of length
-_PROGRESS = b"P"
-_RESULT = b"R"
+_HEADER = 9  # one byte of frame kind, eight of length
+_RESULT = b"="
 
-Progress = Callable[[str], None]
+
+class Channel:
+    """The child's end: ``note`` sends a note of some kind (the parent keeps the last of
+    each kind), ``result`` the one result."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.sent = False
+
+    def note(self, kind: str, payload: bytes) -> None:
+        _send(self.fd, kind.encode()[:1], payload)
+
+    def result(self, data: bytes) -> None:
+        if not self.sent:
+            self.sent = True
+            _send(self.fd, _RESULT, b"+" + data)
+
+
+#: What runs in the child: it sends its result on the channel (or returns it), and may
+#: return work to do once the result is sent (the reply must not wait for it).
+Work = Callable[[Channel], "bytes | Callable[[], None] | None"]
 
 
 class Child:
-    """The result of :func:`run_child`: ``status``, ``data`` when it is ``ok``, and the last
-    progress note the child sent."""
+    """The result of :func:`run_child`: ``status``, ``data`` when it is ``ok``, and the
+    last note of each kind the child sent."""
 
-    __slots__ = ("data", "pid", "progress", "status")
+    __slots__ = ("data", "notes", "pid", "status")
 
-    def __init__(self, status: Status, data: bytes = b"", pid: int = 0, progress: str = ""):
+    def __init__(
+        self,
+        status: Status,
+        data: bytes = b"",
+        pid: int = 0,
+        notes: dict[str, bytes] | None = None,
+    ) -> None:
         self.status = status
         self.data = data
         self.pid = pid
-        self.progress = progress
+        self.notes = notes or {}
 
 
 def run_child(
-    work: Callable[[Progress], bytes],
+    work: Work,
     *,
     deadline: float,
     lifetime: float,
     kill_late: bool = True,
-    after: Callable[[], None] | None = None,
+    notes: dict[str, bytes] | None = None,
 ) -> Child:
-    """Fork, run ``work(progress)`` in the child and return what it returned, if it did by
-    ``deadline`` (a ``time.monotonic()`` value). ``after`` runs in the child once the
-    result is sent (work the reply must not wait for).
+    """Fork, run ``work(channel)`` in the child and return its result, if it came by
+    ``deadline`` (a ``time.monotonic()`` value). The child's notes are put in ``notes`` as
+    they arrive (a signal handler may read them while this waits).
 
     A late child is killed (``kill_late``) or left to finish in the background; either
     way it is gone ``lifetime`` seconds after the fork.
@@ -78,21 +104,23 @@ def run_child(
         return Child("fork-failed")
     if pid == 0:
         os.close(read_end)
-        _child(work, write_end, lifetime, after)
+        _child(work, write_end, lifetime)
     os.close(write_end)
+    if notes is None:
+        notes = {}
     try:
-        data, progress = _receive(read_end, deadline)
+        data = _receive(read_end, deadline, notes)
     finally:
         os.close(read_end)
     if data is None:
         if kill_late:
             _kill(pid)
-        return Child("timeout", pid=pid, progress=progress)
+        return Child("timeout", pid=pid, notes=notes)
     if not data:  # it closed the pipe without a result: make sure it is gone
         _kill(pid)
-        return Child("died", pid=pid, progress=progress)
+        return Child("died", pid=pid, notes=notes)
     _reap_later(pid)
-    return Child("ok", data[1:], pid, progress)
+    return Child("ok", data[1:], pid, notes)
 
 
 def _kill(pid: int) -> None:
@@ -126,9 +154,7 @@ def _send(fd: int, kind: bytes, payload: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _child(
-    work: Callable[[Progress], bytes], fd: int, lifetime: float, after: Callable[[], None] | None
-) -> None:
+def _child(work: Work, fd: int, lifetime: float) -> None:
     try:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
@@ -139,20 +165,22 @@ def _child(
         for std in (0, 1, 2):
             os.dup2(null, std)
         os.close(null)
-        result = work(lambda note: _send(fd, _PROGRESS, note.encode("utf-8", "replace")))
-        _send(fd, _RESULT, b"+" + result)
+        channel = Channel(fd)
+        then = work(channel)
+        if isinstance(then, bytes):
+            channel.result(then)
+            then = None
         os.close(fd)
-        if after is not None:
-            after()
+        if then is not None:
+            then()
     finally:
         os._exit(0)
 
 
-def _receive(fd: int, deadline: float) -> tuple[bytes | None, str]:
-    """The child's result (b"" when it died without one, None at the deadline) and its last
-    progress note. A result is returned with a leading byte the caller strips."""
+def _receive(fd: int, deadline: float, notes: dict[str, bytes]) -> bytes | None:
+    """The child's result (b"" when it died without one, None at the deadline), with a
+    leading byte the caller strips; its notes land in ``notes``."""
     buffer = bytearray()
-    progress = ""
     while True:
         while len(buffer) >= _HEADER:
             size = int.from_bytes(buffer[1:_HEADER], "big")
@@ -161,12 +189,12 @@ def _receive(fd: int, deadline: float) -> tuple[bytes | None, str]:
             kind, payload = bytes(buffer[:1]), bytes(buffer[_HEADER : _HEADER + size])
             del buffer[: _HEADER + size]
             if kind == _RESULT:
-                return payload, progress
-            progress = payload.decode("utf-8", "replace")
+                return payload
+            notes[kind.decode("latin-1")] = payload
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return None, progress
+            return None
         chunk = os.read(fd, 65536)
         if not chunk:
-            return b"", progress
+            return b""
         buffer += chunk

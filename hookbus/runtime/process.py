@@ -15,7 +15,8 @@ from collections.abc import Callable
 
 import msgspec
 
-from hookbus.bus.dispatch import Bus, Dispatch, budget
+from hookbus.budgets import budget
+from hookbus.bus.dispatch import Bus, Dispatch
 from hookbus.bus.events import Event
 from hookbus.errors import DecodeError
 from hookbus.output import HookOutput

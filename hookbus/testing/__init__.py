@@ -24,7 +24,8 @@ from typing import Any
 import msgspec
 
 from hookbus import drivers
-from hookbus.bus.dispatch import DEFAULT_BUDGET, Bus, Dispatch, Handler
+from hookbus.budgets import DEFAULT_BUDGET
+from hookbus.bus.dispatch import Bus, Dispatch, Handler
 from hookbus.bus.events import Event
 from hookbus.runtime.process import process
 

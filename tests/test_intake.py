@@ -1,0 +1,166 @@
+"""The payload is read within a bound of size and time: a host that never closes stdin
+(Kiro's IDE) still gets its answer before the deadline, and Kiro IDE 0.x's payload in
+an environment variable is read from there."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hookbus.hosts import HostFacts
+from hookbus.runtime.intake import read_payload
+
+GOLDEN = Path(__file__).parent / "golden" / "claude"
+
+GUARD = """
+import hookbus
+
+@hookbus.handler("before-tool", tools="shell", timeout=2, fail_closed=True)
+def guard(event):
+    if "rm -rf" in (event.tool.command or ""):
+        return hookbus.Reply.deny("no rm -rf")
+    return None
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "guard.py").write_text(GUARD)
+    (root / ".hookbus.toml").write_text('enable = ["guard:guard"]\n')
+    return root
+
+
+def open_hook(project: Path, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "hookbus", "run", "--host", "claude", *args],
+        cwd=project, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
+def done(proc: subprocess.Popen[bytes]) -> None:
+    proc.kill()
+    proc.wait(timeout=30)
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
+def payload(command: str, project: Path) -> bytes:
+    data = json.loads((GOLDEN / "PreToolUse.Bash.json").read_text())
+    data["tool_input"]["command"] = command
+    data["cwd"] = str(project)
+    return json.dumps(data).encode()
+
+
+def test_a_payload_on_a_stdin_that_never_closes_is_answered(project: Path) -> None:
+    """One whole JSON object, stdin left open: the hook answers without waiting for EOF."""
+    proc = open_hook(project)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(payload("rm -rf victim", project))
+    proc.stdin.flush()  # and never closed
+    try:
+        out = proc.stdout.read()  # to EOF: the hook has answered and exited
+        assert proc.wait(timeout=30) == 0
+    finally:
+        done(proc)
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_a_stdin_that_never_says_anything_is_answered_at_the_deadline(
+    project: Path, isolated_environment: Path
+) -> None:
+    """Nothing on stdin, never closed: at the read's deadline (the budget under the host's
+    3 s here) the hook answers the host's no-opinion and says why."""
+    started = time.monotonic()
+    proc = open_hook(project, "--timeout", "3")
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        out = proc.stdout.read()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        done(proc)
+    assert out == b""
+    assert time.monotonic() - started < 20  # well before any host would kill it
+    log = (isolated_environment / "diagnostics.jsonl").read_text()
+    assert "stdin still open" in log
+
+
+def test_a_half_payload_then_silence_is_refused_for_its_guard(
+    project: Path, isolated_environment: Path
+) -> None:
+    """Half an object and then nothing, stdin open: unreadable input for an event the
+    fail-closed guard wants (named by ``--event``, as the manifest writes the command:
+    this half ends before its own event name) is denied in time."""
+    subprocess.run(
+        [sys.executable, "-m", "hookbus", "run", "--host", "claude"],
+        input=payload("ls", project),
+        cwd=project,
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )  # fmt: skip  (compiles the index)
+    proc = open_hook(project, "--event", "PreToolUse", "--timeout", "4")
+    assert proc.stdin is not None and proc.stdout is not None
+    half = payload("rm -rf victim", project)
+    proc.stdin.write(half[: len(half) // 2])
+    proc.stdin.flush()
+    try:
+        out = proc.stdout.read()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        done(proc)
+    log = (isolated_environment / "diagnostics.jsonl").read_text()
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny", log
+
+
+def test_read_stops_at_end_of_input_a_whole_object_or_the_size_limit() -> None:
+    """How each read ended is said: eof, complete, too-large."""
+    facts = HostFacts("t", driver="x")
+    for data, end in ((b'{"a": 1}', "eof"), (b"x" * (2 << 20), "too-large")):
+        read_fd, write_fd = os.pipe()
+        if end == "eof":
+            os.write(write_fd, data)
+            os.close(write_fd)
+            got = read_payload(facts, time.monotonic() + 30, fd=read_fd)
+        else:
+            pid = os.fork()
+            if pid == 0:
+                os.close(read_fd)
+                try:
+                    os.write(write_fd, data)
+                finally:
+                    os._exit(0)
+            os.close(write_fd)
+            got = read_payload(facts, time.monotonic() + 30, fd=read_fd)
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        os.close(read_fd)
+        assert got.end == end
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, b'{"whole": true}\n')
+    got = read_payload(facts, time.monotonic() + 30, fd=read_fd)
+    assert (got.end, got.data) == ("complete", b'{"whole": true}\n')
+    os.close(read_fd)
+    os.close(write_fd)
+
+
+def test_a_payload_in_an_environment_variable_is_read_from_there(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A host whose payload comes in an environment variable (Kiro IDE 0.x's
+    ``USER_PROMPT``) is read from it, never from a stdin that may never close."""
+    facts = HostFacts("t", driver="x", payload_env="USER_PROMPT")
+    monkeypatch.setenv("USER_PROMPT", '{"prompt": "hi"}')
+    read_fd, write_fd = os.pipe()  # never written, never closed
+    got = read_payload(facts, time.monotonic() + 30, fd=read_fd)
+    assert (got.end, got.data) == ("env", b'{"prompt": "hi"}')
+    os.close(read_fd)
+    os.close(write_fd)
