@@ -362,7 +362,9 @@ def import_module(name, package=None):
     __import__(name)
     return sys.modules[name]
 importlib.import_module = import_module
-runpy.run_module("hookbus", run_name="__main__", alter_sys=True)
+main = sys.argv[1]
+sys.argv = sys.argv[1:]
+runpy.run_path(main, run_name="__main__")
 """
 
 #: (process, module) -> (self ms, cumulative ms)
@@ -383,13 +385,13 @@ def importtime(case: Case, python: str, payload: bytes, module: str) -> dict[str
     """Median ``-X importtime`` figures of ``case``'s command, in the parent and in the
     forked worker."""
     argv = shlex.split(hooked(case.command))
-    if argv[:5] != [python, "-P", "-m", "hookbus", "run"]:
+    if argv[:2] != [python, "-P"] or not argv[2].endswith("__main__.py") or argv[3] != "run":
         raise BenchmarkError(f"unexpected hook command {case.command!r}")
     runs: list[Imports] = []
     for i in range(IMPORTTIME_RUNS):
         capture = case.cwd.parent / f"worker-stdio-{i}.txt"
         capture.touch()
-        cmd = [python, "-P", "-X", "importtime", "-c", _IMPORTTIME_PRELUDE, str(capture), *argv[4:]]
+        cmd = [python, "-P", "-X", "importtime", "-c", _IMPORTTIME_PRELUDE, str(capture), *argv[2:]]
         done = subprocess.run(
             cmd, input=payload, capture_output=True, cwd=case.cwd, env=case.env, check=False
         )

@@ -145,8 +145,18 @@ NATIVE_TYPES: dict[str, type[Native]] = {
     "PostModelSwitch": PostModelSwitch,
 }
 _HEAD = msgspec.json.Decoder(Head)
-_DECODERS = {t: msgspec.json.Decoder(t) for t in {Native, *NATIVE_TYPES.values()}}
 _WRITE = msgspec.json.Decoder(WriteResponse)
+#: One decoder per native type, built on first use: a hook process decodes one event,
+#: and building all twelve up front costs it about a millisecond.
+_decoders: dict[type[Native], msgspec.json.Decoder[Any]] = {}
+
+
+def _decoder(native_type: type[Native]) -> msgspec.json.Decoder[Any]:
+    found = _decoders.get(native_type)
+    if found is None:
+        found = _decoders[native_type] = msgspec.json.Decoder(native_type)
+    return found
+
 
 # -- tools -----------------------------------------------------------------------------
 
@@ -254,7 +264,7 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
     name = _HEAD.decode(data).hook_event_name or native
     if not name:
         raise DecodeError("claude", "no hook_event_name and no --event given")
-    n: Any = _DECODERS[NATIVE_TYPES.get(name, Native)].decode(data)
+    n: Any = _decoder(NATIVE_TYPES.get(name, Native)).decode(data)
     common: dict[str, Any] = {
         "host": "claude",
         "native": name,

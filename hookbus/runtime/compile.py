@@ -23,12 +23,11 @@ import msgspec
 from hookbus import __version__, diagnostics, drivers, hosts, state
 from hookbus.bus.dispatch import Handler
 from hookbus.bus.marks import Subscription
-from hookbus.config import HandlerRef, Settings
+from hookbus.config import Settings
 from hookbus.config import load as load_config
 from hookbus.drivers.base import TOOL_EVENT_KINDS
-from hookbus.errors import HandlerError
 from hookbus.runtime.index import FORMAT, INDEX_DIR, fail_closed, index_name, stat
-from hookbus.trust import file_problem
+from hookbus.runtime.load import Unavailable, build_handler
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,36 +38,6 @@ Emit = Callable[..., None]
 RETRY_INCOMPLETE = 60.0
 #: Handlers to skip (name -> why) because importing them hung in an earlier call.
 SKIP_SUFFIX = ".skip"
-
-
-class Unavailable(Exception):
-    """A handler module could not be imported (or was not trusted); the message says why."""
-
-
-def import_target(target: str, python_path: Sequence[str] = ()) -> Callable[..., Any]:
-    """The function named by ``module:function`` (``function`` may be dotted). A module
-    file that someone else could have written is refused (:mod:`hookbus.trust`)."""
-    import importlib
-    import importlib.util
-
-    # Appended, not prepended: a project file must not shadow the standard library.
-    sys.path.extend(p for p in python_path if p not in sys.path)
-    module_name, _, attr = target.partition(":")
-    if module_name not in sys.modules:
-        try:
-            spec = importlib.util.find_spec(module_name)
-        except Exception as exc:  # its package failed to import
-            raise Unavailable(f"cannot import {module_name}: {exc!r}") from None
-        if spec is None:
-            raise Unavailable(f"no module named {module_name!r}")
-        if spec.origin and os.path.isfile(spec.origin):
-            problem = file_problem(spec.origin)
-            if problem:
-                raise Unavailable(f"{spec.origin} {problem}: not imported")
-    obj: Any = importlib.import_module(module_name)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj  # type: ignore[no-any-return]
 
 
 def module_stat(target: str, python_path: Sequence[str]) -> Stat | None:
@@ -83,41 +52,6 @@ def module_stat(target: str, python_path: Sequence[str]) -> Stat | None:
         return None
     origin = spec.origin if spec else None
     return stat(origin) if origin and os.path.isfile(origin) else None
-
-
-def build_handler(ref: HandlerRef, settings: Settings, emit: Emit) -> Handler:
-    """Import and validate one enabled handler; :class:`Unavailable` saying why not.
-
-    What configuration got wrong is repaired rather than the handler lost (and, for a
-    fail-closed one, its guard): default options, the budget as a missing timeout.
-    """
-    try:
-        fn = import_target(ref.target, settings.python_path)
-    except Unavailable:
-        raise
-    except BaseException as exc:  # SystemExit from an argparse at import, too
-        raise Unavailable(f"cannot import {ref.target}: {exc!r}") from None
-    try:
-        return Handler(fn, name=ref.name, settings=ref.settings)
-    except HandlerError as exc:
-        problem: Exception = exc
-    except Exception as exc:  # a declaration so wrong that validation itself tripped
-        raise Unavailable(f"{ref.target}: {exc!r}") from None
-    repaired = ref.settings
-    if repaired.options:
-        repaired = msgspec.structs.replace(repaired, options={})
-    if repaired.fail_closed and repaired.timeout is None:
-        repaired = msgspec.structs.replace(repaired, timeout=settings.budget)
-    if repaired != ref.settings:
-        try:
-            handler = Handler(fn, name=ref.name, settings=repaired)
-        except HandlerError:
-            pass
-        else:
-            emit("config-invalid", f"{problem}; used timeout={repaired.timeout}, "
-                 f"options={repaired.options}", handler=ref.name)  # fmt: skip
-            return handler
-    raise Unavailable(str(problem))
 
 
 class _Declared:
@@ -324,41 +258,6 @@ def write_skip(files: list[str], name: str, why: str) -> None:
         state.write(INDEX_DIR, index_name(files) + SKIP_SUFFIX, data=json.dumps(marker).encode())
     except OSError as exc:
         diagnostics.emit("index-unwritable", f"cannot record the hung import: {exc}")
-
-
-def stand_in(entry: HandlerData) -> Handler:
-    """A handler that could not be loaded, standing in for a fail-closed one: it denies
-    every event its last declaration wants (every event, when that is unknown), and says
-    why the real one is missing."""
-    from hookbus.bus.events import KINDS
-    from hookbus.bus.marks import MARK
-    from hookbus.bus.replies import Reply
-
-    why = entry["unavailable"] or "it did not load"
-    reason = f"hookbus: fail-closed handler {entry['name']} could not be loaded ({why})"
-
-    def refuse(event: object) -> Reply:
-        return Reply.deny(reason)
-
-    declared = entry["subscription"]
-    sub = (
-        msgspec.convert(declared, Subscription)
-        if declared is not None
-        else Subscription(kinds=tuple(sorted(KINDS)))
-    )
-    setattr(
-        refuse, MARK, msgspec.structs.replace(sub, fail_closed=True, timeout=sub.timeout or 1.0)
-    )
-    return Handler(refuse, name=entry["name"])
-
-
-def stand_ins(entries: Sequence[HandlerData], loaded: set[str]) -> list[Handler]:
-    """Stand-ins for the fail-closed handlers among ``entries`` not in ``loaded``."""
-    from hookbus.runtime.index import fail_closed
-
-    missing = [e for e in entries if e["name"] not in loaded]
-    closed = set(fail_closed(missing))
-    return [stand_in(e) for e in missing if e["name"] in closed]
 
 
 def compile_in_child(files: list[str], *, timeout: float = 60.0) -> IndexData | None:

@@ -30,18 +30,10 @@ recompiles it. A module whose import hung, or killed the child, is skipped for a
 (:func:`compile.write_skip`); a call that finds no index refuses if any configured
 handler may be fail-closed, since what they want is unknown.
 
-Forking a host with threads: Python 3.12 warns that the child may deadlock on a lock
-another thread held. That is acceptable here: the child runs only hookbus and the wanted
-handlers, touches none of the host's objects, reports through its own pipe and ends
-with ``os._exit``; a handler that does block on such a lock is ended at the deadline
-like any other. The warning is silenced by one filter entry matching only the warning
-of ``isolate``'s own fork, present only while a fork may happen and shared by concurrent
-dispatches (``catch_warnings`` restores the whole list, losing other threads' changes).
-``run_child``'s ``gc.freeze()`` is undone after the fork: objects frozen at every call
-would never be collected again. That also thaws what a host froze itself (and, on 3.12,
-what the interpreter froze at start), which costs collection time, not memory. The child
-lets go of the signal wakeup fd of the host's event loop. Signal handlers, ``sys.path``
-and event loops are the children's to change.
+Forking a host with threads is what :mod:`~hookbus.runtime.isolate` explains (and
+silences Python 3.12's warning about, for its own fork only); its child also lets go of
+the host loop's signal wakeup fd. Signal handlers, ``sys.path`` and event loops are the
+children's to change, never the host's.
 
 :func:`dispatch` blocks its thread for the budget at most and enters no event loop, so
 it works inside a running one; :func:`dispatch_async` runs it on a worker thread so
@@ -50,15 +42,10 @@ that the loop goes on meanwhile.
 
 from __future__ import annotations
 
-import _thread
 import contextlib
-import gc
 import os
-import re
-import signal
 import time
-import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 import msgspec
@@ -67,14 +54,14 @@ from hookbus import diagnostics, drivers
 from hookbus.budgets import budget
 from hookbus.bus.dispatch import Bus, Dispatch, Outcome
 from hookbus.bus.events import Event
-from hookbus.bus.marks import Subscription, subscribed
 from hookbus.bus.replies import Reply
-from hookbus.config import HandlerRef, Settings
+from hookbus.config import Settings
 from hookbus.config import load as load_config
 from hookbus.discover import config_paths
 from hookbus.errors import DecodeError
 from hookbus.output import HookOutput
-from hookbus.runtime import compile as compiler
+from hookbus.runtime import load
+from hookbus.runtime.compile import compile_index, read_skip, save, write_skip
 from hookbus.runtime.index import Lookup, fail_closed, is_fresh, read
 from hookbus.runtime.isolate import Channel, Child, Work, run_child
 from hookbus.runtime.peek import sniff
@@ -91,10 +78,6 @@ RESERVE = 0.1
 #: A child is gone this long after its deadline, whatever it is doing.
 AFTERLIFE = 30.0
 _IMPORTING = "I"  # the note naming the handler being imported (empty: none)
-_FORK_WARNING = ("ignore", re.compile(r"This process .* is multi-threaded, use of fork\(\)"),
-                 DeprecationWarning, re.compile(r"hookbus\.runtime\.isolate\Z"), 0)  # fmt: skip
-_forking = [0]  # dispatches that may be forking now, under _quiet
-_quiet = _thread.allocate_lock()
 
 
 class Snapshot:
@@ -213,10 +196,10 @@ def _dispatch(  # noqa: PLR0917
         diagnostics.emit("input-invalid", problem, host=driver.name, native=native,
                          bytes=len(data), denied_for=guards or None)  # fmt: skip
         return Result(output=unreadable(driver, native, guards))
-    skip = compiler.read_skip(files)  # a module whose import hung is not imported for now
+    skip = read_skip(files)  # a module whose import hung is not imported for now
     entries: list[HandlerData] = [
         {**e, "unavailable": skip[e["name"]]} if e["name"] in skip else e
-        for e in _wanting(found.data["handlers"], (event, *driver.derive(event)))
+        for e in load.wanting(found.data["handlers"], (event, *driver.derive(event)))
     ]
     if not entries:
         return Result(output=no_opinion, event=event)
@@ -251,17 +234,6 @@ def _project(driver: Driver, payload: Payload, event: Event | None) -> str | Non
     return driver.facts.project_dir(os.environ, mapping) or (event.cwd if event else None)
 
 
-def _wanting(entries: list[HandlerData], events: tuple[Event, ...]) -> list[HandlerData]:
-    """The ``entries`` whose declaration wants one of ``events``, or is unknown."""
-    chosen = []
-    for entry in entries:
-        declared = entry["subscription"]
-        sub = None if declared is None else msgspec.convert(declared, Subscription)
-        if sub is None or any(subscribed(sub, ev) for ev in events):
-            chosen.append(entry)
-    return chosen
-
-
 def _routed(found: Snapshot, driver: Driver, native: str | None) -> list[str]:
     """The fail-closed handlers the index routes ``native`` to (any tool), or unknown."""
     lookup = Lookup(found.files, "fresh", found.data)
@@ -276,16 +248,7 @@ def _blind_guards(files: list[str]) -> list[str]:
         return []
     cached = _snapshots.get(tuple(files))
     last = cached.data if cached is not None else read(files).data
-    known = {h["name"]: h for h in (last["handlers"] if last else [])}
-    entries: list[HandlerData] = []
-    for ref in load_config(files).settings.handlers:
-        entry = known.get(ref.name)
-        if entry is None or entry["target"] != ref.target:
-            settings = msgspec.to_builtins(ref.settings)
-            entry = {"name": ref.name, "target": ref.target, "settings": settings,
-                     "subscription": None, "unavailable": None}  # fmt: skip
-        entries.append(entry)
-    return fail_closed(entries)
+    return fail_closed(load.configured(files, last)[0])
 
 
 def _snapshot(files: list[str], started: float, host_timeout: float | None) -> Snapshot | None:
@@ -313,15 +276,15 @@ def _compile(
 ) -> IndexData | None:
     """Compile the index in a watched child, which then caches it for ``hookbus run``."""
     previous = cached.data if cached is not None else lookup.data
-    skip = compiler.read_skip(files)
+    skip = read_skip(files)
 
     def work(channel: Channel) -> Callable[[], None]:
         _enter_child()
-        done = compiler.compile_index(files, previous, skip=skip,
+        done = compile_index(files, previous, skip=skip,
             progress=lambda name: channel.note(_IMPORTING, name.encode()))  # fmt: skip
         index = cast("dict[str, Any]", done.data)
         channel.result(msgspec.msgpack.encode(_Answer(index=index, diagnostics=diagnostics.take())))
-        return lambda: compiler.save(files, done.data)
+        return lambda: save(files, done.data)
 
     answer = _run(work, deadline, files, "compiling the subscription index", {})
     return cast("IndexData | None", answer.index if answer else None)
@@ -340,19 +303,8 @@ def _worker(  # noqa: PLR0917
     def work(channel: Channel) -> bytes:
         _enter_child()
         try:
-            handlers = []
-            for i, entry in enumerate(entries):
-                if entry["unavailable"] is not None or entry["subscription"] is None:
-                    continue  # not loadable now: stood in for below when fail-closed
-                channel.note(_IMPORTING, entry["name"].encode())
-                ref = msgspec.convert(entry, HandlerRef)
-                try:
-                    handlers.append(compiler.build_handler(ref, settings, diagnostics.emit))
-                except compiler.Unavailable as exc:
-                    entries[i] = {**entry, "unavailable": str(exc)}
-                    diagnostics.emit("handler-unavailable", str(exc), handler=ref.name)
-            channel.note(_IMPORTING, b"")  # from here on a timeout is no import's fault
-            handlers += compiler.stand_ins(entries, {h.name for h in handlers})
+            announce = lambda name: channel.note(_IMPORTING, name.encode())  # noqa: E731
+            handlers = load.load_wanted(entries, settings, diagnostics.emit, announce)
             bus = Bus(handlers, settings=settings, budget=settings.budget)
             result = process_event(event, driver=driver, bus=bus, emit=diagnostics.emit,
                                    deadline=deadline - RESERVE)  # fmt: skip
@@ -375,12 +327,10 @@ def _worker(  # noqa: PLR0917
 
 
 def _enter_child() -> None:
-    """First in a child: its diagnostics are the parent's to record, and its signals
-    must not wake the host's event loop through the inherited wakeup fd."""
+    """First in a child: its diagnostics are the parent's to record (the child lets go
+    of the host loop's signal wakeup fd in :mod:`~hookbus.runtime.isolate`)."""
     diagnostics.take()
     diagnostics.defer()
-    with contextlib.suppress(ValueError, OSError):
-        signal.set_wakeup_fd(-1)
 
 
 def _run(
@@ -403,31 +353,9 @@ def _run(
     doing = f" while importing handler {hung}" if hung else ""
     diagnostics.emit(code, f"{what}: {how}{doing}", handler=hung or None, **where)
     if hung:
-        compiler.write_skip(files, hung, f"importing its module: {how}")
+        write_skip(files, hung, f"importing its module: {how}")
     return None
 
 
 def _fork(work: Work, deadline: float) -> Child:
-    try:
-        with _fork_warning_off():
-            left = deadline - time.monotonic()
-            return run_child(work, deadline=deadline, lifetime=left + AFTERLIFE)
-    finally:
-        gc.unfreeze()  # run_child froze the heap for the child's sake only (see module doc)
-
-
-@contextlib.contextmanager
-def _fork_warning_off() -> Iterator[None]:
-    """Silence the fork-with-threads warning of ``isolate``'s fork (see the module doc)."""
-    filters = cast("list[object]", warnings.filters)
-    with _quiet:
-        _forking[0] += 1
-        if _forking[0] == 1:
-            filters.insert(0, _FORK_WARNING)
-    try:
-        yield
-    finally:
-        with _quiet:
-            _forking[0] -= 1
-            if _forking[0] == 0 and _FORK_WARNING in filters:
-                filters.remove(_FORK_WARNING)
+    return run_child(work, deadline=deadline, lifetime=deadline - time.monotonic() + AFTERLIFE)

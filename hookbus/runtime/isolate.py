@@ -18,12 +18,14 @@ Standard library only.
 
 from __future__ import annotations
 
-import contextlib
+import _thread
 import gc
 import os
+import re
 import select
 import signal
 import time
+import warnings
 from collections.abc import Callable
 
 TYPE_CHECKING = False
@@ -93,11 +95,9 @@ def run_child(
     way it is gone ``lifetime`` seconds after the fork.
     """
     read_end, write_end = os.pipe()
-    # Keep the collector away from what both processes share: a collection in the
-    # child would touch, and so copy, every page of the parent's heap.
-    gc.freeze()
     try:
-        pid = os.fork()
+        with _fork_warning_off():
+            pid = os.fork()
     except OSError:
         os.close(read_end)
         os.close(write_end)
@@ -123,11 +123,47 @@ def run_child(
     return Child("ok", data[1:], pid, notes)
 
 
+# Python 3.12 warns when a process with threads forks: the child may deadlock on a lock
+# another thread held. Acceptable here: the child runs only hookbus and the handlers,
+# touches none of the parent's other objects, reports through its own pipe and ends with
+# os._exit, and a child that does block is ended at its deadline like any other. One
+# filter entry, matching only this module's fork, present only while some thread may be
+# forking (warnings.catch_warnings would restore the whole list, losing other threads'
+# changes, so it is not used).
+_FORK_WARNING = ("ignore", re.compile(r"This process .* is multi-threaded, use of fork\(\)"),
+                 DeprecationWarning, re.compile(r"hookbus\.runtime\.isolate\Z"), 0)  # fmt: skip
+_forking = [0]
+_forking_lock = _thread.allocate_lock()
+
+
+def _filters() -> list[object]:
+    return warnings.filters  # type: ignore[return-value]  # a list, typed as a Sequence
+
+
+class _fork_warning_off:
+    def __enter__(self) -> None:
+        with _forking_lock:
+            _forking[0] += 1
+            if _forking[0] == 1:
+                _filters().insert(0, _FORK_WARNING)
+
+    def __exit__(self, *exc: object) -> None:
+        with _forking_lock:
+            _forking[0] -= 1
+            if _forking[0] == 0 and _FORK_WARNING in _filters():
+                _filters().remove(_FORK_WARNING)
+
+
 def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
+    # (try/except, not contextlib.suppress: contextlib is not loaded on the cold path)
+    try:  # noqa: SIM105
         os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(ChildProcessError):
+    except ProcessLookupError:
+        pass
+    try:  # noqa: SIM105
         os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 def _reap_later(pid: int) -> None:
@@ -144,8 +180,10 @@ def _reap_later(pid: int) -> None:
 
 
 def _wait_quietly(pid: int) -> None:
-    with contextlib.suppress(ChildProcessError):
+    try:  # noqa: SIM105
         os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 def _send(fd: int, kind: bytes, payload: bytes) -> None:
@@ -160,7 +198,13 @@ def _child(work: Work, fd: int, lifetime: float) -> None:
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
         signal.setitimer(signal.ITIMER_REAL, lifetime)
-        gc.disable()  # a short-lived process: memory is returned at exit
+        # A short-lived process, whose memory is returned at exit; and a collection here
+        # would touch, and so copy, every page of the heap it shares with its parent.
+        gc.disable()
+        try:  # noqa: SIM105 (contextlib is not loaded on the cold path)
+            signal.set_wakeup_fd(-1)  # a host's event loop must not hear the child's signals
+        except (ValueError, OSError):
+            pass
         null = os.open(os.devnull, os.O_RDWR)
         for std in (0, 1, 2):
             os.dup2(null, std)

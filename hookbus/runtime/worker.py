@@ -21,14 +21,12 @@ from collections.abc import Callable
 import msgspec
 
 from hookbus import diagnostics, drivers
-from hookbus.bus.dispatch import Bus, Handler
+from hookbus.bus.dispatch import Bus
 from hookbus.bus.events import Event
-from hookbus.bus.marks import Subscription, subscribed
-from hookbus.config import HandlerRef, Settings
-from hookbus.config import load as load_config
+from hookbus.config import Settings
 from hookbus.errors import DecodeError
 from hookbus.output import HookOutput
-from hookbus.runtime import compile as compiler
+from hookbus.runtime import load
 from hookbus.runtime.call import Call
 from hookbus.runtime.index import Lookup, fail_closed
 from hookbus.runtime.isolate import Channel
@@ -38,6 +36,7 @@ from hookbus.types import Driver
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hookbus.runtime.compile import Compiled
     from hookbus.runtime.index import HandlerData
 
 #: Time the worker keeps, inside the budget, to merge, encode and send its reply.
@@ -67,39 +66,9 @@ def candidates(call: Call) -> Candidates:
         chosen = [data["handlers"][i] for i in wanted]
         chosen += [h for h in lookup.unknown_handlers() if h not in chosen]
         return Candidates(chosen, msgspec.convert(data["settings"], Settings))
-    loaded = load_config(call.files)
-    previous = {h["name"]: h for h in (data["handlers"] if data else [])}
     routed = {data["handlers"][i]["name"] for i in wanted} if data else set()
-    entries: list[HandlerData] = []
-    for ref in loaded.settings.handlers:
-        last = previous.get(ref.name)
-        subscription = None
-        if last is not None and last["target"] == ref.target and last["subscription"]:
-            if ref.name not in routed:
-                continue
-            subscription = last["subscription"]
-        entries.append(
-            {
-                "name": ref.name,
-                "target": ref.target,
-                "settings": msgspec.to_builtins(ref.settings),
-                "subscription": subscription,
-                "unavailable": None,
-            }
-        )
-    return Candidates(entries, loaded.settings)
-
-
-def exactly(found: Candidates, events: tuple[Event, ...]) -> Candidates:
-    """Narrow to the handlers whose declaration wants one of ``events`` (unknown ones stay)."""
-    chosen = []
-    for entry in found.entries:
-        declared = entry["subscription"]
-        if declared is None or any(
-            subscribed(msgspec.convert(declared, Subscription), ev) for ev in events
-        ):
-            chosen.append(entry)
-    return Candidates(chosen, found.settings)
+    entries, settings = load.configured(call.files, data, routed)
+    return Candidates(entries, settings)
 
 
 def _fallback(driver: Driver, native: str, guards: list[str]) -> HookOutput:
@@ -135,11 +104,13 @@ class _Job:
         self.deadline = deadline
         self.driver = drivers.load(call.facts.name)
         self.fallback = self.driver.no_opinion(call.native)
-        self.compiled: compiler.Compiled | None = None
+        self.compiled: Compiled | None = None
 
     def after(self) -> None:
         if self.compiled is not None:
-            compiler.save(self.call.files, self.compiled.data)
+            from hookbus.runtime.compile import save
+
+            save(self.call.files, self.compiled.data)
 
     def refine(self, found: Candidates) -> None:
         """Tell the watchdog the exact fallback (and who wants the event) as soon as known."""
@@ -149,14 +120,16 @@ class _Job:
 
     def compile(self) -> Candidates:
         """Compile the index here; the candidates it routes the event to."""
+        from hookbus.runtime.compile import compile_index, read_skip
+
         call = self.call
-        self.compiled = compiler.compile_index(
+        self.compiled = compile_index(
             call.files,
             call.lookup.data,
-            skip=compiler.read_skip(call.files),
-            progress=lambda name: self.channel.note(IMPORTING, name.encode()),
+            skip=read_skip(call.files),
+            progress=self.announce,
         )
-        self.channel.note(IMPORTING, b"")
+        self.announce("")
         call.lookup = Lookup(call.files, "fresh", self.compiled.data)
         return candidates(call)
 
@@ -185,37 +158,25 @@ class _Job:
                                  **where)  # fmt: skip
             return unreadable(driver, native, found.guards)
         if call.lookup.fresh:
-            found = exactly(found, (event, *driver.derive(event)))
+            found = Candidates(load.wanting(found.entries, (event, *driver.derive(event))),
+                               found.settings)  # fmt: skip
             if not found.entries:
                 return driver.no_opinion(native)
             self.refine(found)
-            handlers, entries = self.load(found)
+            handlers = load.load_wanted(found.entries, found.settings, diagnostics.emit,
+                                        self.announce)  # fmt: skip
         else:
             found = self.compile()
             self.refine(found)
             assert self.compiled is not None
-            handlers, entries = list(self.compiled.handlers), self.compiled.data["handlers"]
-        handlers += compiler.stand_ins(entries, {h.name for h in handlers})
+            entries = self.compiled.data["handlers"]
+            handlers = list(self.compiled.handlers)
+            handlers += load.stand_ins(entries, {h.name for h in handlers})
         settings = found.settings
         bus = Bus(handlers, settings=settings, budget=settings.budget)
         result = process_event(event, driver=driver, bus=bus, emit=diagnostics.emit,
                                deadline=self.deadline)  # fmt: skip
         return result.output
 
-    def load(self, found: Candidates) -> tuple[list[Handler], list[HandlerData]]:
-        """Import the wanted handlers a fresh index names (each announced first)."""
-        handlers = []
-        entries: list[HandlerData] = []
-        for entry in found.entries:
-            entries.append(entry)
-            if entry["unavailable"] is not None or entry["subscription"] is None:
-                continue  # not loadable now: stood in for when fail-closed
-            ref = msgspec.convert(entry, HandlerRef)
-            self.channel.note(IMPORTING, ref.name.encode())
-            try:
-                handlers.append(compiler.build_handler(ref, found.settings, diagnostics.emit))
-            except compiler.Unavailable as exc:
-                entries[-1] = {**entry, "unavailable": str(exc)}
-                diagnostics.emit("handler-unavailable", str(exc), handler=ref.name)
-        self.channel.note(IMPORTING, b"")
-        return handlers, entries
+    def announce(self, name: str) -> None:
+        self.channel.note(IMPORTING, name.encode())
