@@ -340,6 +340,7 @@ def time_rounds(
 
 # -- import time -----------------------------------------------------------------------
 
+
 #: ``python -X importtime -m hookbus ...`` with two changes, both needed to see the worker:
 #: the forked worker points its stdio at the file named by argv[1] instead of /dev/null,
 #: and ``importlib.import_module`` (how hookbus loads drivers and handlers) goes through

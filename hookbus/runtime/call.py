@@ -1,9 +1,10 @@
-"""One hook call as the cold path knows it, handed on to the worker (standard library
-only)."""
+"""One hook call as the cold path knows it, handed on to the worker, and what the worker
+says back to the watchdog (standard library only)."""
 
 from __future__ import annotations
 
 from hookbus.hosts import HostFacts
+from hookbus.output import HookOutput
 from hookbus.runtime.emergency import Emergency
 from hookbus.runtime.index import Lookup
 
@@ -42,3 +43,22 @@ class Call:
         self.files = files
         self.lookup = lookup
         self.emergency = emergency
+
+
+#: Notes the worker sends while it works: the handler it is importing (empty: none), the
+#: fallback it computed (a :class:`HookOutput` frame), the handlers that want the event
+#: (a JSON list of names).
+IMPORTING = "I"
+FALLBACK = "F"
+WANTED = "W"
+
+
+def pack(output: HookOutput, lines: bytes) -> bytes:
+    """The worker's result: its reply and the diagnostic lines it leaves to the watchdog."""
+    frame = output.to_frame()
+    return len(frame).to_bytes(8, "big") + frame + lines
+
+
+def unpack(data: bytes) -> tuple[HookOutput, bytes]:
+    size = int.from_bytes(data[:8], "big")
+    return HookOutput.from_frame(data[8 : 8 + size]), data[8 + size :]

@@ -26,7 +26,7 @@ import time
 from hookbus import diagnostics
 from hookbus.budgets import DEFAULT_BUDGET, budget
 from hookbus.output import HookOutput
-from hookbus.runtime.call import Call
+from hookbus.runtime.call import FALLBACK, IMPORTING, WANTED, Call, unpack
 from hookbus.runtime.index import fail_closed
 from hookbus.runtime.isolate import run_child
 
@@ -38,11 +38,6 @@ if TYPE_CHECKING:
 
 #: The worker is gone this long after the deadline, whatever it is doing.
 WORKER_AFTERLIFE = 30.0
-#: Note kinds the worker sends: the handler it is importing, the fallback it computed,
-#: the handlers that want the event (JSON list of names).
-IMPORTING = "I"
-FALLBACK = "F"
-WANTED = "W"
 
 
 def candidates(call: Call) -> list[HandlerData]:
@@ -165,14 +160,3 @@ def _remember_hang(files: list[str], name: str, why: str) -> None:
     from hookbus.runtime.compile import write_skip
 
     write_skip(files, name, why)
-
-
-def pack(output: HookOutput, lines: bytes) -> bytes:
-    """The worker's result: its reply and the diagnostic lines it leaves to this process."""
-    frame = output.to_frame()
-    return len(frame).to_bytes(8, "big") + frame + lines
-
-
-def unpack(data: bytes) -> tuple[HookOutput, bytes]:
-    size = int.from_bytes(data[:8], "big")
-    return HookOutput.from_frame(data[8 : 8 + size]), data[8 + size :]

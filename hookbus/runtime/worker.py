@@ -27,11 +27,10 @@ from hookbus.config import Settings
 from hookbus.errors import DecodeError
 from hookbus.output import HookOutput
 from hookbus.runtime import load
-from hookbus.runtime.call import Call
+from hookbus.runtime.call import FALLBACK, IMPORTING, WANTED, Call, pack
 from hookbus.runtime.index import Lookup, fail_closed
 from hookbus.runtime.isolate import Channel
 from hookbus.runtime.process import decode, process_event, unreadable
-from hookbus.runtime.watchdog import FALLBACK, IMPORTING, WANTED, pack
 from hookbus.types import Driver
 
 TYPE_CHECKING = False

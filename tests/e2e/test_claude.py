@@ -113,6 +113,40 @@ def test_deny_blocks_the_tool_and_tells_the_model(claude: Claude, workspace: Wor
     assert [d["tool_name"] for d in run.output["permission_denials"]] == ["Bash"]
 
 
+SLOW_GUARD = """
+import time
+import hookbus
+
+time.sleep(0.8)  # a guard with heavy imports, on a machine that never compiled its index
+
+@hookbus.handler("before-tool", tools="shell", timeout=2, fail_closed=True)
+def guard(event):
+    if "rm -rf" in (event.tool.command or ""):
+        return hookbus.Reply.deny("E2E-SLOW-GUARD: no rm -rf here")
+    return None
+"""
+
+
+def test_a_slow_guard_on_a_cold_index_still_blocks(claude: Claude, workspace: Workspace) -> None:
+    """A fail-closed guard whose module takes 0.8 s to import, on a fresh machine (no index
+    compiled yet: the state folder is wiped after install): ``rm -rf victim`` does not run."""
+    import shutil
+
+    workspace.install_hookbus({})
+    (workspace.project / "slow_guard.py").write_text(SLOW_GUARD)
+    config = workspace.project / ".hookbus.toml"
+    config.write_text(config.read_text().replace("enable = [", 'enable = ["slow_guard:guard", ', 1))
+    shutil.rmtree(workspace.state, ignore_errors=True)
+    (workspace.project / "victim").mkdir()
+    run = claude.run("E2E-SLOW: clean up", tool_script("E2E-SLOW", "rm -rf victim"))
+
+    assert_ok(run)
+    assert (workspace.project / "victim").is_dir()
+    answer = run.model.conversation("E2E-SLOW")[1]
+    [result] = tool_results(answer)
+    assert "E2E-SLOW-GUARD: no rm -rf here" in json.dumps(result["content"])
+
+
 def test_session_start_context_reaches_the_model(claude: Claude, workspace: Workspace) -> None:
     """Context added at session start is in the request Claude sends to the model."""
     context = "E2E-CONTEXT-7f3a: the build command of this repo is `make ci`"
