@@ -116,3 +116,7 @@ class Driver(Protocol):
     def tool_route(self, patterns: tuple[str, ...]) -> ToolRoute | None:
         """Native tool names covered by tool ``patterns``; None when they cover all."""
         ...
+
+    def can_carry(self, native: str, route: ToolRoute | None) -> bool:
+        """False when ``native`` never carries a tool that ``route`` covers."""
+        ...

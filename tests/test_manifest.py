@@ -218,3 +218,21 @@ def test_verify_fails_when_a_configured_handler_cannot_load(project: Path) -> No
     proc = cli(project, "verify")
     assert proc.returncode == 1
     assert "missing_mod" in proc.stderr
+
+
+def test_a_handler_of_one_tool_by_name_registers_only_that_tool(tmp_path: Path) -> None:
+    """``tools="name:SubagentHandback"`` registers PreToolUse for that tool alone, not a
+    hook process on every tool call (as kind ``other`` would)."""
+    root = tmp_path / "named"
+    root.mkdir()
+    (root / "named_tool.py").write_text(
+        "import hookbus\n\n"
+        '@hookbus.handler("before-tool", tools="name:SubagentHandback")\n'
+        "def handback(event): ...\n"
+    )
+    (root / ".hookbus.toml").write_text('enable = ["named_tool:handback"]\n')
+    proc = cli(root, "manifest")
+    assert proc.returncode == 0, proc.stderr
+    hooks = json.loads(proc.stdout)["hooks"]
+    assert sorted(hooks) == ["PreToolUse"]
+    assert [g["matcher"] for g in hooks["PreToolUse"]] == ["SubagentHandback"]

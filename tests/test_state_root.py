@@ -167,3 +167,24 @@ def test_a_state_root_given_as_a_file_is_refused_with_a_clear_reason(
     with pytest.raises(state.StateRefused, match="is not a folder"):
         state.root(create=True)
     assert blocker.read_text() == "mine"
+
+
+def test_a_handler_package_anyone_could_write_is_not_imported(
+    tmp_path: Path, isolated_environment: Path
+) -> None:
+    """A handler whose package ``__init__`` is world-writable is refused before any of its
+    code runs (here: before it could write its marker), and, its declaration unknown,
+    counted as a guard: the tool is denied, naming why."""
+    root = tmp_path / "proj"
+    package = root / "sharedguards"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "import pathlib\npathlib.Path(__file__).with_name('RAN').write_text('x')\n"
+    )
+    (package / "__init__.py").chmod(0o666)
+    (package / "impl.py").write_text(GUARD)
+    (root / ".hookbus.toml").write_text('enable = ["sharedguards.impl:guard"]\n')
+    result = run_cli("claude", pre_tool("ls", root), cwd=root)
+    reason = json.loads(result.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "writable by every user" in reason
+    assert not (package / "RAN").exists()

@@ -40,6 +40,9 @@ class BaseDriver:
     opt_in: ClassVar[tuple[str, ...]] = ()
     #: Never registered, whatever a handler asks.
     never: ClassVar[tuple[str, ...]] = ()
+    #: Tool events that only ever carry these tools (Claude's PreSkillShellCommand: a
+    #: shell): not registered for a handler that wants none of them.
+    event_tools: ClassVar[Mapping[str, tuple[str, ...]]] = {}
     #: The host has a native after-edit event, so none is derived from after-tool.
     native_after_edit: ClassVar[bool] = False
     #: Without one, the after-tool events an after-edit is derived from (successes only;
@@ -133,6 +136,13 @@ class BaseDriver:
             known=tuple(self.tools),
             known_prefixes=(self.mcp_prefix,) if self.mcp_prefix else (),
         )
+
+    def can_carry(self, native: str, route: ToolRoute | None) -> bool:
+        """False when ``native`` never carries a tool that ``route`` covers."""
+        fixed = self.event_tools.get(native)
+        if fixed is None or route is None or route.unknown:
+            return True
+        return any(t in route.names or t.startswith(route.prefixes) for t in fixed)
 
     def mcp_tool_prefix(self, server: str) -> str:
         """How the names of server ``server``'s MCP tools start."""

@@ -9,7 +9,7 @@ driver only ever answers with exit 0 and JSON. Hooks of one event run in paralle
 
 import contextlib
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import msgspec
 
@@ -446,6 +446,9 @@ class ClaudeDriver(BaseDriver):
     #: A WorktreeCreate command hook *replaces* Claude's worktree creation and must print
     #: the new path, which no portable reply can say.
     never = ("WorktreeCreate",)
+    event_tools: ClassVar[dict[str, tuple[str, ...]]] = {
+        "PreSkillShellCommand": ("Bash", "PowerShell")
+    }
 
     def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
         return decode(data, native)

@@ -27,7 +27,7 @@ from hookbus.config import Settings
 from hookbus.config import load as load_config
 from hookbus.drivers.base import TOOL_EVENT_KINDS
 from hookbus.runtime.index import FORMAT, INDEX_DIR, fail_closed, index_name, stat
-from hookbus.runtime.load import Unavailable, build_handler
+from hookbus.runtime.load import Unavailable, build_handler, module_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,17 +41,15 @@ SKIP_SUFFIX = ".skip"
 
 
 def module_stat(target: str, python_path: Sequence[str]) -> Stat | None:
-    """The stat of ``target``'s module file, taken *before* it is imported, so that an edit
-    made while it is being imported makes the cache stale rather than wrongly fresh."""
-    import importlib.util
-
+    """The stat of ``target``'s module file, taken *before* it is imported (and without
+    importing its packages), so that an edit made while it is being imported makes the
+    cache stale rather than wrongly fresh."""
     sys.path.extend(p for p in python_path if p not in sys.path)
     try:
-        spec = importlib.util.find_spec(target.partition(":")[0])
-    except Exception:  # its package failed to import; the import proper will say why
+        files = module_files(target.partition(":")[0])
+    except Unavailable:  # the import proper will say why
         return None
-    origin = spec.origin if spec else None
-    return stat(origin) if origin and os.path.isfile(origin) else None
+    return stat(files[-1]) if files else None
 
 
 class _Declared:
@@ -79,6 +77,8 @@ def routes(host: str, handlers: Sequence[Handler | _Declared | None]) -> dict[st
             patterns = ("edit",) if kind == "after-edit" and not sub.tools else sub.tools
             tool_route = driver.tool_route(patterns) if kind in TOOL_EVENT_KINDS else None
             for native in driver.natives(kind, sub.natives):
+                if not driver.can_carry(native, tool_route):
+                    continue
                 route = out.get(native)
                 if route is None:
                     route = out[native] = {"handlers": [], "tools": None}

@@ -34,29 +34,53 @@ class Unavailable(Exception):
 
 
 def import_target(target: str, python_path: Sequence[str] = ()) -> Callable[..., Any]:
-    """The function named by ``module:function`` (``function`` may be dotted). A module
-    file that someone else could have written is refused (:mod:`hookbus.trust`)."""
+    """The function named by ``module:function`` (``function`` may be dotted). Every file
+    the import would run (``pkg/__init__.py``, then ``pkg/guards.py``...) is checked
+    first, and one someone else could have written is refused (:mod:`hookbus.trust`)."""
     import importlib
-    import importlib.util
 
     # Appended, not prepended: a project file must not shadow the standard library.
     sys.path.extend(p for p in python_path if p not in sys.path)
     module_name, _, attr = target.partition(":")
-    if module_name not in sys.modules:
-        try:
-            spec = importlib.util.find_spec(module_name)
-        except Exception as exc:  # its package failed to import
-            raise Unavailable(f"cannot import {module_name}: {exc!r}") from None
-        if spec is None:
-            raise Unavailable(f"no module named {module_name!r}")
-        if spec.origin and os.path.isfile(spec.origin):
-            problem = file_problem(spec.origin)
-            if problem:
-                raise Unavailable(f"{spec.origin} {problem}: not imported")
+    for origin in module_files(module_name):
+        problem = file_problem(origin)
+        if problem:
+            raise Unavailable(f"{origin} {problem}: not imported")
     obj: Any = importlib.import_module(module_name)
     for part in attr.split("."):
         obj = getattr(obj, part)
     return obj  # type: ignore[no-any-return]
+
+
+def module_files(module_name: str) -> list[str]:
+    """The files importing ``module_name`` would run that are not imported yet (packages
+    first), found as the import system finds them but without importing anything.
+    :class:`Unavailable` when one cannot be found."""
+    files = []
+    parts = module_name.split(".")
+    path = None
+    for depth in range(1, len(parts) + 1):
+        name = ".".join(parts[:depth])
+        loaded = sys.modules.get(name)
+        if loaded is not None:
+            path = getattr(loaded, "__path__", None)
+            continue
+        spec = None
+        try:
+            # The meta path finders, in order, as importlib.util.find_spec asks them
+            # (that module costs a hook a millisecond, and imports the parents).
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                if find is not None and (spec := find(name, path)) is not None:
+                    break
+        except Exception as exc:
+            raise Unavailable(f"cannot find {name}: {exc!r}") from None
+        if spec is None:
+            raise Unavailable(f"no module named {name!r}")
+        if spec.origin and os.path.isfile(spec.origin):
+            files.append(spec.origin)
+        path = spec.submodule_search_locations
+    return files
 
 
 def build_handler(ref: HandlerRef, settings: Settings, emit: Emit) -> Handler:

@@ -77,6 +77,10 @@ HANGING_HANDLERS = """
 import re
 import hookbus
 
+@hookbus.handler("before-tool")
+def refuses(event):
+    return hookbus.Reply.deny("contract: refused")
+
 @hookbus.handler("before-tool", timeout=1)
 def hangs(event):
     # Catastrophic backtracking: _sre holds the GIL, so only the process watchdog can end it.
@@ -245,3 +249,21 @@ class DriverContract:
             assert output == self.driver.no_opinion(native)
         assert "watchdog-fired" in codes or "handler-timeout" in codes
         self.check_output(native, output)
+
+    def test_in_process_dispatch_answers_as_the_command_does(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The in-process runtime (plugin hosts call it) gives exactly the bytes the hook
+        command gives, for a handler's deny and for the no-opinion."""
+        from hookbus.runtime import inproc
+
+        golden = self.golden_named(self.before_tool_golden)
+        native = self.native_of(golden)
+        for enable in ('["hooks_contract:refuses"]', "[]"):
+            config = f'python_path = ["."]\nenable = {enable}\n'
+            command, _ = self.cli(golden.read_bytes(), tmp_path, native=native, config=config)
+            monkeypatch.setenv("HOOKBUS_CONFIG", str(tmp_path / "contract.toml"))
+            monkeypatch.setenv("HOOKBUS_STATE_DIR", str(tmp_path / "state"))
+            result = inproc.dispatch(self.host, golden.read_bytes(), native=native)
+            assert result.output == command
+            self.check_output(native, result.output)
