@@ -91,11 +91,13 @@ def _checked_python(python: str | None) -> str:
 
 
 def _host(opts: object) -> int:
+    import copy
     import json
 
     from hookbus.discover import config_paths
     from hookbus.errors import HostConfigError
-    from hookbus.manifests.base import dump_json, load, write_atomically
+    from hookbus.manifests import documents
+    from hookbus.manifests.base import load, write_atomically
     from hookbus.runtime.compile import compile_in_child
 
     command: str = opts.command  # type: ignore[attr-defined]
@@ -122,7 +124,8 @@ def _host(opts: object) -> int:
     status = 0
     for document in plan.documents:
         path = document.path
-        current = manifest.read(path)
+        _, current = documents.read(path, document.format)
+        manifest.check(path, current)
         if command == "verify":
             problems = manifest.drift(current, document.entries)
             if compiled and not compiled["complete"]:
@@ -137,13 +140,13 @@ def _host(opts: object) -> int:
             print(f"{path}: no enabled handler wants a {opts.host} event; nothing to install")  # type: ignore[attr-defined]
             continue
         if command == "install":
-            wanted = manifest.merge(current, document.entries)
+            wanted = manifest.merge(copy.deepcopy(current), document.entries)
         else:
-            wanted = manifest.without_ours(current)
+            wanted = manifest.without_ours(copy.deepcopy(current))
         if wanted == current and os.path.exists(path):
             print(f"{path}: already up to date")
             continue
-        text = dump_json(wanted)
+        text = documents.dump(wanted, document.format)
         if getattr(opts, "dry_run", False):
             sys.stdout.write(text)
             continue

@@ -16,7 +16,6 @@ Never imported on a hook's path.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shlex
 from collections.abc import Mapping
@@ -24,8 +23,8 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
-from hookbus.errors import HostConfigError
 from hookbus.hosts import HostFacts
+from hookbus.manifests.documents import Format
 from hookbus.output import HookOutput
 
 TYPE_CHECKING = False
@@ -39,7 +38,7 @@ class Document(msgspec.Struct, frozen=True, kw_only=True):
     """A settings file of the user's that hookbus merges its entries into."""
 
     path: str
-    format: Literal["json"] = "json"
+    format: Format = "json"
     #: hookbus's entries for it, in the shape the manifest's ``merge`` understands.
     entries: dict[str, Any]
 
@@ -66,17 +65,18 @@ class Manifest(Protocol):
 
     def plan(self, index: IndexData | None, *, python: str, scope: Scope) -> Plan: ...
 
+    def check(self, path: str, document: dict[str, Any]) -> None:
+        """HostConfigError when ``document`` (parsed) has a shape hookbus must not edit."""
+        ...
+
     def merge(self, document: dict[str, Any], entries: Mapping[str, Any]) -> dict[str, Any]:
-        """``document`` with ``entries`` in place of any earlier entries of hookbus's."""
+        """``document`` with ``entries`` in place of any earlier entries of hookbus's (it
+        may edit ``document`` in place: round-trip TOML and YAML keep their comments so)."""
         ...
 
     def without_ours(self, document: dict[str, Any]) -> dict[str, Any]: ...
 
     def drift(self, document: dict[str, Any], entries: Mapping[str, Any]) -> list[str]: ...
-
-    def read(self, path: str) -> dict[str, Any]:
-        """The document at ``path`` ({} when absent); HostConfigError when unparseable."""
-        ...
 
 
 def load(host: str) -> Manifest:
@@ -162,33 +162,7 @@ def is_hookbus_command(command: object, host: str) -> bool:
     )
 
 
-# -- the user's documents --------------------------------------------------------------
-
-
-def read_json(path: str) -> dict[str, Any]:
-    """A JSON settings file as a dict ({} when absent); refuses one it cannot parse."""
-    try:
-        with open(path, "rb") as f:
-            text = f.read()
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise HostConfigError(f"{path}: cannot read it ({exc}); nothing changed") from None
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise HostConfigError(
-            f"{path}: not valid JSON ({exc}); fix or move it, hookbus will not overwrite it"
-        ) from None
-    if not isinstance(data, dict):
-        raise HostConfigError(f"{path}: expected a JSON object; nothing changed")
-    return data
-
-
-def dump_json(document: Mapping[str, Any]) -> str:
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+# -- the user's documents (read and dumped by hookbus.manifests.documents) --------------
 
 
 def write_atomically(path: str, text: str, *, mode: int | None = None) -> str | None:

@@ -12,7 +12,6 @@ are anchored (``Edit`` must not catch ``NotebookEdit`` by accident).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -21,7 +20,9 @@ from typing import Any
 
 from hookbus.discover import find_project_config
 from hookbus.drivers.claude import ALL_EVENTS, driver
+from hookbus.errors import HostConfigError
 from hookbus.hosts import HOSTS
+from hookbus.manifests import grouped
 from hookbus.manifests.base import (
     Document,
     Plan,
@@ -40,7 +41,7 @@ HOST = "claude"
 #: Claude gives SessionEnd hooks 1.5 s in all; a timeout here would raise that budget for
 #: every SessionEnd hook of the user's, so we register none and answer within it.
 NO_TIMEOUT = {"SessionEnd"}
-Hooks = dict[str, list[dict[str, Any]]]
+Hooks = grouped.Hooks
 
 
 def settings_path(scope: str, project_dir: str | None = None) -> str:
@@ -108,85 +109,6 @@ def is_ours(entry: object) -> bool:
     return isinstance(entry, dict) and is_hookbus_command(entry.get("command"), HOST)
 
 
-def read_settings(path: str) -> dict[str, Any]:
-    """The settings file as a dict ({} when absent); refuses a file it cannot parse."""
-    from hookbus.errors import HostConfigError
-    from hookbus.manifests.base import read_json
-
-    data = read_json(path)
-    if not isinstance(data.get("hooks", {}), dict):
-        raise HostConfigError(f"{path}: expected an object with a 'hooks' object; nothing changed")
-    return data
-
-
-def without_ours(settings: dict[str, Any]) -> dict[str, Any]:
-    """``settings`` with every hookbus entry removed (and groups/events emptied by that)."""
-    result = dict(settings)
-    hooks: Hooks = {}
-    for event, groups in settings.get("hooks", {}).items():
-        if not isinstance(groups, list):
-            hooks[event] = groups
-            continue
-        kept_groups = []
-        for group in groups:
-            inner = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(inner, list):
-                kept_groups.append(group)
-                continue
-            kept = [h for h in inner if not is_ours(h)]
-            if kept:
-                kept_groups.append({**group, "hooks": kept})
-            elif len(kept) == len(inner):
-                kept_groups.append(group)
-        if kept_groups:
-            hooks[event] = kept_groups
-    if hooks:
-        result["hooks"] = hooks
-    else:
-        result.pop("hooks", None)
-    return result
-
-
-def merged(settings: dict[str, Any], ours: Hooks) -> dict[str, Any]:
-    """``settings`` with our current entries in place of any earlier ones of ours."""
-    result = without_ours(settings)
-    hooks = dict(result.get("hooks", {}))
-    for event, groups in ours.items():
-        hooks[event] = [*hooks.get(event, []), *groups]
-    if hooks:
-        result["hooks"] = hooks
-    return result
-
-
-def installed(settings: dict[str, Any]) -> Hooks:
-    """Our entries as they stand in ``settings`` (one group per entry, like :func:`generate`)."""
-    found: Hooks = {}
-    for event, groups in settings.get("hooks", {}).items():
-        for group in groups if isinstance(groups, list) else []:
-            for entry in group.get("hooks", []) if isinstance(group, dict) else []:
-                if is_ours(entry):
-                    mine = {k: v for k, v in group.items() if k != "hooks"}
-                    found.setdefault(event, []).append({**mine, "hooks": [entry]})
-    return found
-
-
-def drift(settings: dict[str, Any], ours: Hooks) -> list[str]:
-    """Human-readable differences between installed entries and the generated ones."""
-    have = installed(settings)
-    problems = []
-    for event in sorted(set(have) | set(ours), key=lambda e: (e not in ALL_EVENTS, e)):
-        if event not in have:
-            problems.append(f"missing: {event} {json.dumps(ours[event])}")
-        elif event not in ours:
-            problems.append(f"stale: {event} is registered but no enabled handler wants it")
-        elif have[event] != ours[event]:
-            problems.append(
-                f"changed: {event} installed {json.dumps(have[event])}"
-                f" != expected {json.dumps(ours[event])}"
-            )
-    return problems
-
-
 class ClaudeManifest:
     """Claude Code's ``hooks`` block in ``.claude/settings.json`` (project) or
     ``~/.claude/settings.json`` (user)."""
@@ -198,16 +120,19 @@ class ClaudeManifest:
         return Plan(documents=(Document(path=settings_path(scope), entries=hooks),))
 
     def merge(self, document: dict[str, Any], entries: Mapping[str, Any]) -> dict[str, Any]:
-        return merged(document, dict(entries))
+        return grouped.merged(document, dict(entries), is_ours)
 
     def without_ours(self, document: dict[str, Any]) -> dict[str, Any]:
-        return without_ours(document)
+        return grouped.without_ours(document, is_ours)
 
     def drift(self, document: dict[str, Any], entries: Mapping[str, Any]) -> list[str]:
-        return drift(document, dict(entries))
+        return grouped.drift(document, dict(entries), is_ours, ALL_EVENTS)
 
-    def read(self, path: str) -> dict[str, Any]:
-        return read_settings(path)
+    def check(self, path: str, document: dict[str, Any]) -> None:
+        if not isinstance(document.get("hooks", {}), dict):
+            raise HostConfigError(
+                f"{path}: expected an object with a 'hooks' object; nothing changed"
+            )
 
 
 manifest = ClaudeManifest()
