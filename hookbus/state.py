@@ -154,12 +154,12 @@ def path(*parts: str) -> str:
     return os.path.join(root_path(), *parts)
 
 
-def read(*parts: str, limit: int = 64 << 20) -> bytes:
-    """The whole file at ``parts`` inside the root. OSError (FileNotFoundError when it is
-    missing, :class:`StateRefused` when it fails a check)."""
-    folder = _folder(parts, create=False)
+def _open(parts: tuple[str, ...], flags: int, *, create: bool) -> int:
+    """A descriptor of the regular file at ``parts``, this user's own, opened without
+    following links; FileNotFoundError when it is missing, :class:`StateRefused` else."""
+    folder = _folder(parts, create=create)
     try:
-        fd = os.open(parts[-1], os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW, dir_fd=folder)
+        fd = os.open(parts[-1], flags | os.O_NONBLOCK | _NOFOLLOW, 0o600, dir_fd=folder)
     except FileNotFoundError:
         raise
     except OSError as exc:
@@ -168,6 +168,18 @@ def read(*parts: str, limit: int = 64 << 20) -> bytes:
         _close_folder(folder)
     try:
         _checked_file(fd, path(*parts))
+    except StateRefused:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read(*parts: str, limit: int = 64 << 20) -> bytes:
+    """The whole file at ``parts`` inside the root (at most ``limit`` bytes and a chunk).
+    OSError: FileNotFoundError when it is missing, :class:`StateRefused` when it fails a
+    check."""
+    fd = _open(parts, os.O_RDONLY, create=False)
+    try:
         chunks = []
         size = 0
         while size <= limit:
@@ -200,54 +212,8 @@ def write(*parts: str, data: bytes) -> None:
 
 def append(*parts: str, data: bytes) -> None:
     """Append ``data`` to the file at ``parts`` in one write (created ``0600``)."""
-    folder = _folder(parts, create=True)
+    fd = _open(parts, os.O_WRONLY | os.O_APPEND | os.O_CREAT, create=True)
     try:
-        try:
-            fd = os.open(
-                parts[-1],
-                os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | _NOFOLLOW,
-                0o600,
-                dir_fd=folder,
-            )
-        except OSError as exc:
-            raise StateRefused(path(*parts), _why(exc)) from None
-    finally:
-        _close_folder(folder)
-    try:
-        _checked_file(fd, path(*parts))
         os.write(fd, data)
     finally:
         os.close(fd)
-
-
-def open_lock(*parts: str) -> int:
-    """A descriptor of the lock file at ``parts`` (created ``0600``), for ``flock``."""
-    folder = _folder(parts, create=True)
-    try:
-        fd = os.open(
-            parts[-1], os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | _NOFOLLOW, 0o600, dir_fd=folder
-        )
-    except OSError as exc:
-        raise StateRefused(path(*parts), _why(exc)) from None
-    finally:
-        _close_folder(folder)
-    try:
-        _checked_file(fd, path(*parts))
-    except StateRefused:
-        os.close(fd)
-        raise
-    return fd
-
-
-def remove(*parts: str) -> None:
-    """Remove the file at ``parts`` if it is there."""
-    try:
-        folder = _folder(parts, create=False)
-    except FileNotFoundError:
-        return
-    try:
-        os.unlink(parts[-1], dir_fd=folder)
-    except FileNotFoundError:
-        pass
-    finally:
-        _close_folder(folder)

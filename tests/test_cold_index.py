@@ -16,41 +16,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import guarded_project, pre_tool
 
 from hookbus.testing import run_cli
 
-GOLDEN = Path(__file__).parent / "golden" / "claude"
 HOOKS = 24
 ROUNDS = 10
-
-SLOW_GUARD = """
-import os, time
-import hookbus
-
-time.sleep(float(os.environ.get("GUARD_IMPORT_SECONDS", "2")))
-
-@hookbus.handler("before-tool", tools="shell", timeout=2, fail_closed=True)
-def guard(event):
-    if "rm -rf" in (event.tool.command or ""):
-        return hookbus.Reply.deny("no rm -rf")
-    return None
-"""
-
-
-def pre_tool(command: str, cwd: Path) -> bytes:
-    data = json.loads((GOLDEN / "PreToolUse.Bash.json").read_text())
-    data["tool_input"]["command"] = command
-    data["cwd"] = str(cwd)
-    return json.dumps(data).encode()
+SLOW_IMPORT = 'import os, time\ntime.sleep(float(os.environ.get("GUARD_IMPORT_SECONDS", "2")))'
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "slowguard.py").write_text(SLOW_GUARD)
-    (root / ".hookbus.toml").write_text('enable = ["slowguard:guard"]\n')
-    return root
+    return guarded_project(tmp_path / "project", "slowguard", SLOW_IMPORT)
 
 
 def storm(project: Path, env: dict[str, str], wrap: list[str] | None = None) -> list[str]:

@@ -12,30 +12,15 @@ import time
 from pathlib import Path
 
 import pytest
+from support import guarded_project, pre_tool
 
 from hookbus.hosts import HostFacts
 from hookbus.runtime.intake import read_payload
 
-GOLDEN = Path(__file__).parent / "golden" / "claude"
-
-GUARD = """
-import hookbus
-
-@hookbus.handler("before-tool", tools="shell", timeout=2, fail_closed=True)
-def guard(event):
-    if "rm -rf" in (event.tool.command or ""):
-        return hookbus.Reply.deny("no rm -rf")
-    return None
-"""
-
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "guard.py").write_text(GUARD)
-    (root / ".hookbus.toml").write_text('enable = ["guard:guard"]\n')
-    return root
+    return guarded_project(tmp_path / "project")
 
 
 def open_hook(project: Path, *args: str) -> subprocess.Popen[bytes]:
@@ -53,18 +38,11 @@ def done(proc: subprocess.Popen[bytes]) -> None:
             pipe.close()
 
 
-def payload(command: str, project: Path) -> bytes:
-    data = json.loads((GOLDEN / "PreToolUse.Bash.json").read_text())
-    data["tool_input"]["command"] = command
-    data["cwd"] = str(project)
-    return json.dumps(data).encode()
-
-
 def test_a_payload_on_a_stdin_that_never_closes_is_answered(project: Path) -> None:
     """One whole JSON object, stdin left open: the hook answers without waiting for EOF."""
     proc = open_hook(project)
     assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(payload("rm -rf victim", project))
+    proc.stdin.write(pre_tool("rm -rf victim", project))
     proc.stdin.flush()  # and never closed
     try:
         out = proc.stdout.read()  # to EOF: the hook has answered and exited
@@ -101,7 +79,7 @@ def test_a_half_payload_then_silence_is_refused_for_its_guard(
     this half ends before its own event name) is denied in time."""
     subprocess.run(
         [sys.executable, "-m", "hookbus", "run", "--host", "claude"],
-        input=payload("ls", project),
+        input=pre_tool("ls", project),
         cwd=project,
         capture_output=True,
         timeout=60,
@@ -109,7 +87,7 @@ def test_a_half_payload_then_silence_is_refused_for_its_guard(
     )  # fmt: skip  (compiles the index)
     proc = open_hook(project, "--event", "PreToolUse", "--timeout", "4")
     assert proc.stdin is not None and proc.stdout is not None
-    half = payload("rm -rf victim", project)
+    half = pre_tool("rm -rf victim", project)
     proc.stdin.write(half[: len(half) // 2])
     proc.stdin.flush()
     try:

@@ -11,37 +11,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import GUARD, guarded_project, pre_tool
 
 from hookbus import state
 from hookbus.testing import run_cli
 
-GOLDEN = Path(__file__).parent / "golden" / "claude"
-
-GUARD = """
-import hookbus
-
-@hookbus.handler("before-tool", tools="shell", timeout=2, fail_closed=True)
-def guard(event):
-    if "rm -rf" in (event.tool.command or ""):
-        return hookbus.Reply.deny("no rm -rf")
-    return None
-"""
-
-
-def pre_tool(command: str, cwd: Path) -> bytes:
-    payload = json.loads((GOLDEN / "PreToolUse.Bash.json").read_text())
-    payload["tool_input"]["command"] = command
-    payload["cwd"] = str(cwd)
-    return json.dumps(payload).encode()
-
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "guard.py").write_text(GUARD)
-    (root / ".hookbus.toml").write_text('enable = ["guard:guard"]\n')
-    return root
+    return guarded_project(tmp_path / "project")
 
 
 def decision(stdout: bytes) -> str | None:
@@ -182,7 +160,7 @@ def test_a_handler_package_anyone_could_write_is_not_imported(
         "import pathlib\npathlib.Path(__file__).with_name('RAN').write_text('x')\n"
     )
     (package / "__init__.py").chmod(0o666)
-    (package / "impl.py").write_text(GUARD)
+    (package / "impl.py").write_text(GUARD.replace("PRELUDE", ""))
     (root / ".hookbus.toml").write_text('enable = ["sharedguards.impl:guard"]\n')
     result = run_cli("claude", pre_tool("ls", root), cwd=root)
     reason = json.loads(result.stdout)["hookSpecificOutput"]["permissionDecisionReason"]

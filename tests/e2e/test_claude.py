@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import GUARD
 
 from .harness import Claude, Run, Workspace
 
@@ -113,27 +114,15 @@ def test_deny_blocks_the_tool_and_tells_the_model(claude: Claude, workspace: Wor
     assert [d["tool_name"] for d in run.output["permission_denials"]] == ["Bash"]
 
 
-SLOW_GUARD = """
-import time
-import hookbus
-
-time.sleep(0.8)  # a guard with heavy imports, on a machine that never compiled its index
-
-@hookbus.handler("before-tool", tools="shell", timeout=2, fail_closed=True)
-def guard(event):
-    if "rm -rf" in (event.tool.command or ""):
-        return hookbus.Reply.deny("E2E-SLOW-GUARD: no rm -rf here")
-    return None
-"""
-
-
 def test_a_slow_guard_on_a_cold_index_still_blocks(claude: Claude, workspace: Workspace) -> None:
     """A fail-closed guard whose module takes 0.8 s to import, on a fresh machine (no index
     compiled yet: the state folder is wiped after install): ``rm -rf victim`` does not run."""
     import shutil
 
     workspace.install_hookbus({})
-    (workspace.project / "slow_guard.py").write_text(SLOW_GUARD)
+    # A guard with heavy imports, on a machine that never compiled its index.
+    slow = GUARD.replace("PRELUDE", "import time\ntime.sleep(0.8)")
+    (workspace.project / "slow_guard.py").write_text(slow)
     config = workspace.project / ".hookbus.toml"
     config.write_text(config.read_text().replace("enable = [", 'enable = ["slow_guard:guard", ', 1))
     shutil.rmtree(workspace.state, ignore_errors=True)
@@ -144,7 +133,7 @@ def test_a_slow_guard_on_a_cold_index_still_blocks(claude: Claude, workspace: Wo
     assert (workspace.project / "victim").is_dir()
     answer = run.model.conversation("E2E-SLOW")[1]
     [result] = tool_results(answer)
-    assert "E2E-SLOW-GUARD: no rm -rf here" in json.dumps(result["content"])
+    assert "no rm -rf" in json.dumps(result["content"])
 
 
 def test_session_start_context_reaches_the_model(claude: Claude, workspace: Workspace) -> None:

@@ -1,0 +1,37 @@
+"""What several test modules share: a fail-closed shell guard, a project that enables
+it, and Claude Code PreToolUse payloads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+GOLDEN = Path(__file__).parent / "golden" / "claude"
+
+#: A fail-closed guard on shell commands (denies ``rm -rf``); PRELUDE runs at import.
+GUARD = """
+import hookbus
+PRELUDE
+
+@hookbus.handler("before-tool", tools="shell", timeout=2, fail_closed=True)
+def guard(event):
+    if "rm -rf" in (event.tool.command or ""):
+        return hookbus.Reply.deny("no rm -rf")
+    return None
+"""
+
+
+def pre_tool(command: str, cwd: Path) -> bytes:
+    """A Claude Code PreToolUse payload running ``command`` in Bash from ``cwd``."""
+    data = json.loads((GOLDEN / "PreToolUse.Bash.json").read_text())
+    data["tool_input"]["command"] = command
+    data["cwd"] = str(cwd)
+    return json.dumps(data).encode()
+
+
+def guarded_project(root: Path, module: str = "guard", prelude: str = "") -> Path:
+    """``root`` as a project whose ``.hookbus.toml`` enables ``<module>:guard``."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / f"{module}.py").write_text(GUARD.replace("PRELUDE", prelude))
+    (root / ".hookbus.toml").write_text(f'enable = ["{module}:guard"]\n')
+    return root
