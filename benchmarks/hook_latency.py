@@ -512,17 +512,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return opts
 
 
-def compile_bytecode(python: str, folders: Sequence[Path]) -> None:
-    """Write the bytecode of ``folders`` first, as ``pip install`` does for an installed
-    hookbus: with ``PYTHONDONTWRITEBYTECODE`` set (some shells and CI images set it) an
-    editable checkout would otherwise compile every edited module on every hook call."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    done = subprocess.run([python, "-m", "compileall", "-q", *map(str, folders)], env=env,
-                          capture_output=True, check=False)  # fmt: skip
-    if done.returncode != 0:
-        raise BenchmarkError(f"compileall failed: {done.stdout.decode(errors='replace')[-500:]}")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     opts = parse_args(argv)
     seed = opts.seed if opts.seed is not None else random.randrange(2**32)
@@ -534,9 +523,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         (root / "baseline").mkdir()
         try:
             version = interpreter_version(opts.python)
-            compile_bytecode(opts.python, [HERE.parent / "hookbus", HERE])
             hooked, manifests = hookbus_cases(opts.python, root, env)
-            compile_bytecode(opts.python, [root])
             cases = [*baseline_cases(opts.python, root / "baseline", env), *hooked]
             print(f"python: {opts.python} ({version})")
             print(f"hook command (PreToolUse, from `hookbus manifest`): {hooked[0].command}")
