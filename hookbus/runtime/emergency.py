@@ -43,6 +43,8 @@ class Emergency:
         self.lazy: Callable[[], HookOutput] | None = None
         self.answered = False
         self.exit_code = 0
+        #: When the host would kill the hook, less a margin (None until armed).
+        self.deadline: float | None = None
         #: Called (with the signal's name) after the answer, before the process exits:
         #: the hook records why it gave up there.
         self.on_fire: Callable[[str], None] | None = None
@@ -78,6 +80,7 @@ class Emergency:
 
     def arm(self, deadline: float) -> None:
         """Answer by ``deadline`` (a ``time.monotonic()`` value) whatever the hook is doing."""
+        self.deadline = deadline
         signal.setitimer(signal.ITIMER_REAL, max(0.001, deadline - time.monotonic()))
 
     def disarm(self) -> None:

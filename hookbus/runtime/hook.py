@@ -110,7 +110,12 @@ def main(argv: list[str]) -> int:
         diagnostics.emit("internal-error", repr(exc), error=traceback.format_exc(limit=8))
         code = emergency.answer(emergency.current())
     emergency.disarm()
-    flush_diagnostics(FLUSH_GRACE, after_reply)
+    # The host waits for the process, not only the reply: the writer's grace ends before
+    # the host's own timeout would (Claude's SessionEnd hooks get 1.5 s in all).
+    grace = FLUSH_GRACE
+    if emergency.deadline is not None:
+        grace = max(0.0, min(grace, emergency.deadline - time.monotonic()))
+    flush_diagnostics(grace, after_reply)
     return code
 
 
