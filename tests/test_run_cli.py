@@ -595,3 +595,17 @@ def test_a_fail_closed_guard_whose_module_breaks_still_denies(
     assert out["permissionDecision"] == "deny"
     assert "guard:guard" in out["permissionDecisionReason"]
     assert "handler-unavailable" in [d["event"] for d in diagnostics(isolated_environment)]
+
+
+def test_an_unreadable_payload_is_refused_whatever_tool_name_it_seems_to_carry(
+    guarded: Path,
+) -> None:
+    """A payload too large to read whose first "tool_name" is a decoy inside a tool's
+    input (as a host writing tool_input first, or a model, could make it): the guard on
+    shell commands still gets its refusal, since the tool of an unreadable payload counts
+    as unknown."""
+    assert json.loads(hook(guarded, pre_tool("rm -rf /", guarded)).stdout)  # index compiled
+    decoy = '{"hook_event_name": "PreToolUse", "tool_input": {"tool_name": "Read", "pad": "'
+    payload = decoy + "x" * (2 << 20) + '"}, "tool_name": "Bash", "session_id": "s", "cwd": "/"}'
+    result = run_cli("claude", payload, cwd=guarded, args=["--event", "PreToolUse"])
+    assert json.loads(result.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"

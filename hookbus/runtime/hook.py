@@ -234,7 +234,11 @@ def _unreadable(  # noqa: PLR0917
     if intake.end == "timeout":
         problem = f"{problem} (stdin still open when the read's time ran out)"
     diagnostics.emit("input-invalid", problem, host=facts.name, bytes=len(intake.data))
-    sniffed, tool = sniff(intake.data, facts)
+    sniffed, _ = sniff(intake.data, facts)
+    # The tool name is not trusted from a payload that cannot be read: a "tool_name" key
+    # inside the tool's own input (which the model writes) could be found first. Every
+    # handler of the event counts, whatever its tools.
+    tool = None
     native = sniffed or opts.event
     no_opinion = facts.no_opinion_for(native)
     emergency.set(no_opinion)
