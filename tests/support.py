@@ -35,3 +35,27 @@ def guarded_project(root: Path, module: str = "guard", prelude: str = "") -> Pat
     (root / f"{module}.py").write_text(GUARD.replace("PRELUDE", prelude))
     (root / ".hookbus.toml").write_text(f'enable = ["{module}:guard"]\n')
     return root
+
+
+def compile_now(project: Path, env: dict[str, str] | None = None) -> None:
+    """Compile and cache ``project``'s subscription index before returning (a hook call
+    caches it only after its reply, on its own time: a test must not race it)."""
+    import os
+    import subprocess
+    import sys
+
+    subprocess.run(
+        [sys.executable, "-m", "hookbus", "manifest", "--host", "claude"],
+        cwd=project, env=env or dict(os.environ), capture_output=True, timeout=120, check=True,
+    )  # fmt: skip
+
+
+def wait_for(predicate: object, what: str, seconds: float = 60.0) -> None:
+    """Poll ``predicate()`` until it holds (what a hook writes after its reply)."""
+    import time
+
+    until = time.monotonic() + seconds
+    while not predicate():  # type: ignore[operator]
+        if time.monotonic() > until:
+            raise AssertionError(f"{what}: not within {seconds:.0f} s")
+        time.sleep(0.05)

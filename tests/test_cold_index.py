@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import guarded_project, pre_tool
+from support import compile_now, guarded_project, pre_tool
 
 from hookbus.testing import run_cli
 
@@ -99,7 +99,7 @@ def test_a_cold_index_storm_allows_nothing(project: Path, tmp_path: Path, condit
         if condition == "read-only-state":
             state.mkdir(mode=0o700)
         if condition == "version-bump":
-            assert run_cli("claude", pre_tool("ls", project), cwd=project, env=env).exit_code == 0
+            compile_now(project, env)
             (cached,) = (state / "index").glob("*.json")
             data = json.loads(cached.read_text())
             data["hookbus"] = "0.0.1"  # the index an older hookbus compiled

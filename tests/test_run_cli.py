@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import wait_for
 
 import hookbus
 from hookbus.testing import CliResult, run_cli
@@ -383,7 +384,9 @@ def test_concurrent_hooks_share_the_index_and_the_log_without_losses(
     for stdout, stderr in outputs[::2]:
         assert json.loads(stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
         assert stderr == b""
-    (cached,) = (isolated_environment / "index").glob("*.json")
+    index = isolated_environment / "index"
+    wait_for(lambda: list(index.glob("*.json")), "the index the workers cache after replying")
+    (cached,) = index.glob("*.json")
     assert json.loads(cached.read_text())["complete"] is True
     codes = [d["event"] for d in diagnostics(isolated_environment)]
     # Each cold call says it compiled the index itself; every bad input is logged once.

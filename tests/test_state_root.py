@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import GUARD, guarded_project, pre_tool
+from support import GUARD, compile_now, guarded_project, pre_tool
 
 from hookbus import state
 from hookbus.testing import run_cli
@@ -66,7 +66,7 @@ def test_a_root_others_could_write_is_refused_and_left_alone(
     writes nothing into the root."""
     if how == "foreign-owner" and os.geteuid() != 0:
         pytest.skip("changing a folder's owner needs root")
-    assert decision(run_cli("claude", pre_tool("ls", project), cwd=project).stdout) is None
+    compile_now(project)
     _spoil(isolated_environment, how)
     before = sorted(p.name for p in isolated_environment.rglob("*"))
     result = run_cli("claude", pre_tool("rm -rf /", project), cwd=project)
@@ -91,7 +91,7 @@ def test_a_forged_fresh_index_in_a_writable_root_is_never_read(
 ) -> None:
     """Another user who can write the root plants a "fresh" index that names their module:
     the victim's hook refuses the root, never imports the module, and its guard stands."""
-    assert decision(run_cli("claude", pre_tool("ls", project), cwd=project).stdout) is None
+    compile_now(project)
     evil = tmp_path / "evil"
     evil.mkdir()
     (evil / "evilmod.py").write_text(ATTACKER)
@@ -111,7 +111,7 @@ def test_the_log_is_never_written_through_a_symlink(
     project: Path, isolated_environment: Path, tmp_path: Path
 ) -> None:
     """``diagnostics.jsonl`` planted as a link to another file is not followed."""
-    assert decision(run_cli("claude", pre_tool("ls", project), cwd=project).stdout) is None
+    compile_now(project)
     target = tmp_path / "victim.txt"
     target.write_text("precious\n")
     (isolated_environment / "diagnostics.jsonl").unlink(missing_ok=True)
@@ -124,7 +124,7 @@ def test_the_log_is_never_written_through_a_symlink(
 def test_a_fifo_as_the_log_cannot_hold_the_reply(project: Path, isolated_environment: Path) -> None:
     """A FIFO planted as the log (a writer would block forever, like a hung mount) holds
     neither the no-opinion nor a fail-closed deny."""
-    assert decision(run_cli("claude", pre_tool("ls", project), cwd=project).stdout) is None
+    compile_now(project)
     (isolated_environment / "diagnostics.jsonl").unlink(missing_ok=True)
     os.mkfifo(isolated_environment / "diagnostics.jsonl")
     garbage = run_cli("claude", b"not json", cwd=project, timeout=30)

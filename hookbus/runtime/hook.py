@@ -43,8 +43,10 @@ if TYPE_CHECKING:
 USAGE = "usage: hookbus run --host NAME [--event NATIVE] [--timeout SECONDS]"
 #: The last resort fires this long before the host would kill the hook.
 LAST_RESORT_MARGIN = 0.25
-#: After the reply, how long the hook may wait for its diagnostics to be written.
-FLUSH_GRACE = 0.5
+#: After the reply, how long the hook may wait for its diagnostics to be written (a
+#: healthy state folder takes milliseconds; a hung one costs this, within the host's
+#: timeout, and the writer goes on alone).
+FLUSH_GRACE = 2.0
 
 
 class Options:
