@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import guarded_project, pre_tool
+from support import guarded_project, pre_tool, wait_for
 
 from hookbus.hosts import HostFacts
 from hookbus.runtime.intake import read_payload
@@ -67,8 +67,8 @@ def test_a_stdin_that_never_says_anything_is_answered_at_the_deadline(
         done(proc)
     assert out == b""
     assert time.monotonic() - started < 20  # well before any host would kill it
-    log = (isolated_environment / "diagnostics.jsonl").read_text()
-    assert "stdin still open" in log
+    log = isolated_environment / "diagnostics.jsonl"
+    wait_for(lambda: log.exists() and "stdin still open" in log.read_text(), "the diagnostic")
 
 
 def test_a_half_payload_then_silence_is_refused_for_its_guard(
