@@ -49,6 +49,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 class Loaded(msgspec.Struct, frozen=True, kw_only=True):
     settings: Settings
     problems: tuple[ConfigError, ...] = ()
+    #: Files that could not be read or parsed at all (their handlers are unknown now).
+    unreadable: tuple[str, ...] = ()
 
 
 class _File(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -74,8 +76,8 @@ def _read(path: str, problems: list[ConfigError]) -> _File:
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        problems.append(ConfigError(path, f"unreadable, ignored: {exc}"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        problems.append(ConfigError(path, f"unreadable, ignored: {exc!r}"))
         return _File()
     try:
         return msgspec.convert(data, _File)
@@ -124,16 +126,40 @@ def _settings_of(
     return msgspec.convert({"options": options, **reserved}, HandlerSettings)
 
 
+def _within_the_users_guards(
+    f: _File, users: set[str], path: str, problems: list[ConfigError]
+) -> _File:
+    """``f`` (a project file) without what would switch off a handler the user's own
+    configuration enables: a ``disable`` of it, or ``fail_closed = false`` on it."""
+    kept = [n for n in f.disable if n not in users]
+    for name in set(f.disable) - set(kept):
+        problems.append(ConfigError(path, f"disable {name!r} ignored: your user configuration "
+                                    "enables it, and a project cannot switch it off"))  # fmt: skip
+    sections = dict(f.handlers)
+    for name in users & sections.keys():
+        if sections[name].get("fail_closed") is False:
+            sections[name] = {k: v for k, v in sections[name].items() if k != "fail_closed"}
+            why = "fail_closed = false ignored: a project cannot make a guard of yours fail open"
+            problems.append(ConfigError(path, f"[handlers.{name!r}] {why}"))
+    return msgspec.structs.replace(f, disable=kept, handlers=sections)
+
+
 def load(paths: Sequence[str]) -> Loaded:
     """Read and merge ``paths`` (lowest precedence first); never raises on bad content."""
     problems: list[ConfigError] = []
     budget = DEFAULT_BUDGET
     python_path: list[str] = []
     enabled: list[str] = []
+    #: Handlers the user's own configuration enables: the project (which the agent can
+    #: write) may add to them, but not switch them off or make a guard fail open.
+    users: set[str] = set()
     sections: dict[str, tuple[str, dict[str, object]]] = {}
     for path in paths:
         f = _read(path, problems)
         base = os.path.dirname(path)
+        project = os.path.basename(path) == PROJECT_FILE
+        if project:
+            f = _within_the_users_guards(f, users, path, problems)
         if f.budget is not None:
             if 0 < f.budget < float("inf"):
                 budget = f.budget
@@ -146,6 +172,8 @@ def load(paths: Sequence[str]) -> Loaded:
             python_path.append(base)
         enabled = [n for n in enabled if n not in f.disable]
         enabled += [n for n in f.enable if n not in enabled]
+        if not project:
+            users = set(enabled)
         for name, section in f.handlers.items():
             merged = {**sections.get(name, ("", {}))[1], **section}
             sections[name] = (path, merged)
@@ -169,4 +197,5 @@ def load(paths: Sequence[str]) -> Loaded:
         handlers=tuple(refs),
         files=tuple(paths),
     )
-    return Loaded(settings=settings, problems=tuple(problems))
+    unreadable = tuple(p.source for p in problems if p.problem.startswith("unreadable"))
+    return Loaded(settings=settings, problems=tuple(problems), unreadable=unreadable)

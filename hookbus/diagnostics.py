@@ -68,6 +68,8 @@ def emit(code: str, message: str, *, level: str = "warning", **fields: object) -
 
 def record(data: bytes) -> None:
     """Log ``data`` (whole JSON lines): now, or after the reply when deferred."""
+    if not data:
+        return
     if _pending is not None:
         _pending.append(data)
     else:

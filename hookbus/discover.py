@@ -51,6 +51,15 @@ def find_project_config(start: str) -> str | None:
         here = parent
 
 
+def _working_folder() -> str:
+    """The working folder, or where it was (``$PWD``) when it has been deleted under us:
+    the user's configuration must still be found, and a project's above it."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return os.environ.get("PWD") or "/"
+
+
 def config_paths(project: str | None = None) -> list[str]:
     """The trusted configuration files in effect for ``project`` (default: the working
     directory), lowest precedence first."""
@@ -66,7 +75,7 @@ def config_paths(project: str | None = None) -> list[str]:
     user = user_config_path()
     if os.path.isfile(user) and _trusted(user):
         paths.append(user)
-    found = find_project_config(project or os.getcwd())
+    found = find_project_config(project or _working_folder())
     if found and found not in paths:
         paths.append(found)
     return paths

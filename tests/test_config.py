@@ -38,7 +38,9 @@ def test_user_config_comes_first_and_hookbus_config_replaces_both(
 
 
 def test_files_merge_in_precedence_order(tmp_path: Path) -> None:
-    """Later files override settings and options, add handlers and may disable some."""
+    """Later files override settings and options and add handlers; a project may not
+    disable a handler the user's own configuration enables (the agent can write the
+    project's file), and says so."""
     user = write(
         tmp_path / "user.toml",
         """
@@ -61,9 +63,12 @@ limit = 5
     )
     loaded = load([user, project])
     settings = loaded.settings
-    assert loaded.problems == ()
+    assert [p.problem for p in loaded.problems] == [
+        "disable 'a:two' ignored: your user configuration enables it, and a project cannot "
+        "switch it off"
+    ]
     assert settings.budget == 1.0
-    assert [h.name for h in settings.handlers] == ["a:one", "a:three"]
+    assert [h.name for h in settings.handlers] == ["a:one", "a:two", "a:three"]
     one = settings.handlers[0].settings
     assert (one.options, one.timeout) == ({"limit": 5}, 3)
     assert settings.python_path == (str(tmp_path / "p"),)

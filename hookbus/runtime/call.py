@@ -51,6 +51,8 @@ class Call:
 IMPORTING = "I"
 FALLBACK = "F"
 WANTED = "W"
+#: The diagnostics of a worker that gave up without a reply.
+DIAGNOSTICS = "D"
 
 
 def pack(output: HookOutput, lines: bytes) -> bytes:

@@ -23,7 +23,7 @@ import msgspec
 from hookbus import __version__, diagnostics, drivers, hosts, state
 from hookbus.bus.dispatch import Handler
 from hookbus.bus.marks import Subscription
-from hookbus.config import Settings
+from hookbus.config import HandlerRef, Settings
 from hookbus.config import load as load_config
 from hookbus.drivers.base import TOOL_EVENT_KINDS
 from hookbus.runtime.index import FORMAT, INDEX_DIR, fail_closed, index_name, stat
@@ -36,8 +36,6 @@ if TYPE_CHECKING:
 Emit = Callable[..., None]
 #: A compile with a handler that failed to load is retried at most this often.
 RETRY_INCOMPLETE = 60.0
-#: Handlers to skip (name -> why) because importing them hung in an earlier call.
-SKIP_SUFFIX = ".skip"
 
 
 def module_stat(target: str, python_path: Sequence[str]) -> Stat | None:
@@ -50,6 +48,24 @@ def module_stat(target: str, python_path: Sequence[str]) -> Stat | None:
     except Unavailable:  # the import proper will say why
         return None
     return stat(files[-1]) if files else None
+
+
+def _keep_previous(
+    settings: Settings, previous: IndexData, unreadable: tuple[str, ...]
+) -> Settings:
+    """``settings`` plus the handlers of ``previous`` it lost because a file of it cannot
+    be read (a half-saved editor buffer must not switch a guard off): each is kept with
+    its last declaration, and so stood in for, denying, when it is fail-closed."""
+    names = {r.name for r in settings.handlers}
+    kept = [
+        msgspec.convert(entry, HandlerRef)
+        for entry in previous["handlers"]
+        if entry["name"] not in names and entry["subscription"] is not None
+    ]
+    names_kept = [r.name for r in kept]
+    diagnostics.emit("config-invalid", f"{', '.join(unreadable)} cannot be read: the "
+                     f"handlers it enabled are kept as they were: {names_kept}")  # fmt: skip
+    return msgspec.structs.replace(settings, handlers=(*settings.handlers, *kept))
 
 
 class _Declared:
@@ -136,14 +152,19 @@ def compile_index(
     for problem in loaded.problems:
         emit("config-invalid", problem.problem, file=problem.source)
     settings = loaded.settings
+    if loaded.unreadable and previous is not None:
+        settings = _keep_previous(settings, previous, loaded.unreadable)
     watch = [module_stat(r.target, settings.python_path) for r in settings.handlers]
     before = set(sys.modules)
     last = {e["name"]: e for e in (previous["handlers"] if previous else [])}
+    kept = {r.name for r in settings.handlers} - {r.name for r in loaded.settings.handlers}
     built: list[Handler] = []
     entries: list[Handler | _Declared | None] = []
     unavailable: dict[str, str] = {}
     for ref in settings.handlers:
         why = (skip or {}).get(ref.name)
+        if ref.name in kept:
+            why = f"{', '.join(loaded.unreadable)} cannot be read, so it is kept as it was"
         if why is None:
             if progress is not None:
                 progress(ref.name)
@@ -166,12 +187,14 @@ def compile_index(
             entries.append(None)
             emit("handler-unavailable", f"{why}; its declaration is unknown, so hookbus "
                  "treats it as fail-closed until it loads", handler=ref.name)  # fmt: skip
-    # Also watch the project modules the handlers pulled in (guards/__init__.py importing
-    # guards/impl.py): an edit there changes a declaration too.
-    roots = tuple(os.path.join(p, "") for p in settings.python_path)
+    # Also watch every module the handlers pulled in that is not part of an installation
+    # (guards/__init__.py importing guards/impl.py, a rules module on PYTHONPATH): an edit
+    # there changes a declaration too. Installed packages change with a reinstall, which
+    # changes the handler's own module or the interpreter.
+    installed = tuple(os.path.join(p, "") for p in {sys.prefix, sys.base_prefix, sys.exec_prefix})
     for name in set(sys.modules) - before:
         source = getattr(sys.modules[name], "__file__", None)
-        if roots and isinstance(source, str) and source.startswith(roots):
+        if isinstance(source, str) and not source.startswith(installed):
             watch.append(stat(source))
     complete = not unavailable
     handler_data: list[HandlerData] = []
@@ -199,8 +222,9 @@ def compile_index(
         "routes": {host: routes(host, entries) for host in hosts.HOSTS},
         "refusals": refusals(fail_closed(handler_data)),
     }
-    # The same plain JSON a later run reads back from the cache (lists, not tuples).
-    plain: IndexData = json.loads(msgspec.json.encode(data))
+    # The same plain JSON a later run reads back from the cache (lists, not tuples); the
+    # standard library's, which escapes a path that is not UTF-8 instead of failing.
+    plain: IndexData = json.loads(json.dumps(data))
     return Compiled(plain, built, settings)
 
 
@@ -230,34 +254,6 @@ def save(files: list[str], data: IndexData) -> None:
         state.write(INDEX_DIR, index_name(files), data=json.dumps(data).encode())
     except OSError as exc:
         diagnostics.emit("index-unwritable", f"cannot cache the subscription index: {exc}")
-
-
-def read_skip(files: list[str]) -> dict[str, str]:
-    """Handlers whose import hung recently for these files (name -> why)."""
-    try:
-        marker = json.loads(state.read(INDEX_DIR, index_name(files) + SKIP_SUFFIX))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(marker, dict) or marker.get("configs") != [stat(p) for p in files]:
-        return {}
-    if time.time() >= float(marker.get("retry_at", 0)):
-        return {}
-    skip = marker.get("skip")
-    return {str(k): str(v) for k, v in skip.items()} if isinstance(skip, dict) else {}
-
-
-def write_skip(files: list[str], name: str, why: str) -> None:
-    """Remember that importing handler ``name`` hung: for a minute no hook imports it."""
-    skip = {**read_skip(files), name: why}
-    marker = {
-        "configs": [stat(p) for p in files],
-        "retry_at": time.time() + RETRY_INCOMPLETE,
-        "skip": skip,
-    }
-    try:
-        state.write(INDEX_DIR, index_name(files) + SKIP_SUFFIX, data=json.dumps(marker).encode())
-    except OSError as exc:
-        diagnostics.emit("index-unwritable", f"cannot record the hung import: {exc}")
 
 
 def compile_in_child(files: list[str], *, timeout: float = 60.0) -> IndexData | None:

@@ -67,11 +67,16 @@ class Emergency:
         return self.output
 
     def answer(self, output: HookOutput) -> int:
-        """Write the hook's real reply (once); its exit code."""
+        """Write the hook's real reply (once); its exit code. Signals wait while it is
+        written: a reply is never cut short, nor followed by a second one."""
         if not self.answered:
-            self.answered = True
-            self.exit_code = output.exit_code
-            write(output)
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+            try:
+                self.answered = True
+                self.exit_code = output.exit_code
+                write(output)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         return self.exit_code
 
     def install(self) -> None:
@@ -81,7 +86,8 @@ class Emergency:
     def arm(self, deadline: float) -> None:
         """Answer by ``deadline`` (a ``time.monotonic()`` value) whatever the hook is doing."""
         self.deadline = deadline
-        signal.setitimer(signal.ITIMER_REAL, max(0.001, deadline - time.monotonic()))
+        delay = min(max(0.001, deadline - time.monotonic()), 86_400.0)
+        signal.setitimer(signal.ITIMER_REAL, delay)
 
     def disarm(self) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)

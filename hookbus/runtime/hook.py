@@ -16,8 +16,9 @@ handler owes) before the deadline, never a traceback; an event a fail-closed han
 could want is never let through because the index was missing, stale or unreadable;
 diagnostics are written only after the reply (:mod:`hookbus.diagnostics`), and the last
 resort (:mod:`~hookbus.runtime.emergency`) answers a signal or a hung system call.
-When the host itself is unknown, no reply can be right: the hook exits 1 and the
-command's shell fallback, written by the manifest, answers in the host's dialect.
+When ``--host`` names a host this hookbus does not know (a command written by another
+version), no reply can be right: the hook says so on stderr and exits 1. (The installed
+command's shell fallback answers for a missing interpreter or package, not for this.)
 """
 
 from __future__ import annotations
@@ -58,42 +59,43 @@ class Options:
         self.timeout: float | None = None
 
 
-def parse(argv: list[str]) -> Options:
-    """Parse ``run``'s few options; ValueError saying what is wrong."""
+#: A timeout beyond this is not a host's (and overflows the interval timer).
+MAX_TIMEOUT = 86_400.0
+
+
+def parse(argv: list[str]) -> tuple[Options, list[str]]:
+    """Parse ``run``'s few options, leniently: an argument this hookbus does not know (a
+    command written by another version) or a bad value is a problem to report, not a
+    reason to skip the hook's handlers. ValueError only when no ``--host`` is given."""
     opts = Options()
+    problems = []
     args = iter(argv)
     for arg in args:
         name, eq, value = arg.partition("=")
         if name not in ("--host", "--event", "--timeout"):
-            raise ValueError(f"unknown argument {arg[:80]!r}; {USAGE}")
+            problems.append(f"unknown argument {arg[:80]!r} ignored; {USAGE}")
+            continue
         if not eq:
             value = next(args, "")
         if not value:
-            raise ValueError(f"{name} needs a value; {USAGE}")
-        if name == "--host":
+            problems.append(f"{name} needs a value; ignored")
+        elif name == "--host":
             opts.host = value
         elif name == "--event":
             opts.event = value
         else:
             try:
-                opts.timeout = float(value)
+                seconds = float(value)
             except ValueError:
-                raise ValueError(f"--timeout takes seconds, not {value[:40]!r}") from None
-            if not 0 < opts.timeout < float("inf"):
-                raise ValueError(f"--timeout must be positive seconds, not {value[:40]}")
+                seconds = 0.0
+            if 0 < seconds <= MAX_TIMEOUT:
+                opts.timeout = seconds
+            else:
+                problems.append(f"--timeout takes seconds up to {MAX_TIMEOUT:g}, not "
+                                f"{value[:40]!r}; the host's default used")  # fmt: skip
     if not opts.host:
         raise ValueError(f"--host is required; {USAGE}")
-    return opts
-
-
-def _value_after(argv: list[str], flag: str) -> str | None:
-    """``flag``'s value in arguments that did not parse (to answer in the right dialect)."""
-    for i, arg in enumerate(argv):
-        if arg.startswith(flag + "="):
-            return arg.partition("=")[2]
-        if arg == flag and i + 1 < len(argv):
-            return argv[i + 1]
-    return None
+    return opts, problems
 
 
 def main(argv: list[str]) -> int:
@@ -157,13 +159,12 @@ def _run(
     argv: list[str], started: float, emergency: Emergency, after: list[Callable[[], None]]
 ) -> int:
     try:
-        opts = parse(argv)
+        opts, problems = parse(argv)
     except ValueError as exc:
         diagnostics.emit("usage-invalid", str(exc), argv=argv)
-        facts = HOSTS.get(_value_after(argv, "--host") or "")
-        if facts is None:
-            return _unknown_host(str(exc))
-        return emergency.answer(facts.no_opinion_for(_value_after(argv, "--event")))
+        return _unknown_host(str(exc))
+    for problem in problems:
+        diagnostics.emit("usage-invalid", problem, argv=argv)
     facts = HOSTS.get(opts.host)
     if facts is None:
         known = ", ".join(sorted(HOSTS))
@@ -171,6 +172,10 @@ def _run(
         diagnostics.emit("usage-invalid", message)
         return _unknown_host(message)
     emergency.set(facts.no_opinion_for(opts.event))
+    if opts.event is not None:
+        # A signal while the payload is still being read: the answer a guard would want.
+        host, event = facts, opts.event
+        emergency.set_lazy(lambda: _guarded_answer(host, event, None))
     timeout = opts.timeout or facts.timeout_for(opts.event)
     emergency.arm(started + max(0.05, timeout - LAST_RESORT_MARGIN))
     # The read gets most of the budget, not all: what follows must still have time to
@@ -183,7 +188,9 @@ def _run(
         return _unreadable(intake, facts, opts, str(exc), started, emergency, after)
     facts, native, tool = peeked.facts, peeked.native, peeked.tool
     no_opinion = facts.no_opinion_for(native)
-    emergency.set(no_opinion)
+    # Until the index says who wants this event, a hook that must give up (a signal, a
+    # bug of ours, a hung read of the state folder) refuses it if a guard may want it.
+    emergency.set_lazy(lambda: _guarded_answer(facts, native, peeked.payload))
     if intake.end == "timeout":
         # A whole object arrived but stdin stayed open: read as complete, say so.
         diagnostics.emit("input-unclosed", "stdin stayed open after the payload",
@@ -191,9 +198,8 @@ def _run(
     timeout = opts.timeout or facts.timeout_for(native)
     files = config_paths(facts.project_dir(os.environ, peeked.payload))
     if not files:
+        emergency.set(no_opinion)
         return emergency.answer(no_opinion)
-    # Until the index says who wants this event, a hook that must give up refuses it.
-    emergency.set_lazy(lambda: _refusal(facts.name, native, "could not read its index in time"))
     lookup = index.read(files)
     if _nobody(lookup, facts.name, native, tool):
         emergency.set(no_opinion)
@@ -206,8 +212,7 @@ def _run(
 
 
 def _unknown_host(message: str) -> int:
-    """No reply is right for a host hookbus does not know: say so to a person, and exit 1
-    so that the installed command's shell fallback answers in the host's dialect."""
+    """No reply is right for a host hookbus does not know: say so to a person, exit 1."""
     try:  # noqa: SIM105 (contextlib is not loaded on the cold path)
         os.write(2, f"hookbus run: {message}\n".encode())
     except OSError:
@@ -243,13 +248,15 @@ def _unreadable(  # noqa: PLR0917
     tool = None
     native = sniffed or opts.event
     no_opinion = facts.no_opinion_for(native)
-    emergency.set(no_opinion)
     if native is None:
+        emergency.set(no_opinion)
         return emergency.answer(no_opinion)
+    known: str = native
+    emergency.set_lazy(lambda: _guarded_answer(facts, known, None))
     files = config_paths(facts.project_dir(os.environ, None))
     if not files:
+        emergency.set(no_opinion)
         return emergency.answer(no_opinion)
-    emergency.set_lazy(lambda: _refusal(facts.name, native, "could not read this event"))
     lookup = index.read(files)
     if _nobody(lookup, facts.name, native, tool):
         return emergency.answer(no_opinion)
@@ -259,6 +266,24 @@ def _unreadable(  # noqa: PLR0917
                 timeout=opts.timeout or facts.timeout_for(native), started=started,
                 files=files, lookup=lookup, emergency=emergency)  # fmt: skip
     return emergency.answer(dispatch_guarded(call, after))
+
+
+def _guarded_answer(facts: HostFacts, native: str, payload: dict[str, object] | None) -> HookOutput:
+    """The answer to give up with, for ``native`` (any tool): the host's no-opinion when
+    no configuration, or a fresh index, says nobody may want it; else the refusal (from
+    the index when it has one encoded, else from the driver)."""
+    no_opinion = facts.no_opinion_for(native)
+    files = config_paths(facts.project_dir(os.environ, payload))
+    if not files:
+        return no_opinion
+    lookup = index.read(files)
+    if _nobody(lookup, facts.name, native, None):
+        return no_opinion
+    refusals = lookup.data["refusals"] if lookup.data is not None else {}
+    found = refusals.get(facts.name, {}).get(native)
+    if found is not None:
+        return HookOutput(found["stdout"].encode(), found["stderr"].encode(), found["exit_code"])
+    return _refusal(facts.name, native, "could not answer in time")
 
 
 def _refusal(host: str, native: str, why: str) -> HookOutput:

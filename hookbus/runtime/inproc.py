@@ -61,9 +61,10 @@ from hookbus.discover import config_paths
 from hookbus.errors import DecodeError
 from hookbus.output import HookOutput
 from hookbus.runtime import load
-from hookbus.runtime.compile import compile_index, read_skip, save, write_skip
+from hookbus.runtime.compile import compile_index, save
 from hookbus.runtime.index import Lookup, fail_closed, is_fresh, read
 from hookbus.runtime.isolate import Channel, Child, Work, run_child
+from hookbus.runtime.load import read_skip, write_skip
 from hookbus.runtime.peek import sniff
 from hookbus.runtime.process import Result, decode, process_event, unreadable
 from hookbus.types import Driver, Dropped

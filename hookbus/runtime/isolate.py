@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     Status = Literal["ok", "timeout", "died", "fork-failed"]
 
 _HEADER = 9  # one byte of frame kind, eight of length
+#: Signals the child takes back to their default action (the parent answers the host).
+_RESET = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGALRM)
 _RESULT = b"="
 
 
@@ -95,16 +97,21 @@ def run_child(
     way it is gone ``lifetime`` seconds after the fork.
     """
     read_end, write_end = os.pipe()
+    # Signals wait across the fork: the parent's handlers (which answer the host) must
+    # never run in the child, which resets them before it lets signals in.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _RESET)
     try:
         with _fork_warning_off():
             pid = os.fork()
     except OSError:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         os.close(read_end)
         os.close(write_end)
         return Child("fork-failed")
     if pid == 0:
         os.close(read_end)
-        _child(work, write_end, lifetime)
+        _child(work, write_end, lifetime, blocked)
+    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     os.close(write_end)
     if notes is None:
         notes = {}
@@ -192,11 +199,11 @@ def _send(fd: int, kind: bytes, payload: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _child(work: Work, fd: int, lifetime: float) -> None:
+def _child(work: Work, fd: int, lifetime: float, mask: set[int | signal.Signals]) -> None:
     try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in _RESET:
             signal.signal(sig, signal.SIG_DFL)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         signal.setitimer(signal.ITIMER_REAL, lifetime)
         # A short-lived process, whose memory is returned at exit; and a collection here
         # would touch, and so copy, every page of the heap it shares with its parent.

@@ -8,18 +8,22 @@ a handler that refuses, saying why, so its guard never silently disappears.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
 
+from hookbus import diagnostics, state
 from hookbus.bus.dispatch import Handler
 from hookbus.bus.events import Event
 from hookbus.bus.marks import Subscription, subscribed
 from hookbus.config import HandlerRef, Settings
 from hookbus.errors import HandlerError
+from hookbus.runtime.index import INDEX_DIR, index_name, stat
 from hookbus.trust import file_problem
 
 TYPE_CHECKING = False
@@ -221,3 +225,39 @@ def load_wanted(
             emit("handler-unavailable", str(exc), handler=ref.name)
     announce("")
     return handlers + stand_ins(missing, set())
+
+
+# -- hung imports, remembered ----------------------------------------------------------
+
+#: Handlers to skip (name -> why) because importing them hung in an earlier call.
+SKIP_SUFFIX = ".skip"
+#: How long a hung import is not tried again.
+SKIP_FOR = 60.0
+
+
+def read_skip(files: list[str]) -> dict[str, str]:
+    """Handlers whose import hung recently for these files (name -> why)."""
+    try:
+        marker = json.loads(state.read(INDEX_DIR, index_name(files) + SKIP_SUFFIX))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(marker, dict) or marker.get("configs") != [stat(p) for p in files]:
+        return {}
+    if time.time() >= float(marker.get("retry_at", 0)):
+        return {}
+    skip = marker.get("skip")
+    return {str(k): str(v) for k, v in skip.items()} if isinstance(skip, dict) else {}
+
+
+def write_skip(files: list[str], name: str, why: str) -> None:
+    """Remember that importing handler ``name`` hung: for a minute no hook imports it."""
+    skip = {**read_skip(files), name: why}
+    marker = {
+        "configs": [stat(p) for p in files],
+        "retry_at": time.time() + SKIP_FOR,
+        "skip": skip,
+    }
+    try:
+        state.write(INDEX_DIR, index_name(files) + SKIP_SUFFIX, data=json.dumps(marker).encode())
+    except OSError as exc:
+        diagnostics.emit("index-unwritable", f"cannot record the hung import: {exc}")

@@ -26,7 +26,7 @@ import time
 from hookbus import diagnostics
 from hookbus.budgets import DEFAULT_BUDGET, budget
 from hookbus.output import HookOutput
-from hookbus.runtime.call import FALLBACK, IMPORTING, WANTED, Call, unpack
+from hookbus.runtime.call import DIAGNOSTICS, FALLBACK, IMPORTING, WANTED, Call, unpack
 from hookbus.runtime.index import fail_closed
 from hookbus.runtime.isolate import run_child
 
@@ -63,7 +63,7 @@ def configured_budget(files: list[str]) -> float:
         try:
             with open(path, "rb") as f:
                 value = tomllib.load(f).get("budget")
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
         if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1e9:
             found = float(value)
@@ -120,6 +120,7 @@ def dispatch_guarded(call: Call, after_reply: list[Callable[[], None]]) -> HookO
         output, lines = unpack(child.data)
         diagnostics.record(lines)
         return output
+    diagnostics.record(child.notes.get(DIAGNOSTICS, b""))
     guarded = fallback != call.facts.no_opinion_for(call.native)
     answer = "the refusal (fail-closed)" if guarded else "no opinion (fail-open)"
     where = {"host": call.facts.name, "native": call.native}
@@ -157,6 +158,6 @@ def _refusal(call: Call) -> HookOutput:
 
 
 def _remember_hang(files: list[str], name: str, why: str) -> None:
-    from hookbus.runtime.compile import write_skip
+    from hookbus.runtime.load import write_skip
 
     write_skip(files, name, why)

@@ -27,7 +27,7 @@ from hookbus.config import Settings
 from hookbus.errors import DecodeError
 from hookbus.output import HookOutput
 from hookbus.runtime import load
-from hookbus.runtime.call import FALLBACK, IMPORTING, WANTED, Call, pack
+from hookbus.runtime.call import DIAGNOSTICS, FALLBACK, IMPORTING, WANTED, Call, pack
 from hookbus.runtime.index import Lookup, fail_closed
 from hookbus.runtime.isolate import Channel
 from hookbus.runtime.process import decode, process_event, unreadable
@@ -70,12 +70,12 @@ def candidates(call: Call) -> Candidates:
     return Candidates(entries, settings)
 
 
-def _fallback(driver: Driver, native: str, guards: list[str]) -> HookOutput:
+def _fallback(
+    driver: Driver, native: str, guards: list[str], why: str = "no answer in time"
+) -> HookOutput:
     if not guards:
         return driver.no_opinion(native)
-    return driver.refusal(
-        native, f"hookbus: no answer in time; fail-closed {', '.join(guards)} wants it"
-    )
+    return driver.refusal(native, f"hookbus: {why}; fail-closed {', '.join(guards)} wants it")
 
 
 def work(call: Call, channel: Channel, deadline: float) -> Callable[[], None] | None:
@@ -89,9 +89,12 @@ def work(call: Call, channel: Channel, deadline: float) -> Callable[[], None] | 
         import traceback
 
         error = traceback.format_exc(limit=8)
-        diagnostics.emit("internal-error", "the worker failed; answering the fallback",
+        diagnostics.emit("internal-error", "the worker failed; the watchdog answers",
                          host=call.facts.name, error=error)  # fmt: skip
-        output = job.fallback
+        # No reply of its own: the watchdog's fallback (its refusal, when it is not sure
+        # that no guard wants the event) is the answer. The diagnostics go as a note.
+        channel.note(DIAGNOSTICS, diagnostics.take())
+        return None
     channel.result(pack(output, diagnostics.take()))
     return job.after
 
@@ -119,13 +122,13 @@ class _Job:
 
     def compile(self) -> Candidates:
         """Compile the index here; the candidates it routes the event to."""
-        from hookbus.runtime.compile import compile_index, read_skip
+        from hookbus.runtime.compile import compile_index
 
         call = self.call
         self.compiled = compile_index(
             call.files,
             call.lookup.data,
-            skip=read_skip(call.files),
+            skip=load.read_skip(call.files),
             progress=self.announce,
         )
         self.announce("")
@@ -135,7 +138,15 @@ class _Job:
     def run(self) -> HookOutput:
         call, driver, native = self.call, self.driver, self.call.native
         found = candidates(call)
-        self.refine(found)
+        if call.lookup.fresh:
+            self.refine(found)
+        else:
+            # A stale index's declarations may be the old ones (a handler edited into a
+            # guard): until this worker's own compile says, any handler may be a guard.
+            everyone = [ref.name for ref in found.settings.handlers]
+            why = "no answer in time while its handlers were being loaded"
+            self.fallback = _fallback(driver, native, everyone, why)
+            self.channel.note(FALLBACK, self.fallback.to_frame())
         where = {"host": driver.name, "native": native}
         if not call.lookup.fresh:
             level = "info" if call.lookup.freshness in ("missing", "stale") else "warning"
@@ -157,8 +168,13 @@ class _Job:
                                  **where)  # fmt: skip
             return unreadable(driver, native, found.guards)
         if call.lookup.fresh:
-            found = Candidates(load.wanting(found.entries, (event, *driver.derive(event))),
-                               found.settings)  # fmt: skip
+            skip = load.read_skip(call.files)  # imports that hung a moment ago: not again
+            wanting: list[HandlerData] = []
+            for entry in load.wanting(found.entries, (event, *driver.derive(event))):
+                if entry["name"] in skip:
+                    entry = {**entry, "unavailable": skip[entry["name"]]}  # noqa: PLW2901
+                wanting.append(entry)
+            found = Candidates(wanting, found.settings)
             if not found.entries:
                 return driver.no_opinion(native)
             self.refine(found)
