@@ -100,10 +100,6 @@ def defer() -> None:
         _pending = []
 
 
-def pending() -> int:
-    return len(_pending or ())
-
-
 def take() -> bytes:
     """The deferred lines, taken (and deferring stopped): the caller writes them, see
     :func:`hookbus.runtime.hook.flush_diagnostics`."""

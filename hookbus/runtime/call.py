@@ -55,6 +55,14 @@ WANTED = "W"
 DIAGNOSTICS = "D"
 
 
+def driver_refusal(host: str, native: str, why: str) -> HookOutput:
+    """The refusal of ``native`` encoded by the host's driver, for the rare answer no index
+    has encoded (the driver, and msgspec, are loaded for it)."""
+    from hookbus import drivers
+
+    return drivers.load(host).refusal(native, f"{why}; a fail-closed handler may want it")
+
+
 def pack(output: HookOutput, lines: bytes) -> bytes:
     """The worker's result: its reply and the diagnostic lines it leaves to the watchdog."""
     frame = output.to_frame()

@@ -32,7 +32,7 @@ from hookbus.discover import config_paths
 from hookbus.hosts import HOSTS, HostFacts
 from hookbus.output import HookOutput
 from hookbus.runtime import index
-from hookbus.runtime.call import Call
+from hookbus.runtime.call import Call, driver_refusal
 from hookbus.runtime.emergency import Emergency
 from hookbus.runtime.intake import Intake, read_payload
 from hookbus.runtime.peek import peek, sniff
@@ -279,14 +279,5 @@ def _guarded_answer(facts: HostFacts, native: str, payload: dict[str, object] | 
     lookup = index.read(files)
     if _nobody(lookup, facts.name, native, None):
         return no_opinion
-    refusals = lookup.data["refusals"] if lookup.data is not None else {}
-    found = refusals.get(facts.name, {}).get(native)
-    if found is not None:
-        return HookOutput(found["stdout"].encode(), found["stderr"].encode(), found["exit_code"])
-    return _refusal(facts.name, native, "could not answer in time")
-
-
-def _refusal(host: str, native: str, why: str) -> HookOutput:
-    from hookbus import drivers
-
-    return drivers.load(host).refusal(native, f"hookbus {why}; a fail-closed handler may want it")
+    found = lookup.refusal(facts.name, native)
+    return found or driver_refusal(facts.name, native, "hookbus could not answer in time")

@@ -21,6 +21,7 @@ import time
 import zlib
 
 from hookbus import __version__, state
+from hookbus.output import HookOutput
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -150,6 +151,14 @@ class Lookup:
             return list(route["handlers"])
         unknown = tool not in tools["known"] and not tool.startswith(tuple(tools["known_prefixes"]))
         return list(route["handlers"]) if tools["unknown"] and unknown else []
+
+    def refusal(self, host: str, native: str) -> HookOutput | None:
+        """The refusal of ``native`` the index encoded when it was compiled (None when it
+        has none: no handler is, or may be, fail-closed)."""
+        found = self.data["refusals"].get(host, {}).get(native) if self.data else None
+        if found is None:
+            return None
+        return HookOutput(found["stdout"].encode(), found["stderr"].encode(), found["exit_code"])
 
     def unknown_handlers(self) -> list[HandlerData]:
         """Handlers whose declaration is unknown: they may want any event."""

@@ -26,7 +26,15 @@ import time
 from hookbus import diagnostics
 from hookbus.budgets import DEFAULT_BUDGET, budget
 from hookbus.output import HookOutput
-from hookbus.runtime.call import DIAGNOSTICS, FALLBACK, IMPORTING, WANTED, Call, unpack
+from hookbus.runtime.call import (
+    DIAGNOSTICS,
+    FALLBACK,
+    IMPORTING,
+    WANTED,
+    Call,
+    driver_refusal,
+    unpack,
+)
 from hookbus.runtime.index import fail_closed
 from hookbus.runtime.isolate import run_child
 
@@ -73,14 +81,10 @@ def configured_budget(files: list[str]) -> float:
 def precomputed_fallback(call: Call) -> HookOutput:
     """The fallback the index already knows: its refusal of this native event when a
     fail-closed handler may want it, else the host's no-opinion."""
-    data = call.lookup.data
     no_opinion = call.facts.no_opinion_for(call.native)
-    if data is None or not fail_closed(candidates(call)):
+    if not fail_closed(candidates(call)):
         return no_opinion
-    found = data.get("refusals", {}).get(call.facts.name, {}).get(call.native)
-    if found is None:
-        return no_opinion
-    return HookOutput(found["stdout"].encode(), found["stderr"].encode(), found["exit_code"])
+    return call.lookup.refusal(call.facts.name, call.native) or no_opinion
 
 
 def dispatch_guarded(call: Call, after_reply: list[Callable[[], None]]) -> HookOutput:
@@ -150,11 +154,9 @@ def _wanted(call: Call, notes: dict[str, bytes]) -> list[str] | None:
 
 def _refusal(call: Call) -> HookOutput:
     """The refusal owed when nothing says who wants the event (the index is not fresh,
-    and the worker said nothing before it was stopped): the driver is loaded for it."""
-    from hookbus import drivers
-
-    reason = "hookbus: no answer in time and no subscription index to say who wants this"
-    return drivers.load(call.facts.name).refusal(call.native, f"{reason}; refused for safety")
+    and the worker said nothing before it was stopped)."""
+    why = "hookbus: no answer in time and no subscription index to say who wants this"
+    return driver_refusal(call.facts.name, call.native, why)
 
 
 def _remember_hang(files: list[str], name: str, why: str) -> None:
