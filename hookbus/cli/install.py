@@ -1,51 +1,25 @@
-"""The ``hookbus`` command.
-
-``run`` is the hook entrypoint and is dispatched before argparse is even imported; the
-other commands configure hosts and are not on any hook's path.
-"""
+"""``hookbus manifest | install | verify | uninstall``: hookbus's entries in a host's own
+settings, generated from the configuration, merged keeping everything of the user's."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+from typing import Any
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["run"]:
-        from hookbus.runtime.hook import main as run
-
-        code = run(args[1:])
-        if argv is None:
-            # The reply is written (unbuffered) and nothing is left to clean up: skip
-            # interpreter finalization, which costs a hook ~10 ms once msgspec is loaded.
-            os._exit(code)
-        return code
-    return _configure(args)
-
-
-def _configure(args: list[str]) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(
-        prog="hookbus",
-        description="One typed event model and one async bus for coding-agent hooks.",
-    )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    run = commands.add_parser("run", help="the hook entrypoint: native stdin in, native reply out")
-    run.add_argument("--host", required=True)
-    run.add_argument("--event", help="native event name, for hosts whose stdin lacks it")
-    run.add_argument("--timeout", type=float, help="seconds the host gives this hook")
-
+def add_arguments(commands: Any) -> None:
     from hookbus.hosts import HOSTS
 
     installable = sorted(h for h, facts in HOSTS.items() if facts.manifest)
 
     def host_command(name: str, help_text: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help_text)
+        sub: argparse.ArgumentParser = commands.add_parser(name, help=help_text)
         sub.add_argument("--host", required=True, choices=installable)
         sub.add_argument("--scope", choices=["project", "user"], default="project")
         sub.add_argument("--python", help="interpreter for the hook command (default: this one)")
+        sub.set_defaults(main=main)
         return sub
 
     host_command("manifest", "print the hooks block for the host's settings file")
@@ -54,11 +28,8 @@ def _configure(args: list[str]) -> int:
     install.add_argument("--dry-run", action="store_true", help="show the result, write nothing")
     host_command("uninstall", "remove hookbus's entries (and only those)")
 
-    opts = parser.parse_args(args)
-    if opts.command == "run":  # reached only through argparse-style calls like --help
-        from hookbus.runtime.hook import main as run_main
 
-        return run_main(args[1:])
+def main(opts: argparse.Namespace) -> int:
     from hookbus.errors import HostConfigError
 
     try:
