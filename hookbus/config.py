@@ -134,13 +134,14 @@ def _within_the_users_guards(
     kept = [n for n in f.disable if n not in users]
     for name in set(f.disable) - set(kept):
         problems.append(ConfigError(path, f"disable {name!r} ignored: your user configuration "
-                                    "enables it, and a project cannot switch it off"))  # fmt: skip
+                                    "enables it, and a project cannot switch it off",
+                                    invalid=False))  # fmt: skip
     sections = dict(f.handlers)
     for name in users & sections.keys():
         if sections[name].get("fail_closed") is False:
             sections[name] = {k: v for k, v in sections[name].items() if k != "fail_closed"}
             why = "fail_closed = false ignored: a project cannot make a guard of yours fail open"
-            problems.append(ConfigError(path, f"[handlers.{name!r}] {why}"))
+            problems.append(ConfigError(path, f"[handlers.{name!r}] {why}", invalid=False))
     return msgspec.structs.replace(f, disable=kept, handlers=sections)
 
 
@@ -168,8 +169,9 @@ def load(paths: Sequence[str]) -> Loaded:
                     ConfigError(path, f"budget must be positive finite seconds, not {f.budget}")
                 )
         python_path += [os.path.normpath(os.path.join(base, p)) for p in f.python_path]
-        if os.path.basename(path) == PROJECT_FILE:
-            python_path.append(base)
+        # The file's own folder too: handler modules kept next to the configuration that
+        # enables them (a project's, or ~/.config/hookbus/ for the user's) just work.
+        python_path.append(base)
         enabled = [n for n in enabled if n not in f.disable]
         enabled += [n for n in f.enable if n not in enabled]
         if not project:
@@ -190,7 +192,9 @@ def load(paths: Sequence[str]) -> Loaded:
         )
     for name, (path, _) in sections.items():
         if name not in enabled:
-            problems.append(ConfigError(path, f"[handlers.{name!r}] is set but not enabled"))
+            problems.append(
+                ConfigError(path, f"[handlers.{name!r}] is set but not enabled", invalid=False)
+            )
     settings = Settings(
         budget=budget,
         python_path=tuple(dict.fromkeys(python_path)),

@@ -60,9 +60,10 @@ def _working_folder() -> str:
         return os.environ.get("PWD") or "/"
 
 
-def config_paths(project: str | None = None) -> list[str]:
+def config_paths(project: str | None = None, *, user_only: bool = False) -> list[str]:
     """The trusted configuration files in effect for ``project`` (default: the working
-    directory), lowest precedence first."""
+    directory), lowest precedence first; with ``user_only``, the user's alone (what
+    applies in every project)."""
     explicit = os.environ.get("HOOKBUS_CONFIG")
     if explicit:
         path = os.path.abspath(os.path.expanduser(explicit))
@@ -75,6 +76,8 @@ def config_paths(project: str | None = None) -> list[str]:
     user = user_config_path()
     if os.path.isfile(user) and _trusted(user):
         paths.append(user)
+    if user_only:
+        return paths
     found = find_project_config(project or _working_folder())
     if found and found not in paths:
         paths.append(found)

@@ -71,7 +71,8 @@ limit = 5
     assert [h.name for h in settings.handlers] == ["a:one", "a:two", "a:three"]
     one = settings.handlers[0].settings
     assert (one.options, one.timeout) == ({"limit": 5}, 3)
-    assert settings.python_path == (str(tmp_path / "p"),)
+    # Each file's own folder is importable: handler modules live next to their config.
+    assert settings.python_path == (str(tmp_path), str(tmp_path / "p"))
 
 
 def test_invalid_values_are_reported_and_defaults_kept(tmp_path: Path) -> None:

@@ -1,31 +1,60 @@
 """``hookbus manifest | install | verify | uninstall``: hookbus's entries in a host's own
-settings, generated from the configuration, merged keeping everything of the user's."""
+settings, generated from the configuration, merged keeping everything of the user's.
+
+Install fails loudly, writing nothing, when the configuration is invalid or an enabled
+handler cannot be loaded (``--force`` installs anyway): a guard that silently never runs
+is worse than an install that says no. Uninstall gives the user's file back as it was:
+byte for byte when nothing else changed since install, else with only hookbus's entries
+taken out of it.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hookbus.manifests.base import CommandForm, Manifest, Scope
+    from hookbus.runtime.index import IndexData
 
 
 def add_arguments(commands: Any) -> None:
     from hookbus.hosts import HOSTS
+    from hookbus.manifests.base import COMMAND_FORMS, SCOPES
 
     installable = sorted(h for h, facts in HOSTS.items() if facts.manifest)
 
     def host_command(name: str, help_text: str) -> argparse.ArgumentParser:
         sub: argparse.ArgumentParser = commands.add_parser(name, help=help_text)
         sub.add_argument("--host", required=True, choices=installable)
-        sub.add_argument("--scope", choices=["project", "user"], default="project")
-        sub.add_argument("--python", help="interpreter for the hook command (default: this one)")
+        sub.add_argument(
+            "--scope", choices=SCOPES, default="project",
+            help="project: the committed settings; local: the project's uncommitted ones "
+            "(Claude: .claude/settings.local.json); user: yours, for every project "
+            "(reads your user configuration only)",
+        )  # fmt: skip
         sub.set_defaults(main=main)
         return sub
 
-    host_command("manifest", "print the hooks block for the host's settings file")
-    host_command("verify", "report drift between installed entries and the configuration")
+    def command_form(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--python", help="interpreter for the hook command (default: this one)")
+        sub.add_argument(
+            "--command", choices=COMMAND_FORMS, dest="form",
+            help="absolute (default): this interpreter by path, the fastest; path: "
+            "'hookbus' found on PATH; module: 'python3' on PATH importing hookbus "
+            "(portable, for a committed file)",
+        )  # fmt: skip
+
+    command_form(host_command("manifest", "print the hooks block for the host's settings file"))
+    verify = host_command("verify", "check the installed entries against the configuration")
+    command_form(verify)
     install = host_command("install", "merge hookbus's entries into the host's settings file")
+    command_form(install)
     install.add_argument("--dry-run", action="store_true", help="show the result, write nothing")
+    install.add_argument("--force", action="store_true",
+                         help="install even when a handler cannot be loaded")  # fmt: skip
     host_command("uninstall", "remove hookbus's entries (and only those)")
 
 
@@ -37,6 +66,60 @@ def main(opts: argparse.Namespace) -> int:
     except HostConfigError as exc:
         print(f"hookbus: {exc}", file=sys.stderr)
         return 1
+
+
+def config_files(scope: Scope) -> list[str]:
+    """The configuration an install of ``scope`` follows: the user's alone for the user's
+    settings (they apply in every project, wherever install is run), else what a hook in
+    this project reads. ``HOOKBUS_CONFIG`` names the file for every scope."""
+    from hookbus.discover import config_paths
+
+    return config_paths(user_only=scope == "user")
+
+
+def compiled_index(files: list[str]) -> IndexData | None:
+    """The index of ``files``, compiled (and cached) now in a child, so that the first
+    hook never has to; None when there is no configuration."""
+    from hookbus.errors import HostConfigError
+    from hookbus.runtime.compile import compile_in_child
+
+    if not files:
+        return None
+    compiled = compile_in_child(files)
+    if compiled is None:
+        raise HostConfigError(
+            "compiling the handlers' subscriptions failed (a handler module hung or ended "
+            "its importer); 'hookbus log' shows which"
+        )
+    return compiled
+
+
+def print_problems(index: IndexData | None) -> int:
+    """Print the configuration's problems; how many make it invalid."""
+    invalid = 0
+    for problem in index["problems"] if index else []:
+        kind = "error" if problem["invalid"] else "note"
+        invalid += problem["invalid"]
+        subject = f" {problem['subject']}:" if problem["subject"] else ""
+        print(f"hookbus: {kind}: {problem['code']}:{subject} {problem['message']}",
+              file=sys.stderr)  # fmt: skip
+    return invalid
+
+
+def installed_form(manifest: Manifest, document: dict[str, Any]) -> CommandForm | None:
+    """The command form of hookbus's entries in ``document`` (None: none installed)."""
+    from hookbus.manifests.base import interpreter_of
+
+    for commands in manifest.commands(document).values():
+        for command in commands:
+            found = interpreter_of(command)
+            if found is None:
+                continue
+            program, main_file = found
+            if main_file is not None:
+                return "absolute"
+            return "path" if program == "hookbus" else "module"
+    return None
 
 
 def _checked_python(python: str | None) -> str:
@@ -61,69 +144,184 @@ def _checked_python(python: str | None) -> str:
     return python
 
 
-def _host(opts: object) -> int:
-    import copy
-    import json
+def _host(opts: argparse.Namespace) -> int:
+    from hookbus.manifests.base import load
 
-    from hookbus.discover import config_paths
-    from hookbus.errors import HostConfigError
-    from hookbus.manifests import documents
-    from hookbus.manifests.base import load, write_atomically
-    from hookbus.runtime.compile import compile_in_child
+    manifest = load(opts.host)
+    scope: Scope = opts.scope
+    if scope not in manifest.scopes:
+        from hookbus.errors import HostConfigError
 
-    command: str = opts.command  # type: ignore[attr-defined]
-    manifest = load(opts.host)  # type: ignore[attr-defined]
-    python = _checked_python(getattr(opts, "python", None))
-    files = config_paths()
-    compiled = None
-    if files:
-        # Compiled (and cached) now, so that the first hook never has to; in a child, like
-        # every import of handler code.
-        compiled = compile_in_child(files)
-        if compiled is None:
-            raise HostConfigError(
-                "compiling the handlers' subscriptions failed (a handler module hung or "
-                "ended its importer); see the diagnostics log"
-            )
-        for problem in compiled["problems"]:
-            print(f"hookbus: {problem}", file=sys.stderr)
-    plan = manifest.plan(compiled, python=python, scope=opts.scope)  # type: ignore[attr-defined]
-    if command == "manifest":
+        raise HostConfigError(f"{opts.host} has no {scope} settings; scopes: "
+                              f"{', '.join(manifest.scopes)}")  # fmt: skip
+    index = compiled_index(config_files(scope))
+    invalid = print_problems(index)
+    if opts.command == "uninstall":
+        return _uninstall(manifest, scope)
+    python = _checked_python(opts.python)
+    if opts.command == "verify":
+        return _verify(opts, manifest, index, python, invalid)
+    form: CommandForm = opts.form or "absolute"
+    plan = manifest.plan(index, python=python, scope=scope, form=form)
+    if opts.command == "manifest":
+        import json
+
         for document in plan.documents:
             print(json.dumps({"hooks": document.entries}, indent=2))
         return 0
-    status = 0
+    if invalid and not opts.force:
+        print(f"hookbus: not installed: {_count(invalid, 'problem')} above would make hooks "
+              "misbehave; fix them and run install again, or install anyway with --force",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    return _install(opts, manifest, plan, scope, form, python)
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}"
+
+
+def _install(  # noqa: PLR0917
+    opts: argparse.Namespace,
+    manifest: Manifest,
+    plan: Any,
+    scope: Scope,
+    form: CommandForm,
+    python: str,
+) -> int:
+    import copy
+
+    from hookbus.manifests import documents
+    from hookbus.manifests.base import write_atomically
+
     for document in plan.documents:
         path = document.path
-        _, current = documents.read(path, document.format)
+        text, current = documents.read(path, document.format)
         manifest.check(path, current)
-        if command == "verify":
-            problems = manifest.drift(current, document.entries)
-            if compiled and not compiled["complete"]:
-                problems.append("broken: a configured handler could not be loaded (see above)")
-            for problem in problems:
-                print(problem)
-            print(f"{path}: {'drift found' if problems else 'up to date'}")
-            status = max(status, 1 if problems else 0)
-            continue
-        if command == "install" and not document.entries and not os.path.exists(path):
+        if not document.entries and text is None:
             # An empty settings file is not free: Claude Code reads it on every start.
-            print(f"{path}: no enabled handler wants a {opts.host} event; nothing to install")  # type: ignore[attr-defined]
+            print(f"{path}: no enabled handler wants a {opts.host} event; nothing to install")
             continue
-        if command == "install":
-            wanted = manifest.merge(copy.deepcopy(current), document.entries)
-        else:
-            wanted = manifest.without_ours(copy.deepcopy(current))
-        if wanted == current and os.path.exists(path):
+        wanted = manifest.merge(copy.deepcopy(current), document.entries)
+        if wanted == current and text is not None:
             print(f"{path}: already up to date")
             continue
-        text = documents.dump(wanted, document.format)
-        if getattr(opts, "dry_run", False):
-            sys.stdout.write(text)
+        new = documents.dump(wanted, document.format, original=text)
+        if opts.dry_run:
+            sys.stdout.write(new)
             continue
-        backup = write_atomically(path, text)
-        print(f"{path}: {'installed' if command == 'install' else 'removed'} hookbus entries"
-              + (f" (backup: {backup})" if backup else ""))  # fmt: skip
+        backup = write_atomically(path, new)
+        print(f"{path}: installed hookbus entries" + (f" (your original: {backup})" if backup
+              else ""))  # fmt: skip
+        if manifest.scopes[scope] and form == "absolute":
+            _warn_shared(path, python)
+        if scope == "local":
+            _warn_unignored(path)
     for note in plan.notes:
         print(f"note: {note}")
+    return 0
+
+
+def _warn_shared(path: str, python: str) -> None:
+    print(
+        f"hookbus: warning: {path} is committed with the project, and its commands name this "
+        f"machine's interpreter ({python}). Elsewhere they answer no opinion (a deny where a "
+        "fail-closed handler is installed) until 'hookbus install' is run there. For "
+        "commands that work on every machine with hookbus installed, install with --command "
+        "path ('hookbus' on PATH) or --command module ('python3' on PATH), a few "
+        "milliseconds slower per hook; or keep this machine's commands out of the "
+        "repository with --scope local.",
+        file=sys.stderr,
+    )
+
+
+def _warn_unignored(path: str) -> None:
+    """A local settings file must stay out of the repository: say so when git would add it."""
+    import subprocess
+
+    try:
+        probe = subprocess.run(["git", "check-ignore", "-q", path], cwd=os.path.dirname(path),
+                               capture_output=True, timeout=30, check=False)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return
+    if probe.returncode == 1:  # in a repository, and not ignored
+        print(f"hookbus: warning: {path} is not ignored by git; add it to .gitignore",
+              file=sys.stderr)  # fmt: skip
+
+
+def _verify(
+    opts: argparse.Namespace,
+    manifest: Manifest,
+    index: IndexData | None,
+    python: str,
+    invalid: int,
+) -> int:
+    from hookbus.manifests import documents
+
+    scope: Scope = opts.scope
+    status = 1 if invalid else 0
+    probe = manifest.plan(index, python=python, scope=scope)
+    for document in probe.documents:
+        _, current = documents.read(document.path, document.format)
+        manifest.check(document.path, current)
+        form = opts.form or installed_form(manifest, current) or "absolute"
+        (wanted,) = [d for d in manifest.plan(index, python=python, scope=scope, form=form)
+                     .documents if d.path == document.path]  # fmt: skip
+        problems = manifest.drift(current, wanted.entries)
+        for problem in problems:
+            print(f"  {problem}")
+        if problems:
+            status = 1
+            flags = f" --scope {scope}" if scope != "project" else ""
+            flags += f" --command {form}" if form != "absolute" else ""
+            print(f"{document.path}: {_count(len(problems), 'difference')} from the "
+                  f"configuration; to fix: hookbus install --host {opts.host}{flags}")  # fmt: skip
+        else:
+            print(f"{document.path}: up to date")
+    if invalid:
+        print(f"hookbus: {_count(invalid, 'configuration problem')} (above) would make "
+              "hooks misbehave", file=sys.stderr)  # fmt: skip
     return status
+
+
+def _uninstall(manifest: Manifest, scope: Scope) -> int:
+    import copy
+
+    from hookbus.manifests import documents
+    from hookbus.manifests.base import backup_path, write_atomically
+
+    plan = manifest.plan(None, python=sys.executable, scope=scope)
+    for document in plan.documents:
+        path = document.path
+        text, current = documents.read(path, document.format)
+        manifest.check(path, current)
+        wanted = manifest.without_ours(copy.deepcopy(current))
+        if text is None or wanted == current:
+            print(f"{path}: no hookbus entries")
+            continue
+        original = _original(backup_path(path))
+        if original is not None and documents.CODECS[document.format].load(
+                original.decode("utf-8")) == wanted:  # fmt: skip
+            # Nothing else changed since install: the user's own bytes, exactly.
+            write_atomically(path, original, backup=False)
+            os.unlink(backup_path(path))
+            print(f"{path}: removed hookbus entries (your original file is back as it was)")
+        elif original is None and not wanted:
+            os.unlink(os.path.realpath(path))  # install created it
+            print(f"{path}: removed (hookbus created it)")
+        else:
+            write_atomically(path, documents.dump(wanted, document.format, original=text),
+                             backup=False)  # fmt: skip
+            print(f"{path}: removed hookbus entries")
+    return 0
+
+
+def _original(path: str) -> bytes | None:
+    """The backup install made of the user's file, when it exists and can be read."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        data.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return data

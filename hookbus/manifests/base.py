@@ -31,7 +31,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hookbus.runtime.index import IndexData
 
-Scope = Literal["project", "user"]
+#: Where a host's settings live: the project's committed file, the project's local one
+#: (uncommitted, where the host has it), the user's own.
+Scope = Literal["project", "local", "user"]
+SCOPES: tuple[Scope, ...] = ("project", "local", "user")
+#: How the installed command finds hookbus (see :func:`hook_command`).
+CommandForm = Literal["absolute", "path", "module"]
+COMMAND_FORMS: tuple[CommandForm, ...] = ("absolute", "path", "module")
 
 
 class Document(msgspec.Struct, frozen=True, kw_only=True):
@@ -62,8 +68,23 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
 
 class Manifest(Protocol):
     facts: HostFacts
+    #: The scopes this host has, each with whether its file is shared (committed with the
+    #: project, so that one machine's interpreter path must not be baked into it).
+    scopes: Mapping[Scope, bool]
 
-    def plan(self, index: IndexData | None, *, python: str, scope: Scope) -> Plan: ...
+    def plan(
+        self,
+        index: IndexData | None,
+        *,
+        python: str,
+        scope: Scope,
+        form: CommandForm = "absolute",
+        project_dir: str | None = None,
+    ) -> Plan: ...
+
+    def commands(self, document: dict[str, Any]) -> dict[str, list[str]]:
+        """hookbus's installed commands in ``document``, by native event."""
+        ...
 
     def check(self, path: str, document: dict[str, Any]) -> None:
         """HostConfigError when ``document`` (parsed) has a shape hookbus must not edit."""
@@ -108,7 +129,79 @@ def hook_argv(python: str, host: str, native: str, timeout: float | None) -> lis
     return argv
 
 
-def shell_command(argv: list[str], fallback: HookOutput, requires: tuple[str, ...] = ()) -> str:
+def hook_command(  # noqa: PLR0917
+    form: CommandForm,
+    python: str,
+    host: str,
+    native: str,
+    timeout: float | None,
+    fallback: HookOutput,
+) -> str:
+    """The shell command a host runs for ``native``, in one of three forms:
+
+    - ``absolute`` (the default): this interpreter and hookbus's ``__main__.py`` by path.
+      The fastest (no PATH search, no version-manager shim, no console-script wrapper),
+      but the file then names one machine's interpreter;
+    - ``path``: the ``hookbus`` command found on PATH (``pipx``/``uv tool`` installs);
+    - ``module``: ``python3`` found on PATH, importing hookbus.
+
+    Each answers ``fallback`` (the host's no-opinion, or the refusal a fail-closed handler
+    owes) itself when what it runs is gone, so a missing install is never a silent pass
+    nor a crash the host reads as a deny.
+    """
+    args = ["run", "--host", host, "--event", native]
+    if timeout is not None:
+        args += ["--timeout", f"{timeout:g}"]
+    if form == "absolute":
+        argv = hook_argv(python, host, native, timeout)
+        return shell_command(argv, fallback, requires=(argv[2],))
+    if form == "path":
+        return shell_command(["hookbus", *args], fallback, on_path=True)
+    return shell_command(["python3", "-P", "-c", MODULE_LAUNCHER, *_frame(fallback), *args],
+                         fallback, on_path=True)  # fmt: skip
+
+
+#: The ``module`` form's program: hookbus's CLI when python3 can import it, else the
+#: fallback it is given (stdout, stderr, exit code) as its first three arguments. A bare
+#: ``python3 -m hookbus`` would exit 1 with "No module named hookbus": for some hosts a
+#: deny of every tool call, for a guard's host a pass.
+MODULE_LAUNCHER = (
+    "import sys\n"
+    "try:\n from hookbus.cli import main\n"
+    "except ImportError:\n"
+    " o, e, c = sys.argv[1:4]; sys.stdout.write(o); sys.stderr.write(e); sys.exit(int(c))\n"
+    "del sys.argv[1:4]; main()"
+)
+
+
+def _frame(fallback: HookOutput) -> list[str]:
+    return [fallback.stdout.decode(), fallback.stderr.decode(), str(fallback.exit_code)]
+
+
+def interpreter_of(command: str) -> tuple[str, str | None] | None:
+    """What a hookbus command runs: (the program, hookbus's ``__main__.py`` or None for
+    the ``path`` and ``module`` forms); None when ``command`` is not one of ours."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if "exec" not in words:
+        return None
+    rest = words[words.index("exec") + 1 :]
+    if not rest:
+        return None
+    if len(rest) > 2 and rest[1] == "-P" and rest[2].endswith("__main__.py"):
+        return rest[0], rest[2]
+    return rest[0], None
+
+
+def shell_command(
+    argv: list[str],
+    fallback: HookOutput,
+    requires: tuple[str, ...] = (),
+    *,
+    on_path: bool = False,
+) -> str:
     """``argv`` as a shell command that answers ``fallback`` itself when the hook cannot
     start: the interpreter (``argv[0]``) or a file it ``requires`` (hookbus's own package
     in that interpreter) is gone.
@@ -119,8 +212,11 @@ def shell_command(argv: list[str], fallback: HookOutput, requires: tuple[str, ..
     measurable; a fallback after the hook (``cmd || fallback``) would keep the shell
     waiting on every call.
     """
-    checks = " && ".join(f"[ {flag} {shlex.quote(path)} ]" for flag, path in (
-        ("-x", argv[0]), *(("-f", p) for p in requires)))  # fmt: skip
+    if on_path:  # found on PATH: ``command -v`` is a builtin, like ``[``
+        checks = f"command -v {shlex.quote(argv[0])} >/dev/null 2>&1"
+    else:
+        checks = " && ".join(f"[ {flag} {shlex.quote(path)} ]" for flag, path in (
+            ("-x", argv[0]), *(("-f", p) for p in requires)))  # fmt: skip
     command = " ".join(shlex.quote(a) for a in argv)
     parts = []
     if fallback.stdout:
@@ -157,27 +253,43 @@ def is_hookbus_command(command: object, host: str) -> bool:
     ``-m hookbus`` as earlier versions wrote it, or the package's ``__main__.py``)."""
     if not isinstance(command, str):
         return False
-    return f"hookbus run --host {host}" in command or (
-        f"hookbus/__main__.py run --host {host}" in command
+    return (
+        f"hookbus run --host {host}" in command
+        or f"hookbus/__main__.py run --host {host}" in command
+        or (f"run --host {host} " in command and "from hookbus.cli import main" in command)
     )
 
 
 # -- the user's documents (read and dumped by hookbus.manifests.documents) --------------
 
 
-def write_atomically(path: str, text: str, *, mode: int | None = None) -> str | None:
-    """Replace ``path`` with ``text`` in one rename, keeping a backup; the backup's path.
-    A symlinked settings file (dotfiles) keeps its link: its target is what is replaced."""
+BACKUP_SUFFIX = ".hookbus-backup"
+
+
+def backup_path(path: str) -> str:
+    """Where the user's file as it was before hookbus first changed it is kept."""
+    return os.path.realpath(path) + BACKUP_SUFFIX
+
+
+def write_atomically(
+    path: str, data: str | bytes, *, mode: int | None = None, backup: bool = True
+) -> str | None:
+    """Replace ``path`` with ``data`` in one rename; the backup's path when this write made
+    one. The backup keeps the file as it was before hookbus first changed it, and is never
+    overwritten (a second install must not replace the user's original with the first
+    install's result). A symlinked settings file (dotfiles) keeps its link: its target is
+    what is replaced."""
     path = os.path.realpath(path)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    backup = None
-    if os.path.exists(path):
-        backup = f"{path}.hookbus-backup"
-        with open(path, "rb") as src, open(backup, "wb") as dst:
+    made = None
+    if backup and os.path.exists(path) and not os.path.lexists(backup_path(path)):
+        made = backup_path(path)
+        with open(path, "rb") as src, open(made, "xb") as dst:
             dst.write(src.read())
+    raw = data.encode() if isinstance(data, str) else data
     tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
+    with open(tmp, "wb") as f:
+        f.write(raw)
         f.flush()
         os.fsync(f.fileno())
     if mode is not None:
@@ -185,4 +297,4 @@ def write_atomically(path: str, text: str, *, mode: int | None = None) -> str | 
     elif os.path.exists(path):
         os.chmod(tmp, os.stat(path).st_mode & 0o777)
     os.replace(tmp, path)
-    return backup
+    return made

@@ -24,12 +24,12 @@ from hookbus.errors import HostConfigError
 from hookbus.hosts import HOSTS
 from hookbus.manifests import grouped
 from hookbus.manifests.base import (
+    CommandForm,
     Document,
     Plan,
     Scope,
-    hook_argv,
+    hook_command,
     is_hookbus_command,
-    shell_command,
 )
 from hookbus.runtime.index import fail_closed
 
@@ -44,18 +44,36 @@ NO_TIMEOUT = {"SessionEnd"}
 Hooks = grouped.Hooks
 
 
+#: Claude's settings files (Claude Code settings docs): the project's, committed and
+#: shared with the team; the project's local one, which Claude adds to .gitignore; the
+#: user's, for every project.
+SCOPES: dict[Scope, bool] = {"project": True, "local": False, "user": False}
+FILES = {"project": "settings.json", "local": "settings.local.json"}
+
+
+def project_root(start: str | None = None) -> str:
+    """The project's root: the folder of its ``.hookbus.toml`` when one is found (install
+    may run in a subfolder), else the working folder."""
+    start = start or os.getcwd()
+    config = find_project_config(start)
+    return os.path.dirname(config) if config else start
+
+
 def settings_path(scope: str, project_dir: str | None = None) -> str:
-    """Claude's settings file for ``scope``: the user's, or the project's, whose root is
-    the folder of its ``.hookbus.toml`` when one is found (install may run in a subfolder)."""
+    """Claude's settings file for ``scope``."""
     if scope == "user":
         return os.path.join(os.path.expanduser("~"), ".claude", "settings.json")
-    if project_dir is None:
-        config = find_project_config(os.getcwd())
-        project_dir = os.path.dirname(config) if config else os.getcwd()
-    return os.path.join(project_dir, ".claude", "settings.json")
+    return os.path.join(project_dir or project_root(), ".claude", FILES[scope])
 
 
-def command(python: str, native: str, timeout: float | None, *, guarded: bool = False) -> str:
+def command(
+    python: str,
+    native: str,
+    timeout: float | None,
+    *,
+    guarded: bool = False,
+    form: CommandForm = "absolute",
+) -> str:
     """The hook command for ``native``: its fallback, should Python or hookbus be gone,
     refuses when ``guarded`` (a fail-closed handler wants the event), else it is Claude's
     no-opinion."""
@@ -64,8 +82,7 @@ def command(python: str, native: str, timeout: float | None, *, guarded: bool = 
                                   "wants this event")  # fmt: skip
     else:
         fallback = driver.no_opinion(native)
-    argv = hook_argv(python, HOST, native, timeout)
-    return shell_command(argv, fallback, requires=(argv[2],))
+    return hook_command(form, python, HOST, native, timeout, fallback)
 
 
 def matcher(tools: ToolsData | None) -> str | None:
@@ -80,21 +97,33 @@ def matcher(tools: ToolsData | None) -> str | None:
     return "|".join(alternatives)
 
 
-def generate(index: IndexData | None, python: str | None = None) -> Hooks:
-    """The hooks block for what the index subscribes to, in Claude's event order."""
-    routes = index["routes"].get(HOST, {}) if index else {}
+def generate(
+    index: IndexData | None, python: str | None = None, form: CommandForm = "absolute"
+) -> Hooks:
+    """The hooks block for what the index subscribes to, in Claude's event order.
+
+    A handler whose declaration is unknown (its module never loaded) counts as a guard
+    until it loads: when one is configured (``install --force``), every event whose
+    refusal is not a no-opinion is registered too, so that its refusal is in place.
+    """
+    routes = dict(index["routes"].get(HOST, {})) if index else {}
+    if index and any(h["subscription"] is None for h in index["handlers"]):
+        for native in index["refusals"].get(HOST, {}):
+            routes.setdefault(native, {"handlers": [], "tools": None})
     budget = float(index["settings"].get("budget") or 5.0) if index else 5.0  # type: ignore[arg-type]
     timeout = HOSTS[HOST].timeout_value(budget + 5)
     python = python or sys.executable
     hooks: Hooks = {}
     for native in (n for n in ALL_EVENTS if n in routes):
         route = routes[native]
-        guarded = bool(index and fail_closed([index["handlers"][i] for i in route["handlers"]]))
+        unknown = [h for h in index["handlers"] if h["subscription"] is None] if index else []
+        wanting = [index["handlers"][i] for i in route["handlers"]] if index else []
+        guarded = bool(fail_closed(wanting + unknown))
         entry: dict[str, Any] = {"type": "command"}
         if native in NO_TIMEOUT:
-            entry["command"] = command(python, native, None, guarded=guarded)
+            entry["command"] = command(python, native, None, guarded=guarded, form=form)
         else:
-            entry["command"] = command(python, native, timeout, guarded=guarded)
+            entry["command"] = command(python, native, timeout, guarded=guarded, form=form)
             entry["timeout"] = timeout
         group: dict[str, Any] = {}
         pattern = matcher(route["tools"])
@@ -114,10 +143,26 @@ class ClaudeManifest:
     ``~/.claude/settings.json`` (user)."""
 
     facts = HOSTS[HOST]
+    scopes = SCOPES
 
-    def plan(self, index: IndexData | None, *, python: str, scope: Scope) -> Plan:
-        hooks = generate(index, python)
-        return Plan(documents=(Document(path=settings_path(scope), entries=hooks),))
+    def plan(
+        self,
+        index: IndexData | None,
+        *,
+        python: str,
+        scope: Scope,
+        form: CommandForm = "absolute",
+        project_dir: str | None = None,
+    ) -> Plan:
+        hooks = generate(index, python, form)
+        path = settings_path(scope, project_dir)
+        return Plan(documents=(Document(path=path, entries=hooks),))
+
+    def commands(self, document: dict[str, Any]) -> dict[str, list[str]]:
+        return {
+            event: [h["command"] for g in groups for h in g["hooks"]]
+            for event, groups in grouped.installed(document, is_ours).items()
+        }
 
     def merge(self, document: dict[str, Any], entries: Mapping[str, Any]) -> dict[str, Any]:
         return grouped.merged(document, dict(entries), is_ours)

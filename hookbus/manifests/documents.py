@@ -27,18 +27,132 @@ class Codec(Protocol):
         """The document (an empty one for empty text); ValueError when it cannot be parsed."""
         ...
 
-    def dump(self, document: dict[str, Any]) -> str: ...
+    def dump(self, document: dict[str, Any], original: str | None = None) -> str:
+        """``document`` as text; ``original``, the file's text as read, when the codec
+        can keep its layout."""
+        ...
 
 
 class JsonCodec:
+    """JSON, edited in place: only the top-level members whose value changed are
+    rewritten (in the file's own indentation and separators); every other byte of the
+    user's file (odd key order, compact layout, the final newline or its absence) stays."""
+
     def load(self, text: str) -> dict[str, Any]:
         data = json.loads(text) if text.strip() else {}
         if not isinstance(data, dict):
             raise ValueError("expected a JSON object")  # noqa: TRY004
         return data
 
-    def dump(self, document: dict[str, Any]) -> str:
+    def dump(self, document: dict[str, Any], original: str | None = None) -> str:
+        if original is not None and original.strip():
+            try:
+                return _splice(original, document)
+            except ValueError:  # not a layout the splice understands: a clean dump
+                pass
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+class _Member:
+    __slots__ = ("key", "start", "value_end", "value_start")
+
+    def __init__(self, key: str, start: int, value_start: int, value_end: int) -> None:
+        self.key, self.start, self.value_start, self.value_end = key, start, value_start, value_end
+
+
+def _members(text: str) -> tuple[int, list[_Member], int]:
+    """The top-level object's opening brace, members and closing brace, by offset."""
+    decoder = json.JSONDecoder()
+    ws = re.compile(r"[ \t\r\n]*")
+
+    def skip(i: int) -> int:
+        match = ws.match(text, i)
+        return match.end() if match else i
+
+    i = skip(0)
+    if text[i : i + 1] != "{":
+        raise ValueError("not an object")
+    opening, i = i, skip(i + 1)
+    members: list[_Member] = []
+    while text[i : i + 1] != "}":
+        if members:
+            if text[i : i + 1] != ",":
+                raise ValueError("expected a comma")
+            i = skip(i + 1)
+        key, after = decoder.raw_decode(text, i)
+        colon = skip(after)
+        if not isinstance(key, str) or text[colon : colon + 1] != ":":
+            raise ValueError("expected a key")
+        value_start = skip(colon + 1)
+        _, value_end = decoder.raw_decode(text, value_start)
+        members.append(_Member(key, i, value_start, value_end))
+        i = skip(value_end)
+    return opening, members, i
+
+
+def _style(text: str, members: list[_Member]) -> tuple[str | None, str, str, bool]:
+    """(indent unit or None for one-line JSON, item separator, key separator,
+    ensure_ascii) as the file writes them."""
+    key_sep = ": "
+    if members:
+        m = members[0]
+        between = text[m.start : m.value_start]
+        key_sep = ":" + between.rsplit(":", 1)[1] if ":" in between else ": "
+        key_sep = ": " if key_sep.strip(" ") != ":" else key_sep
+    unit = re.search(r"\n([ \t]+)\S", text)
+    ascii_only = bool(re.search(r"\\u[0-9a-fA-F]{4}", text)) and text.isascii()
+    if unit is None and "\n" not in text.strip():
+        item_sep = ", " if re.search(r',[ ]+["\[{0-9tfn-]', text) else ","
+        return None, item_sep, key_sep, ascii_only
+    return (unit.group(1) if unit else "  "), ",", key_sep, ascii_only
+
+
+def _splice(text: str, document: dict[str, Any]) -> str:
+    opening, members, closing = _members(text)
+    before = {m.key: json.loads(text[m.value_start : m.value_end]) for m in members}
+    if [k for k in before if k in document] != [k for k in document if k in before]:
+        raise ValueError("keys reordered")
+    unit, item_sep, key_sep, ascii_only = _style(text, members)
+
+    def value(obj: object) -> str:
+        dumped = json.dumps(obj, indent=unit, separators=(item_sep, key_sep),
+                            ensure_ascii=ascii_only)  # fmt: skip
+        return dumped.replace("\n", "\n" + unit) if unit else dumped
+
+    edits: list[tuple[int, int, str]] = []  # (start, end, replacement), back to front
+    kept = [m for m in members if m.key in document]
+    for n, m in enumerate(members):
+        if m.key not in document:
+            later = members[n + 1 :]
+            if later:  # up to the next member: its comma and the layout before it go
+                edits.append((m.start, later[0].start, ""))
+            elif n:  # the last: from the end of the previous value
+                edits.append((members[n - 1].value_end, m.value_end, ""))
+            else:
+                edits.append((opening + 1, m.value_end, ""))
+        elif document[m.key] != before[m.key]:
+            edits.append((m.value_start, m.value_end, value(document[m.key])))
+    added = [k for k in document if k not in before]
+    if added:
+        if kept:
+            last = kept[-1]
+            lead = text[members[members.index(last) - 1].value_end + 1 : last.start] if (
+                members.index(last)) else text[opening + 1 : last.start]  # fmt: skip
+            lead = lead if lead.strip() == "" else ""
+            new = "".join(f"{item_sep.rstrip() or ','}{lead or item_sep[1:]}"
+                          f"{json.dumps(k, ensure_ascii=ascii_only)}{key_sep}{value(document[k])}"
+                          for k in added)  # fmt: skip
+            edits.append((last.value_end, last.value_end, new))
+        else:
+            lead = "\n" + unit if unit else ""
+            body = (item_sep + lead.lstrip(" ")).join(
+                f"{lead}{json.dumps(k, ensure_ascii=ascii_only)}{key_sep}{value(document[k])}"
+                for k in added
+            )
+            edits.append((opening + 1, closing, body + ("\n" if unit else "")))
+    for start, end, replacement in sorted(edits, reverse=True):
+        text = text[:start] + replacement + text[end:]
+    return text
 
 
 class TomlCodec:
@@ -50,7 +164,7 @@ class TomlCodec:
         except tomlkit.exceptions.ParseError as exc:
             raise ValueError(str(exc)) from None
 
-    def dump(self, document: dict[str, Any]) -> str:
+    def dump(self, document: dict[str, Any], original: str | None = None) -> str:
         import tomlkit
 
         return tomlkit.dumps(document)
@@ -93,7 +207,7 @@ class YamlCodec:
         self._indents[id(data)] = indent
         return data
 
-    def dump(self, document: dict[str, Any]) -> str:
+    def dump(self, document: dict[str, Any], original: str | None = None) -> str:
         out = io.StringIO()
         self._yaml(self._indents.get(id(document), (2, 2, 0))).dump(document, out)
         return out.getvalue()
@@ -120,5 +234,7 @@ def read(path: str, fmt: Format) -> tuple[str | None, dict[str, Any]]:
         ) from None
 
 
-def dump(document: dict[str, Any], fmt: Format) -> str:
-    return CODECS[fmt].dump(document)
+def dump(document: dict[str, Any], fmt: Format, original: str | None = None) -> str:
+    """``document`` in ``fmt``, keeping the layout of ``original`` (the file's text as
+    :func:`read` returned it) where the codec can."""
+    return CODECS[fmt].dump(document, original)

@@ -8,7 +8,6 @@ entry, group and key of the user's. Which entries are hookbus's is the manifest'
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -71,7 +70,8 @@ def installed(settings: dict[str, Any], is_ours: IsOurs) -> Hooks:
 def drift(
     settings: dict[str, Any], ours: Hooks, is_ours: IsOurs, order: Sequence[str]
 ) -> list[str]:
-    """Human-readable differences between installed entries and the generated ones."""
+    """The differences between installed entries and the generated ones, one short line
+    each: ``missing: EVENT ...``, ``stale: EVENT ...``, ``changed: EVENT: what``."""
     have = installed(settings, is_ours)
     problems = []
     for event in sorted(
@@ -79,12 +79,40 @@ def drift(
         key=lambda e: (e not in order, order.index(e) if e in order else 0, e),
     ):
         if event not in have:
-            problems.append(f"missing: {event} {json.dumps(ours[event])}")
+            problems.append(f"missing: {event} is not registered, but an enabled handler wants it")
         elif event not in ours:
             problems.append(f"stale: {event} is registered but no enabled handler wants it")
         elif have[event] != ours[event]:
             problems.append(
-                f"changed: {event} installed {json.dumps(have[event])}"
-                f" != expected {json.dumps(ours[event])}"
+                f"changed: {event}: {'; '.join(_differences(have[event], ours[event]))}"
             )
     return problems
+
+
+def _differences(have: list[dict[str, Any]], want: list[dict[str, Any]]) -> list[str]:
+    """What differs between two lists of one-entry groups, in a few words."""
+    from hookbus.manifests.base import interpreter_of
+
+    if len(have) != len(want):
+        return [f"{len(have)} entries installed, {len(want)} expected"]
+    found = []
+    for old, new in zip(have, want, strict=True):
+        if old.get("matcher") != new.get("matcher"):
+            found.append(f"matcher {old.get('matcher')!r}, expected {new.get('matcher')!r}")
+        old_entry, new_entry = old["hooks"][0], new["hooks"][0]
+        if old_entry.get("timeout") != new_entry.get("timeout"):
+            found.append(f"timeout {old_entry.get('timeout')}, expected {new_entry.get('timeout')}")
+        old_cmd, new_cmd = str(old_entry.get("command")), str(new_entry.get("command"))
+        if old_cmd != new_cmd:
+            was, now = interpreter_of(old_cmd), interpreter_of(new_cmd)
+            if was and now and was != now:
+                found.append(f"runs {was[0]}, expected {now[0]}")
+            elif old_cmd.partition("; fi;")[2] != new_cmd.partition("; fi;")[2]:
+                found.append("its fallback differs (a fail-closed handler wants it now, or "
+                             "no longer)")  # fmt: skip
+            else:
+                found.append("its command differs")
+        rest = {k for k in {*old_entry, *new_entry} if k not in ("command", "timeout")}
+        for key in sorted(k for k in rest if old_entry.get(k) != new_entry.get(k)):
+            found.append(f"{key} {old_entry.get(key)!r}, expected {new_entry.get(key)!r}")
+    return found or ["the entries differ"]

@@ -31,7 +31,14 @@ from hookbus.runtime.load import Unavailable, build_handler, module_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import HandlerData, IndexData, OutputData, RouteData, Stat
+    from hookbus.runtime.index import (
+        HandlerData,
+        IndexData,
+        OutputData,
+        ProblemData,
+        RouteData,
+        Stat,
+    )
 
 Emit = Callable[..., None]
 #: A compile with a handler that failed to load is retried at most this often.
@@ -142,15 +149,18 @@ def compile_index(
     hung before), by handler name; ``progress`` hears each handler's name before its module
     is imported."""
     configs = [stat(p) for p in files]  # before reading them: see module_stat
-    problems: list[str] = []
+    problems: list[ProblemData] = []
 
-    def emit(code: str, message: str, **fields: Any) -> None:
-        problems.append(f"{code}: {fields.get('handler') or fields.get('file') or ''}: {message}")
-        diagnostics.emit(code, message, **fields)
+    def emit(code: str, message: str, *, invalid: bool = True, **fields: Any) -> None:
+        subject = str(fields.get("handler") or fields.get("file") or "")
+        problems.append({"code": code, "subject": subject, "message": message,
+                         "invalid": invalid})  # fmt: skip
+        diagnostics.emit(code, message, level="warning" if invalid else "info", **fields)
 
     loaded = load_config(files)
     for problem in loaded.problems:
-        emit("config-invalid", problem.problem, file=problem.source)
+        emit("config-invalid" if problem.invalid else "config-note", problem.problem,
+             file=problem.source, invalid=problem.invalid)  # fmt: skip
     settings = loaded.settings
     if loaded.unreadable and previous is not None:
         settings = _keep_previous(settings, previous, loaded.unreadable)

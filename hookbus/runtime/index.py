@@ -62,6 +62,15 @@ if TYPE_CHECKING:
         #: Why it is not loaded now (None: it is).
         unavailable: str | None
 
+    class ProblemData(TypedDict):
+        #: The diagnostic's code (``config-invalid``, ``handler-unavailable``...).
+        code: str
+        #: The handler or file it is about.
+        subject: str
+        message: str
+        #: True when the configuration is wrong (install refuses it); False for a note.
+        invalid: bool
+
     class OutputData(TypedDict):
         stdout: str
         stderr: str
@@ -75,7 +84,7 @@ if TYPE_CHECKING:
         watch: list[Stat]
         complete: bool
         retry_at: float
-        problems: list[str]
+        problems: list[ProblemData]
         settings: dict[str, object]
         handlers: list[HandlerData]
         routes: dict[str, dict[str, RouteData]]
@@ -84,7 +93,7 @@ if TYPE_CHECKING:
 
     Freshness = Literal["fresh", "stale", "missing", "unreadable", "refused"]
 
-FORMAT = 3
+FORMAT = 4
 INDEX_DIR = "index"
 
 

@@ -50,10 +50,25 @@ def import_target(target: str, python_path: Sequence[str] = ()) -> Callable[...,
         problem = file_problem(origin)
         if problem:
             raise Unavailable(f"{origin} {problem}: not imported")
+    if not attr:
+        raise Unavailable(f"{target!r} names no function: write it as module:function")
     obj: Any = importlib.import_module(module_name)
     for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise Unavailable(f"{module_name} has no {attr!r}; {_handlers_in(obj)}")
         obj = getattr(obj, part)
     return obj  # type: ignore[no-any-return]
+
+
+def _handlers_in(module: object) -> str:
+    """What a misspelled target might have meant: the module's marked handlers."""
+    from hookbus.bus.marks import MARK
+
+    names = sorted(n for n, v in vars(module).items() if hasattr(v, MARK)) if hasattr(
+        module, "__dict__") else []  # fmt: skip
+    if not names:
+        return "it has no @hookbus.handler function"
+    return f"its handlers: {', '.join(names)}"
 
 
 def module_files(module_name: str) -> list[str]:
