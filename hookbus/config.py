@@ -184,7 +184,12 @@ def load(paths: Sequence[str]) -> Loaded:
         target = target_of(name)
         if target is None:
             where = sections.get(name, (paths[-1] if paths else "config", {}))[0]
-            problems.append(ConfigError(where, f"unknown handler {name!r}; ignored"))
+            from hookbus.handlers import BUILTIN
+
+            builtin = ", ".join(sorted(BUILTIN)) or "none yet"
+            problems.append(ConfigError(where, f"unknown handler {name!r}; ignored (a handler "
+                                        "of yours is named module:function; built-in "
+                                        f"handlers: {builtin})"))  # fmt: skip
             continue
         path, raw = sections.get(name, ("", {}))
         refs.append(

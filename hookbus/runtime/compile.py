@@ -127,6 +127,20 @@ def routes(host: str, handlers: Sequence[Handler | _Declared | None]) -> dict[st
     return out
 
 
+class _Problems:
+    """Emits a compile's diagnostics, and keeps them for the index (install reports them,
+    and refuses an invalid configuration)."""
+
+    def __init__(self) -> None:
+        self.found: list[ProblemData] = []
+
+    def __call__(self, code: str, message: str, *, invalid: bool = True, **fields: Any) -> None:
+        subject = str(fields.get("handler") or fields.get("file") or "")
+        self.found.append({"code": code, "subject": subject, "message": message,
+                           "invalid": invalid})  # fmt: skip
+        diagnostics.emit(code, message, level="warning" if invalid else "info", **fields)
+
+
 class Compiled:
     """A compiled index and the handlers it loaded (for a dispatch in the same process)."""
 
@@ -149,14 +163,8 @@ def compile_index(
     hung before), by handler name; ``progress`` hears each handler's name before its module
     is imported."""
     configs = [stat(p) for p in files]  # before reading them: see module_stat
-    problems: list[ProblemData] = []
-
-    def emit(code: str, message: str, *, invalid: bool = True, **fields: Any) -> None:
-        subject = str(fields.get("handler") or fields.get("file") or "")
-        problems.append({"code": code, "subject": subject, "message": message,
-                         "invalid": invalid})  # fmt: skip
-        diagnostics.emit(code, message, level="warning" if invalid else "info", **fields)
-
+    emit = _Problems()
+    problems = emit.found
     loaded = load_config(files)
     for problem in loaded.problems:
         emit("config-invalid" if problem.invalid else "config-note", problem.problem,

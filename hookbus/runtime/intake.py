@@ -24,7 +24,8 @@ _CHUNK = 1 << 16
 
 class Intake:
     """What was read, and how the read ended: ``eof``, ``complete`` (one JSON object on a
-    stdin left open), ``too-large``, ``timeout`` or ``env``."""
+    stdin left open), ``too-large``, ``timeout``, ``env`` or ``terminal`` (stdin is a
+    terminal: a person, not a host)."""
 
     __slots__ = ("data", "end")
 
@@ -42,12 +43,31 @@ def _complete(data: bytes) -> bool:
         return False
 
 
+TERMINAL_HINT = b"""\
+hookbus run is the hook entrypoint: a host runs it with the event's payload on stdin.
+To send an event by hand:  hookbus try --host NAME --event NATIVE
+or pipe a payload in:      hookbus run --host NAME < payload.json
+"""
+
+
+def _explain() -> None:
+    try:  # noqa: SIM105 (contextlib is not loaded on the cold path)
+        os.write(2, TERMINAL_HINT)
+    except OSError:
+        pass
+
+
 def read_payload(facts: HostFacts, deadline: float, *, fd: int = 0) -> Intake:
     """Read the payload for ``facts``'s host, by ``deadline`` (``time.monotonic()``)."""
     if facts.payload_env is not None:
         value = os.environ.get(facts.payload_env)
         if value is not None:
             return Intake(value.encode("utf-8", "surrogateescape")[: MAX_INPUT + 1], "env")
+    if os.isatty(fd):
+        # A person ran the hook by hand: no host gives a terminal. Say what this is
+        # rather than wait silently; the empty payload is answered like any bad input.
+        _explain()
+        return Intake(b"", "terminal")
     chunks: list[bytes] = []
     size = 0
     while True:

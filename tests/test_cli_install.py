@@ -1,0 +1,292 @@
+"""``hookbus install``, ``verify`` and ``uninstall`` as a person meets them: mistakes
+fail loudly with the problem and the fix, scopes and command forms, and the user's
+settings file given back byte for byte."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+GOOD = """
+import hookbus
+
+@hookbus.handler("before-tool", tools="shell", fail_closed=True, timeout=5)
+def shell(event):
+    if "rm -rf /" in (event.tool.command or ""):
+        return hookbus.Reply.deny("not that")
+    return None
+
+@hookbus.handler("prompt-submit")
+def prompt(event): ...
+"""
+
+
+def hookbus_cli(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hookbus", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "hooks_mod.py").write_text(GOOD)
+    (root / ".hookbus.toml").write_text('enable = ["hooks_mod:shell"]\n')
+    return root
+
+
+def settings_file(project: Path, name: str = "settings.json") -> Path:
+    return project / ".claude" / name
+
+
+# -- mistakes: exit 1, nothing written, the problem and the fix named ----------------------
+
+MISTAKES = {
+    "misspelled function": (
+        {"config": 'enable = ["hooks_mod:shel"]\n'},
+        ["hooks_mod has no 'shel'", "its handlers: prompt, shell"],
+    ),
+    "wrong module": ({"config": 'enable = ["hooks_mdo:shell"]\n'}, ["no module named 'hooks_mdo'"]),
+    "syntax error": ({"module": GOOD + "\ndef broken(:\n"}, ["SyntaxError", "hooks_mod.py"]),
+    "bad signature": (
+        {"module": "import hookbus\n@hookbus.handler('stop')\ndef shell(a, b, c): ...\n"},
+        ["must take (event) or (event, ctx)"],
+    ),
+    "missing decorator": (
+        {"module": "def shell(event): ...\n"},
+        ["is not marked with @hookbus.handler"],
+    ),
+    "unknown kind": (
+        {"module": "import hookbus\n@hookbus.handler('before-tol')\ndef shell(e): ...\n"},
+        ["unknown event kind 'before-tol'", "'before-tool'"],
+    ),
+    "unknown tool kind": (
+        {"module": "import hookbus\n@hookbus.handler('before-tool', tools='shel')\ndef shell(e): ...\n"},
+        ["unknown tool kind 'shel'", "shell", "mcp:<server>"],
+    ),
+    "invalid TOML": ({"config": "enable = [\n"}, ["unreadable", ".hookbus.toml"]),
+    "unknown key": (
+        {"config": 'enabel = ["hooks_mod:shell"]\n'},
+        ["unknown field `enabel`", ".hookbus.toml"],
+    ),
+    "unknown handler name": (
+        {"config": 'enable = ["shell"]\n'},
+        ["unknown handler 'shell'", "module:function"],
+    ),
+    "bad option value": (
+        {"config": 'enable = ["hooks_mod:shell"]\n[handlers."hooks_mod:shell"]\ntimeout = "soon"\n'},
+        ["timeout", "hooks_mod:shell"],
+    ),
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(MISTAKES))
+def test_install_refuses_a_mistake_and_names_it(project: Path, mistake: str) -> None:
+    files, expected = MISTAKES[mistake]
+    if "config" in files:
+        (project / ".hookbus.toml").write_text(files["config"])
+    if "module" in files:
+        (project / "hooks_mod.py").write_text(files["module"])
+    proc = hookbus_cli(project, "install", "--host", "claude")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    for text in expected:
+        assert text in proc.stderr, (text, proc.stderr)
+    assert "--force" in proc.stderr and "not installed" in proc.stderr
+    assert not (project / ".claude").exists()
+    # verify fails on the same mistake, saying so
+    verify = hookbus_cli(project, "verify", "--host", "claude")
+    assert verify.returncode == 1
+    assert expected[0] in verify.stderr
+
+
+def test_force_installs_anyway_and_the_broken_guard_denies_naming_its_cause(
+    project: Path,
+) -> None:
+    """With --force, a guard whose module does not load still guards: its events are
+    registered, and the deny names the SyntaxError, not a timeout."""
+    (project / "hooks_mod.py").write_text(GOOD + "\ndef broken(:\n")
+    proc = hookbus_cli(project, "install", "--host", "claude", "--force")
+    assert proc.returncode == 0, proc.stderr
+    hooks = json.loads(settings_file(project).read_text())["hooks"]
+    assert "PreToolUse" in hooks
+    entry = hooks["PreToolUse"][0]["hooks"][0]
+    payload = {"session_id": "s", "transcript_path": "/t", "cwd": str(project),
+               "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "ls"}}  # fmt: skip
+    run = subprocess.run(["sh", "-c", entry["command"]], input=json.dumps(payload), cwd=project,
+                         capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    reply = json.loads(run.stdout)["hookSpecificOutput"]
+    assert reply["permissionDecision"] == "deny"
+    assert "SyntaxError" in reply["permissionDecisionReason"]
+    assert "in time" not in reply["permissionDecisionReason"]
+
+
+def test_verify_reports_drift_readably_with_the_fix(project: Path) -> None:
+    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
+    (project / ".hookbus.toml").write_text(
+        'enable = ["hooks_mod:shell", "hooks_mod:prompt"]\n'
+        '[handlers."hooks_mod:shell"]\nfail_closed = false\n'
+    )
+    proc = hookbus_cli(project, "verify", "--host", "claude")
+    assert proc.returncode == 1
+    assert "missing: UserPromptSubmit is not registered, but an enabled handler wants it" in proc.stdout
+    assert "changed: PreToolUse: its fallback differs" in proc.stdout
+    assert proc.stdout.rstrip().endswith("to fix: hookbus install --host claude")
+    hookbus_cli(project, "install", "--host", "claude")
+    assert hookbus_cli(project, "verify", "--host", "claude").returncode == 0
+
+
+# -- scopes ----------------------------------------------------------------------------------
+
+
+def test_local_scope_writes_the_uncommitted_settings_and_warns_when_git_would_add_it(
+    project: Path,
+) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    proc = hookbus_cli(project, "install", "--host", "claude", "--scope", "local")
+    assert proc.returncode == 0, proc.stderr
+    assert settings_file(project, "settings.local.json").exists()
+    assert not settings_file(project).exists()
+    assert "not ignored by git" in proc.stderr
+    assert "committed with the project" not in proc.stderr
+    (project / ".gitignore").write_text(".claude/settings.local.json\n")
+    hookbus_cli(project, "uninstall", "--host", "claude", "--scope", "local")
+    again = hookbus_cli(project, "install", "--host", "claude", "--scope", "local")
+    assert "not ignored by git" not in again.stderr
+
+
+def test_project_scope_warns_about_the_machines_interpreter_and_offers_portable_forms(
+    project: Path,
+) -> None:
+    proc = hookbus_cli(project, "install", "--host", "claude")
+    assert proc.returncode == 0
+    assert "committed with the project" in proc.stderr
+    assert sys.executable in proc.stderr and "--command path" in proc.stderr
+    portable = hookbus_cli(project, "install", "--host", "claude", "--command", "path")
+    assert "committed with the project" not in portable.stderr
+    command = json.loads(settings_file(project).read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert sys.executable not in command and "exec hookbus run --host claude" in command
+
+
+def test_user_scope_reads_the_user_configuration_only(
+    project: Path, tmp_path: Path, isolated_environment: Path
+) -> None:
+    """Run inside a project, --scope user still follows the user's configuration alone;
+    a handler module next to it is importable."""
+    home = tmp_path / "home"
+    user_dir = tmp_path / "xdg-config" / "hookbus"
+    user_dir.mkdir(parents=True)
+    (user_dir / "mine.py").write_text(GOOD)
+    (user_dir / "config.toml").write_text('enable = ["mine:prompt"]\n')
+    (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell"]\n')
+    proc = hookbus_cli(project, "install", "--host", "claude", "--scope", "user",
+                       env={"HOME": str(home)})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    hooks = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]
+    assert sorted(hooks) == ["UserPromptSubmit"]
+    assert not (project / ".claude").exists()
+
+
+# -- the command forms and their fallbacks ------------------------------------------------
+
+PAYLOAD = {"session_id": "s", "transcript_path": "/t", "hook_event_name": "PreToolUse",
+           "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}}  # fmt: skip
+
+
+def run_entry(command: str, cwd: Path, path: str) -> dict[str, object]:
+    proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps({**PAYLOAD, "cwd": str(cwd)}),
+                          cwd=cwd, capture_output=True, text=True, timeout=60, check=False,
+                          env={**os.environ, "PATH": path})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["hookSpecificOutput"]  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("form", ["path", "module"])
+def test_portable_forms_run_hookbus_found_on_path_and_refuse_without_it(
+    project: Path, tmp_path: Path, form: str
+) -> None:
+    """With hookbus on PATH the guard answers; without it (no such program, or a python3
+    that cannot import hookbus) the command's fallback denies for the fail-closed guard."""
+    assert hookbus_cli(project, "install", "--host", "claude", "--command", form).returncode == 0
+    command = json.loads(settings_file(project).read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    venv_bin = tmp_path / "venv-bin"
+    venv_bin.mkdir()
+    (venv_bin / "hookbus").symlink_to(Path(sys.executable).with_name("hookbus"))
+    # A wrapper, not a link: a linked interpreter would not find its virtual environment.
+    (venv_bin / "python3").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    (venv_bin / "python3").chmod(0o755)
+    found = run_entry(command, project, f"{venv_bin}:/usr/bin:/bin")
+    assert found["permissionDecisionReason"] == "not that"
+    bare = tmp_path / "bare-bin"
+    bare.mkdir()
+    (bare / "python3").symlink_to(Path(sys.base_prefix) / "bin" / "python3")
+    for path in (str(tmp_path / "nothing"), f"{bare}:/usr/bin:/bin"):
+        fallback = run_entry(command, project, path)
+        assert fallback["permissionDecision"] == "deny"
+        assert "hookbus could not run" in str(fallback["permissionDecisionReason"])
+
+
+# -- uninstall gives the user's file back -------------------------------------------------
+
+STYLES = {
+    "compact, no final newline": '{"model":"opus","permissions":{"allow":["Bash(ls)"]}}',
+    "odd key order, final newline": '{\n  "zeta": true,\n  "alpha": [1, 2,   3],\n  "model": "opus"\n}\n',
+    "tabs and a hook of the user's": '{\n\t"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./mine.sh"}]}]},\n\t"model": "x"\n}',
+    "spaces around colons": '{ "a" : 1 , "b" : { "c" : [ ] } }\n\n',
+    "empty object": "{}",
+}
+
+
+@pytest.mark.parametrize("style", sorted(STYLES))
+def test_install_install_uninstall_restores_the_file_byte_for_byte(
+    project: Path, style: str
+) -> None:
+    original = STYLES[style].encode()
+    path = settings_file(project)
+    path.parent.mkdir()
+    path.write_bytes(original)
+    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
+    assert json.loads(path.read_bytes())["hooks"]["PreToolUse"]
+    backup = path.with_name("settings.json.hookbus-backup")
+    assert backup.read_bytes() == original
+    # A second install that changes the entries must not replace the user's original.
+    (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell", "hooks_mod:prompt"]\n')
+    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
+    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
+    assert backup.read_bytes() == original
+    proc = hookbus_cli(project, "uninstall", "--host", "claude")
+    assert proc.returncode == 0, proc.stderr
+    assert path.read_bytes() == original
+    assert not backup.exists()
+
+
+def test_uninstall_after_a_user_edit_keeps_the_edit_and_the_layout(project: Path) -> None:
+    """Edited since install: the backup is stale, so only hookbus's entries are taken out
+    of the file as it is now; the rest of its bytes stay."""
+    path = settings_file(project)
+    path.parent.mkdir()
+    path.write_text('{"model":"opus"}')
+    hookbus_cli(project, "install", "--host", "claude")
+    edited = path.read_text().replace('"model":"opus"', '"model":"sonnet","theme":"dark"')
+    path.write_text(edited)
+    assert hookbus_cli(project, "uninstall", "--host", "claude").returncode == 0
+    assert path.read_text() == '{"model":"sonnet","theme":"dark"}'
+
+
+def test_uninstall_removes_a_file_install_created(project: Path) -> None:
+    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
+    assert settings_file(project).exists()
+    proc = hookbus_cli(project, "uninstall", "--host", "claude")
+    assert "hookbus created it" in proc.stdout
+    assert not settings_file(project).exists()
+    assert not settings_file(project).with_name("settings.json.hookbus-backup").exists()
