@@ -120,3 +120,18 @@ class Driver(Protocol):
     def can_carry(self, native: str, route: ToolRoute | None) -> bool:
         """False when ``native`` never carries a tool that ``route`` covers."""
         ...
+
+    def sample(
+        self,
+        native: str,
+        *,
+        tool: str | None = None,
+        tool_input: dict[str, object] | None = None,
+        cwd: str,
+        session_id: str,
+    ) -> bytes:
+        """A realistic native payload of ``native``, with the fields the host really sends
+        (``hookbus try`` sends it); a tool event carries ``tool`` (else the driver's
+        harmless default) with ``tool_input``. ValueError naming the valid choices when
+        ``native`` is not one of the host's events, or ``tool`` does not fit it."""
+        ...

@@ -4,23 +4,38 @@ the host's timeouts, after-edit derivation, the native events of a portable kind
 the native tool names a set of tool patterns covers.
 
 A driver subclasses :class:`BaseDriver`, fills the class attributes, implements
-``decode_payload`` and ``encode``, and its module ends with ``driver = TheDriver()``.
+``decode_payload``, ``encode`` and ``sample_payload`` (the realistic payloads ``hookbus
+try`` sends), and its module ends with ``driver = TheDriver()``.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import Reply
-from hookbus.errors import DecodeError
+from hookbus.errors import DecodeError, HookbusError
 from hookbus.hosts import HostFacts
 from hookbus.output import HookOutput
 from hookbus.types import Capabilities, Encoded, ToolRoute
 
 #: The portable event kinds whose handlers filter on tools.
 TOOL_EVENT_KINDS = frozenset({"before-tool", "after-tool", "after-edit"})
+
+
+class SampleError(HookbusError, ValueError):
+    """No sample payload can be built as asked: ``value`` is not among ``choices`` (which
+    ``choices_are``: "its events", "its tools")."""
+
+    def __init__(
+        self, host: str, problem: str, value: str, choices: Sequence[str], choices_are: str
+    ) -> None:
+        self.host = host
+        self.problem = problem
+        self.value = value
+        self.choices = tuple(choices)
+        super().__init__(f"{problem}; {choices_are}: {', '.join(self.choices)}")
 
 
 class BaseDriver:
@@ -87,6 +102,43 @@ class BaseDriver:
 
     def timeout(self, native: str) -> float:
         return self.facts.timeout_for(native)
+
+    # -- samples -------------------------------------------------------------------------
+
+    def sample_payload(
+        self,
+        native: str,
+        tool: str | None,
+        tool_input: dict[str, object] | None,
+        *,
+        cwd: str,
+        session_id: str,
+    ) -> dict[str, object]:
+        """The payload of a known ``native`` as the host sends it, as JSON data; a
+        :class:`SampleError` when ``tool`` does not fit the event."""
+        raise NotImplementedError(f"the {self.name} driver has no sample payloads")
+
+    def sample(
+        self,
+        native: str,
+        *,
+        tool: str | None = None,
+        tool_input: dict[str, object] | None = None,
+        cwd: str,
+        session_id: str,
+    ) -> bytes:
+        """A realistic payload of ``native`` as the bytes the host writes (see
+        :meth:`hookbus.types.Driver.sample`); a :class:`SampleError` naming the valid
+        choices when the event is not the host's or the tool does not fit it."""
+        if native not in self.events:
+            raise SampleError(self.name, f"{self.name} has no event {native!r}", native,
+                              self.events, "its events are")  # fmt: skip
+        fixed = self.event_tools.get(native)
+        if tool is not None and fixed is not None and tool not in fixed:
+            raise SampleError(self.name, f"{self.name}'s {native} never carries {tool!r}", tool,
+                              fixed, "it carries only")  # fmt: skip
+        payload = self.sample_payload(native, tool, tool_input, cwd=cwd, session_id=session_id)
+        return msgspec.json.encode(payload)
 
     # -- derivation ----------------------------------------------------------------------
 

@@ -18,8 +18,10 @@ becomes exact bytes and exit code; an empty dispatch is the host's no-opinion *f
 native event*; the refusal of each pinned event is exact; malformed input through the
 real CLI answers the no-opinion with one diagnostic; the watchdog's answer to a handler
 that never returns is the no-opinion, or the refusal when the handler is fail-closed;
-every output uses only the host's exit codes and passes the host's own validator; and
-every native event the manifest can register has a golden.
+every output uses only the host's exit codes and passes the host's own validator;
+every native event the manifest can register has a golden; and every native event has
+a sample payload (what ``hookbus try`` sends) that decodes back to it, with each tool
+asked for.
 """
 
 from __future__ import annotations
@@ -35,11 +37,11 @@ import msgspec
 import pytest
 
 from hookbus import drivers
-from hookbus.bus.events import KINDS, Event
+from hookbus.bus.events import KINDS, TOOL_KINDS, Event
 from hookbus.bus.replies import Reply
 from hookbus.output import HookOutput
 from hookbus.testing import HookClient, run_cli
-from hookbus.types import Driver
+from hookbus.types import Driver, ToolRoute
 
 
 class ReplyCase(msgspec.Struct, frozen=True, kw_only=True):
@@ -88,6 +90,11 @@ def hangs(event):
 """
 
 
+#: Where and in which session the sample payloads are asked for.
+SAMPLE_CWD = "/home/dev/sample project"
+SAMPLE_SESSION = "0b7c5d1e-2f3a-4b5c-8d6e-7f8091a2b3c4"
+
+
 class DriverContract:
     host: ClassVar[str]
     golden_dir: ClassVar[Path]
@@ -124,6 +131,9 @@ class DriverContract:
             metafunc.parametrize("malformed", list(cases.values()), ids=list(cases))
         if "refusal_case" in metafunc.fixturenames:
             metafunc.parametrize("refusal_case", list(self.refusals), ids=list(self.refusals))
+        if "sample_native" in metafunc.fixturenames:
+            natives = list(drivers.load(self.host).events)
+            metafunc.parametrize("sample_native", natives, ids=natives)
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -196,6 +206,54 @@ class DriverContract:
         registrable = {n for kind in KINDS for n in driver.natives(kind, driver.events)}
         covered = {self.native_of(g) for g in self.goldens()}
         assert sorted(registrable - covered) == []
+
+    def sampled(self, native: str, **tool: Any) -> Event:
+        """The driver's sample of ``native``, decoded by the driver; skipped for a test-only
+        host (one whose driver hookbus does not ship): ``hookbus try`` needs samples only
+        from the real ones, and every one of those must give them."""
+        driver = self.driver
+        if type(driver).__module__.partition(".")[0] != "hookbus":
+            pytest.skip(f"{self.host} is a test-only host: no sample payloads required")
+        data = driver.sample(native, cwd=SAMPLE_CWD, session_id=SAMPLE_SESSION, **tool)
+        return driver.decode(data, native if driver.facts.event_required else None)
+
+    def test_every_native_event_has_a_sample_that_decodes_back(self, sample_native: str) -> None:
+        """The sample payload of each native event decodes to that event, in the session and
+        folder asked for; a tool event's sample carries a tool by default."""
+        event = self.sampled(sample_native)
+        assert (event.native, event.session_id, event.cwd) == (
+            sample_native,
+            SAMPLE_SESSION,
+            SAMPLE_CWD,
+        )
+        tool = getattr(event, "tool", None)
+        assert tool is None or tool.name
+
+    def test_a_tool_events_sample_carries_the_tool_asked_for(self, sample_native: str) -> None:
+        """A tool event's sample carries each tool asked for, of every tool kind the driver
+        knows and an MCP tool, with exactly the input given."""
+        if getattr(self.sampled(sample_native), "tool", None) is None:
+            return
+        driver = self.driver
+        given: dict[str, object] = {"hookbus": "contract"}
+        for kind in sorted(TOOL_KINDS - {"other"}):
+            route = driver.tool_route((kind,) if kind != "mcp" else ("mcp:contract",))
+            if route is None or not driver.can_carry(sample_native, route):
+                continue
+            for name in (*route.names, *(f"{p}probe" for p in route.prefixes)):
+                if not driver.can_carry(sample_native, ToolRoute(names=(name,))):
+                    continue
+                event = self.sampled(sample_native, tool=name, tool_input=given)
+                tool = getattr(event, "tool", None)
+                assert tool is not None, (name, event)
+                assert (tool.name, tool.kind, tool.input) == (name, kind, given)
+
+    def test_sample_of_an_unknown_event_names_the_hosts_events(self) -> None:
+        """Asking for a sample of an event the host does not have is a ValueError that
+        lists the host's events."""
+        with pytest.raises(ValueError, match="NoSuchEvent") as raised:
+            self.driver.sample("NoSuchEvent", cwd=SAMPLE_CWD, session_id=SAMPLE_SESSION)
+        assert all(native in str(raised.value) for native in self.driver.events)
 
     def cli(
         self, data: bytes, tmp_path: Path, *, native: str | None, config: str = ""
