@@ -97,7 +97,8 @@ class Workspace:
     def base_env(self) -> dict[str, str]:
         """A clean environment: nothing of the caller's HOME, host or hookbus settings."""
         return {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            # The workspace's own bin/ first: a test puts programs there (hookbus on PATH).
+            "PATH": f"{self.root / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}",
             "LANG": "C.UTF-8",
             "HOME": str(self.home),
             "TMPDIR": str(self.tmp),
@@ -105,10 +106,15 @@ class Workspace:
         }
 
     def install_hookbus(
-        self, handlers: Mapping[str, Options | None], *, record: bool = True
+        self,
+        handlers: Mapping[str, Options | None],
+        *,
+        record: bool = True,
+        args: Sequence[str] = (),
     ) -> None:
         """Enable ``e2e_handlers:<name>`` for each of ``handlers`` (with its options), the
-        event recorder first unless ``record`` is false, and run ``hookbus install``."""
+        event recorder first unless ``record`` is false, and run ``hookbus install``
+        (with ``args``)."""
         shutil.copyfile(HERE / f"{HANDLERS_MODULE}.py", self.project / f"{HANDLERS_MODULE}.py")
         wanted: dict[str, Options | None] = {}
         if record:
@@ -123,7 +129,7 @@ class Workspace:
                 lines += ["", f"[handlers.{json.dumps(name)}]"]
                 lines += [f"{key} = {toml_value(value)}" for key, value in options.items()]
         (self.project / ".hookbus.toml").write_text("\n".join(lines) + "\n")
-        argv = [sys.executable, "-m", "hookbus", "install", "--host", "claude"]
+        argv = [sys.executable, "-m", "hookbus", "install", "--host", "claude", *args]
         done = subprocess.run(
             argv,
             cwd=self.project,

@@ -285,3 +285,44 @@ def wait_for(path: Path, *, seconds: float) -> bool:
             return True
         time.sleep(0.05)
     return path.exists()
+
+
+def test_a_local_install_with_the_portable_command_guards_and_its_fallback_too(
+    claude: Claude, workspace: Workspace
+) -> None:
+    """``--scope local --command path``: Claude reads ``.claude/settings.local.json`` and
+    runs the ``hookbus`` found on PATH; with no hookbus on PATH the command's own fallback
+    still refuses for the fail-closed guard."""
+    import subprocess
+    import sys
+
+    (workspace.project / "guard.py").write_text(GUARD.replace("PRELUDE", ""))
+    bin_dir = workspace.root / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "hookbus").symlink_to(Path(sys.executable).with_name("hookbus"))
+    args = ("--scope", "local", "--command", "path")
+    workspace.install_hookbus({}, args=args)
+    config = workspace.project / ".hookbus.toml"
+    config.write_text(config.read_text().replace("enable = [", 'enable = ["guard:guard", ', 1))
+    # The guard joined after install: install again, as a user would after an edit.
+    again = subprocess.run([sys.executable, "-m", "hookbus", "install", "--host", "claude", *args],
+                           cwd=workspace.project, env=workspace.base_env(), capture_output=True,
+                           text=True, timeout=120, check=False)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    local = workspace.project / ".claude" / "settings.local.json"
+    assert "exec hookbus run --host claude" in local.read_text()
+    assert not (workspace.project / ".claude" / "settings.json").exists()
+
+    (workspace.project / "victim").mkdir()
+    run = claude.run("E2E-LOCAL: clean up", tool_script("E2E-LOCAL", "rm -rf victim"))
+    assert_ok(run)
+    assert (workspace.project / "victim").is_dir()
+    [result] = tool_results(run.model.conversation("E2E-LOCAL")[1])
+    assert "no rm -rf" in json.dumps(result["content"])
+
+    (bin_dir / "hookbus").unlink()
+    run = claude.run("E2E-GONE: clean up", tool_script("E2E-GONE", "rm -rf victim"))
+    assert_ok(run)
+    assert (workspace.project / "victim").is_dir()
+    [result] = tool_results(run.model.conversation("E2E-GONE")[1])
+    assert "hookbus could not run" in json.dumps(result["content"])
