@@ -11,6 +11,13 @@ hung state folder costs the host nothing. Every other caller
 writes at once. When the log cannot be written (a refused or read-only state root), the
 line goes to stderr, which hosts keep out of the conversation on a successful exit.
 
+The log is rotated so it cannot grow without end: once it reaches :data:`LOG_MAX_BYTES`
+(1 MiB; ``$HOOKBUS_LOG_MAX_BYTES`` overrides it, for tests and for people who want more)
+it becomes ``diagnostics.jsonl.1``, older generations shift up to ``.3``
+(:data:`LOG_KEEP`) and the oldest is dropped. Many hooks append at once; how they share
+the rotation without losing or tearing a line is :func:`hookbus.state.rotate`'s.
+``hookbus log`` reads the generations oldest first (:func:`log_files`).
+
 Standard library only: this is on every hook's cold path.
 """
 
@@ -23,6 +30,10 @@ import time
 from hookbus import state
 
 LOG_NAME = "diagnostics.jsonl"
+#: The size at which the log is rotated (``$HOOKBUS_LOG_MAX_BYTES`` overrides it).
+LOG_MAX_BYTES = 1 << 20
+#: How many rotated generations are kept besides the log itself.
+LOG_KEEP = 3
 #: A field longer than this is cut: a diagnostic must not carry a payload whole.
 FIELD_LIMIT = 2000
 
@@ -77,11 +88,41 @@ def record(data: bytes) -> None:
 
 
 def write(data: bytes) -> None:
-    """Append ``data`` (whole lines) to the log now; to stderr when that is impossible."""
+    """Append ``data`` (whole lines) to the log now, rotating it when it is full; to
+    stderr when that is impossible."""
     try:
-        state.append(LOG_NAME, data=data)
+        size = state.append(LOG_NAME, data=data)
     except OSError as exc:
         _to_stderr(data, exc)
+        return
+    limit = max_bytes()
+    if size < limit:
+        return
+    try:
+        state.rotate(LOG_NAME, at=limit, keep=LOG_KEEP)
+    except OSError as exc:
+        # The lines are in the log; only the bound is not kept. Said in the log itself,
+        # where the person looking at an ever-growing file will find it.
+        why = line("log-unrotated", f"cannot rotate {state.path(LOG_NAME)}: {exc}",
+                   level="error")  # fmt: skip
+        try:  # noqa: SIM105 (contextlib is not loaded on the cold path)
+            state.append(LOG_NAME, data=why)
+        except OSError:
+            pass
+
+
+def max_bytes() -> int:
+    """The size at which the log is rotated: ``$HOOKBUS_LOG_MAX_BYTES`` when it is a
+    positive whole number, else :data:`LOG_MAX_BYTES`."""
+    value = os.environ.get("HOOKBUS_LOG_MAX_BYTES", "")
+    if value.isascii() and value.isdigit() and int(value) > 0:
+        return int(value)
+    return LOG_MAX_BYTES
+
+
+def log_files() -> list[str]:
+    """The names of the log's generations in the state root, oldest first."""
+    return [state.generation(LOG_NAME, age) for age in range(LOG_KEEP, -1, -1)]
 
 
 def _to_stderr(data: bytes, exc: OSError) -> None:

@@ -11,7 +11,9 @@ trusted as found:
   why (:class:`StateRefused`); hooks then work without a cache;
 - everything inside is opened relative to the root's own descriptor with ``O_NOFOLLOW``,
   so no path within it can be a symbolic link, and only regular files this user owns
-  are read or appended to (``O_NONBLOCK``: a FIFO planted as the log cannot block).
+  are read or appended to (``O_NONBLOCK``: a FIFO planted as the log cannot block);
+- an appended file can be rotated (:func:`rotate`): renamed, within its folder's own
+  descriptor, to ``NAME.1`` as older generations shift and the oldest is dropped.
 
 Standard library only: this is on every hook's cold path.
 """
@@ -178,7 +180,7 @@ def read(*parts: str, limit: int = 64 << 20) -> bytes:
     """The whole file at ``parts`` inside the root (at most ``limit`` bytes and a chunk).
     OSError: FileNotFoundError when it is missing, :class:`StateRefused` when it fails a
     check."""
-    fd = _open(parts, os.O_RDONLY, create=False)
+    fd = open_read(*parts)
     try:
         chunks = []
         size = 0
@@ -210,10 +212,81 @@ def write(*parts: str, data: bytes) -> None:
         _close_folder(folder)
 
 
-def append(*parts: str, data: bytes) -> None:
-    """Append ``data`` to the file at ``parts`` in one write (created ``0600``)."""
+def append(*parts: str, data: bytes) -> int:
+    """Append ``data`` to the file at ``parts`` in one write (created ``0600``); the
+    size of the file written to, after the write.
+
+    One ``O_APPEND`` write of whole lines is never interleaved with another process's
+    on a local file system (Linux holds the file's lock for the whole write), so
+    concurrent hooks cannot tear each other's lines."""
     fd = _open(parts, os.O_WRONLY | os.O_APPEND | os.O_CREAT, create=True)
     try:
-        os.write(fd, data)
+        view = memoryview(data)
+        # Short only when the disk is full or a signal interrupts: the rest is still
+        # better in the file than lost, though it may then land after another's line.
+        while view:
+            view = view[os.write(fd, view) :]
+        return os.fstat(fd).st_size
     finally:
         os.close(fd)
+
+
+def generation(name: str, age: int) -> str:
+    """The name of generation ``age`` of the rotated file ``name``: ``name`` itself for
+    0 (the one appended to), then ``name.1`` (the newest rotated away) and older."""
+    return f"{name}.{age}" if age else name
+
+
+def rotate(*parts: str, at: int, keep: int) -> bool:
+    """Rotate the file at ``parts`` once it has ``at`` bytes or more: ``.{keep-1}`` ...
+    ``.1`` become ``.{keep}`` ... ``.2`` (the old ``.{keep}`` is dropped), and the file
+    itself becomes ``.1``; the next :func:`append` creates it afresh. Whether this call
+    rotated it.
+
+    Many processes append at once, so the rotation is theirs to race for: it is done
+    under a non-blocking ``flock`` of ``NAME.lock`` (opened afresh, so no descriptor a
+    fork shares can hold it for two processes), and a process that does not get the
+    lock leaves it to the one that has it. The size is checked again by name under the
+    lock: the file found large may already be ``.1``, rotated by the previous holder,
+    and the new one must not be rotated while it is still small. No line is lost: a
+    process that opened the file before the rename writes into ``.1``, and each rename
+    replaces its target in one step. A failed rename (a folder planted as ``.2``) stops
+    the shift there, so no generation is renamed onto one not yet moved away."""
+    if keep < 1:
+        raise ValueError(f"keep={keep}: at least one generation is kept")
+    import fcntl  # here, not at the top: only a rotating process needs it
+
+    name = parts[-1]
+    lock = _open((*parts[:-1], f"{name}.lock"), os.O_RDWR | os.O_CREAT, create=False)
+    try:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # another process is rotating it: this one has appended, enough
+        folder = _folder(parts, create=False)
+        try:
+            try:
+                st = os.stat(name, dir_fd=folder, follow_symlinks=False)
+            except FileNotFoundError:
+                return False  # rotated, and nothing appended since
+            if not stat.S_ISREG(st.st_mode) or st.st_size < at:
+                return False
+            for age in range(keep, 0, -1):
+                try:
+                    os.rename(generation(name, age - 1), generation(name, age),
+                              src_dir_fd=folder, dst_dir_fd=folder)  # fmt: skip
+                except FileNotFoundError:
+                    if age == 1:
+                        return False  # gone since the check: not this process's doing
+            return True
+        finally:
+            _close_folder(folder)
+    finally:
+        os.close(lock)  # releases the lock
+
+
+def open_read(*parts: str) -> int:
+    """A read-only descriptor of the file at ``parts`` (the caller closes it), checked
+    like every file here. OSError: FileNotFoundError when it is missing,
+    :class:`StateRefused` when it fails a check."""
+    return _open(parts, os.O_RDONLY, create=False)
