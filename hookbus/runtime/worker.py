@@ -12,17 +12,25 @@ channel (:mod:`hookbus.runtime.isolate`).
    hang is then blamed on the right module).
 4. Dispatch, encode, send the reply with the diagnostics it raised; only then cache the
    index it compiled.
+
+When ``HOOKBUS_TRACE`` names a file (``hookbus try`` sets it, to a path in a private
+folder of its own), the worker also writes there, before its reply, a :class:`Trace` of
+what it did. The variable is read here, in the worker, never on the cold path: a hook
+nobody traces pays one dictionary lookup in a process that is already decoding.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from typing import Any
 
 import msgspec
 
 from hookbus import diagnostics, drivers
-from hookbus.bus.dispatch import Bus
+from hookbus.bus.dispatch import Bus, Handler, Outcome
 from hookbus.bus.events import Event
+from hookbus.bus.replies import Reply
 from hookbus.config import Settings
 from hookbus.errors import DecodeError
 from hookbus.output import HookOutput
@@ -30,8 +38,8 @@ from hookbus.runtime import load
 from hookbus.runtime.call import DIAGNOSTICS, FALLBACK, IMPORTING, WANTED, Call, pack
 from hookbus.runtime.index import Lookup, fail_closed
 from hookbus.runtime.isolate import Channel
-from hookbus.runtime.process import decode, process_event, unreadable
-from hookbus.types import Driver
+from hookbus.runtime.process import Result, decode, process_event, unreadable
+from hookbus.types import Driver, Dropped
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,6 +48,31 @@ if TYPE_CHECKING:
 
 #: Time the worker keeps, inside the budget, to merge, encode and send its reply.
 RESERVE = 0.1
+#: Names the file the worker writes its :class:`Trace` to (created, never overwritten).
+TRACE = "HOOKBUS_TRACE"
+
+
+class Trace(msgspec.Struct, frozen=True, kw_only=True):
+    """What the worker did with one call, for ``hookbus try``."""
+
+    #: The decoded event without its raw payload; None when it could not be decoded.
+    event: dict[str, Any] | None = None
+    #: The handlers that wanted the event, those imported, and the stand-ins denying for
+    #: fail-closed ones that could not be.
+    wanted: list[str] = []
+    loaded: list[str] = []
+    stand_ins: list[str] = []
+    outcomes: tuple[Outcome, ...] = ()
+    #: The merged reply; None when nothing was dispatched.
+    reply: Reply | None = None
+    #: Reply parts the merge, or the host, could not take.
+    dropped: tuple[Dropped, ...] = ()
+    #: The diagnostics of the call, as the log will have them.
+    diagnostics: list[dict[str, Any]] = []
+    #: The answer the worker sent (the watchdog's differs when it came too late).
+    stdout: bytes = b""
+    stderr: bytes = b""
+    exit_code: int = 0
 
 
 class Candidates:
@@ -95,7 +128,11 @@ def work(call: Call, channel: Channel, deadline: float) -> Callable[[], None] | 
         # that no guard wants the event) is the answer. The diagnostics go as a note.
         channel.note(DIAGNOSTICS, diagnostics.take())
         return None
-    channel.result(pack(output, diagnostics.take()))
+    lines = diagnostics.take()
+    trace = os.environ.get(TRACE)
+    if trace:
+        lines += job.write_trace(trace, output, lines)
+    channel.result(pack(output, lines))
     return job.after
 
 
@@ -107,6 +144,11 @@ class _Job:
         self.driver = drivers.load(call.facts.name)
         self.fallback = self.driver.no_opinion(call.native)
         self.compiled: Compiled | None = None
+        # What a trace tells (see write_trace).
+        self.event: Event | None = None
+        self.wanted: list[str] = []
+        self.handlers: list[Handler] = []
+        self.result: Result | None = None
 
     def after(self) -> None:
         if self.compiled is not None:
@@ -118,7 +160,8 @@ class _Job:
         """Tell the watchdog the exact fallback (and who wants the event) as soon as known."""
         self.fallback = _fallback(self.driver, self.call.native, found.guards)
         self.channel.note(FALLBACK, self.fallback.to_frame())
-        self.channel.note(WANTED, msgspec.json.encode([e["name"] for e in found.entries]))
+        self.wanted = [e["name"] for e in found.entries]
+        self.channel.note(WANTED, msgspec.json.encode(self.wanted))
 
     def compile(self) -> Candidates:
         """Compile the index here; the candidates it routes the event to."""
@@ -159,6 +202,7 @@ class _Job:
                 event = decode(driver, call.data, native, diagnostics.emit)
             except DecodeError as exc:
                 problem = exc
+        self.event = event
         if event is None:
             if not call.lookup.fresh:
                 found = self.compile()
@@ -176,6 +220,7 @@ class _Job:
                 wanting.append(entry)
             found = Candidates(wanting, found.settings)
             if not found.entries:
+                self.wanted = []
                 return driver.no_opinion(native)
             self.refine(found)
             handlers = load.load_wanted(found.entries, found.settings, diagnostics.emit,
@@ -188,10 +233,50 @@ class _Job:
             handlers = list(self.compiled.handlers)
             handlers += load.stand_ins(entries, {h.name for h in handlers})
         settings = found.settings
+        self.handlers = handlers
         bus = Bus(handlers, settings=settings, budget=settings.budget)
-        result = process_event(event, driver=driver, bus=bus, emit=diagnostics.emit,
-                               deadline=self.deadline)  # fmt: skip
-        return result.output
+        self.result = process_event(event, driver=driver, bus=bus, emit=diagnostics.emit,
+                                    deadline=self.deadline)  # fmt: skip
+        return self.result.output
+
+    def write_trace(self, path: str, output: HookOutput, lines: bytes) -> bytes:
+        """Write the :class:`Trace` to ``path``, a new file (never one already there, nor
+        through a link); a failure is a diagnostic line (returned), never a change of the
+        answer."""
+        try:
+            data = msgspec.json.encode(self.trace(output, lines))
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o600)
+            with open(fd, "wb") as f:
+                f.write(data)
+        except Exception as exc:  # tracing is for a person: it must not break the hook
+            return diagnostics.line("trace-failed", f"cannot write the trace to {path}: "
+                                    f"{exc!r}", file=path)  # fmt: skip
+        return b""
+
+    def trace(self, output: HookOutput, lines: bytes) -> Trace:
+        event = None
+        if self.event is not None:
+            event = msgspec.json.decode(msgspec.json.encode(self.event))
+            event.pop("raw", None)
+        stand_ins = [h.name for h in self.handlers if h.fn.__module__ == load.__name__]
+        dispatch = self.result.dispatch if self.result is not None else None
+        dropped: tuple[Dropped, ...] = ()
+        if dispatch is not None:
+            encoded = self.driver.encode(dispatch.event.native, dispatch.reply)
+            dropped = dispatch.dropped + encoded.dropped
+        return Trace(
+            event=event,
+            wanted=self.wanted,
+            loaded=[h.name for h in self.handlers if h.name not in stand_ins],
+            stand_ins=stand_ins,  # made by load.stand_in, whose function lives there
+            outcomes=dispatch.outcomes if dispatch is not None else (),
+            reply=dispatch.reply if dispatch is not None else None,
+            dropped=dropped,
+            diagnostics=[msgspec.json.decode(line) for line in lines.splitlines() if line],
+            stdout=output.stdout,
+            stderr=output.stderr,
+            exit_code=output.exit_code,
+        )
 
     def announce(self, name: str) -> None:
         self.channel.note(IMPORTING, name.encode())
