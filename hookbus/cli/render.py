@@ -68,3 +68,58 @@ def visible_len(text: str) -> int:
     import re
 
     return len(re.sub(r"\033\[[0-9;]*m", "", text))
+
+
+def widths(rows: Sequence[Sequence[str]]) -> list[int]:
+    """The visible width of each column of ``rows`` (for lines printed as they come,
+    which :func:`table` cannot measure in advance: see :func:`aligned`)."""
+    found: list[int] = []
+    for row in rows:
+        found.extend([0] * (len(row) - len(found)))
+        for i, cell in enumerate(row):
+            found[i] = max(found[i], visible_len(cell))
+    return found
+
+
+def aligned(row: Sequence[str], widths: list[int], *, gap: int = 2) -> str:
+    """``row`` as one line padded to ``widths`` (the last column is not padded), which
+    grow in place to fit it: lines printed one by one stay aligned once widths settle."""
+    widths.extend([0] * (len(row) - len(widths)))
+    cells = []
+    for i, cell in enumerate(row):
+        width = visible_len(cell)
+        widths[i] = max(widths[i], width)
+        cells.append(cell if i == len(row) - 1 else cell + " " * (widths[i] - width + gap))
+    return "".join(cells).rstrip()
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print on a terminal, on one line: control characters (an escape
+    sequence in a logged payload could rewrite the screen), line separators and bidi
+    overrides shown escaped, as ``\\n``, ``\\x1b``, ``\\u202e``..."""
+    return text.translate(_UNPRINTABLE)
+
+
+_BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_UNPRINTABLE = {
+    c: ascii(chr(c))[1:-1] for c in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029, *_BIDI)
+}
+
+
+def exact(data: bytes) -> list[str]:
+    """``data`` shown exactly, one literal per line it holds (the newline included): a
+    quoted string whose escapes (``\\n``, ``\\t``, ``\\x1b``) leave nothing hidden, or
+    a bytes literal for a line that is not UTF-8. No lines for no bytes."""
+    lines = []
+    for line in data.splitlines(keepends=True):
+        try:
+            lines.append(repr(line.decode("utf-8")))
+        except UnicodeDecodeError:
+            lines.append(repr(line))
+    return lines
+
+
+def section(title: str | None, rows: Sequence[Sequence[str]], *, indent: str = "  ") -> list[str]:
+    """A block of output: ``title`` (when given), ``rows`` as an indented :func:`table`,
+    then a blank line."""
+    return [*([title] if title else []), *(indent + line for line in table(rows)), ""]
