@@ -1,15 +1,556 @@
-"""``hookbus try``: one event by hand, through the real hook, explained."""
+"""``hookbus try``: one event by hand, through the real hook, explained.
+
+1. The payload: the driver's sample of the event (:meth:`hookbus.types.Driver.sample`:
+   the fields the host really sends, from the working folder, in a new session), or the
+   bytes of ``--payload FILE`` as they are.
+2. The subscription index, read as the hook reads it, and compiled now (in a child, as
+   ``install`` does) when it is missing or stale: the hook then runs as an installed one
+   does, and ``try`` can say who wants the event.
+3. The hook itself, as a subprocess, exactly as the host starts it: the command's argv
+   (:func:`hookbus.manifests.base.hook_argv`, with the ``--timeout`` the host's manifest
+   writes for the event), the payload on stdin, the working folder, the environment with
+   the project variable the host sets (``CLAUDE_PROJECT_DIR``) when it is not set, and
+   ``HOOKBUS_TRACE`` naming a file in a fresh private folder: the worker writes there
+   what it did (:class:`hookbus.runtime.worker.Trace`).
+4. The report: the payload, the decoded event, each handler's outcome and time, the
+   merged reply, the exact bytes and exit code the host gets, and who answered: the
+   handlers' ``dispatch``, the ``worker`` without one (nobody wants the event exactly, or
+   the payload is unreadable), the ``cold-path`` (no handler wants it: answered at once,
+   no worker), or the ``watchdog`` (the worker gave no reply in time, or crashed).
+
+``try`` exits 0 when the hook ran, whatever it answered, and 1 on a usage problem.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from hookbus.errors import HookbusError
+
+if TYPE_CHECKING:
+    from hookbus.hosts import HostFacts
+    from hookbus.runtime.index import IndexData, Lookup
+    from hookbus.runtime.worker import Trace
 
 
 def add_arguments(commands: Any) -> None:
-    sub: argparse.ArgumentParser = commands.add_parser("try", help="send one event by hand")
+    from hookbus.hosts import HOSTS
+
+    sub: argparse.ArgumentParser = commands.add_parser(
+        "try",
+        help="send one event by hand through the real hook, and explain the answer",
+        description="Build a realistic payload of one native event (or send a file's), run "
+        "it through the real hook command in this folder, and show the decoded event, each "
+        "handler's outcome, the merged reply and the exact bytes and exit code the host gets.",
+    )
+    sub.add_argument("--host", required=True, choices=sorted(HOSTS))
+    sub.add_argument("--event", required=True, metavar="NATIVE",
+                     help="the host's own event name (PreToolUse, Stop ...)")  # fmt: skip
+    sub.add_argument("--tool", help="the tool of a tool event (default: a harmless shell call)")
+    sub.add_argument("--input", metavar="JSON", help="the tool's input, a JSON object")
+    sub.add_argument("--payload", metavar="FILE",
+                     help="send this file's bytes as they are ('-': stdin) instead")  # fmt: skip
+    sub.add_argument("--json", action="store_true", help="print one JSON object")
     sub.set_defaults(main=main)
 
 
+class UsageProblem(HookbusError, ValueError):
+    """What is wrong with the command line, said to the person who typed it."""
+
+
+class Ran(NamedTuple):
+    """The hook command as run: its argv, exact output, exit code (None: still running
+    when ``try`` gave up on it) and wall time."""
+
+    argv: list[str]
+    stdout: bytes
+    stderr: bytes
+    exit_code: int | None
+    seconds: float
+
+
 def main(opts: argparse.Namespace) -> int:
-    raise NotImplementedError
+    try:
+        report = run(opts)
+    except UsageProblem as exc:
+        print(f"hookbus try: {exc}", file=sys.stderr)
+        return 1
+    if opts.json:
+        import json
+
+        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write("".join(line + "\n" for line in human(report)))
+    return 0
+
+
+# -- running -----------------------------------------------------------------------------
+
+
+def run(opts: argparse.Namespace) -> dict[str, Any]:
+    """Build the payload, run the hook, and report (the ``--json`` object)."""
+    import os
+    import shutil
+    import tempfile
+
+    from hookbus import drivers
+    from hookbus.discover import config_paths
+    from hookbus.runtime.peek import peek
+
+    driver = drivers.load(opts.host)
+    host = driver.facts  # the host whose command runs (its payload may be a dialect)
+    if opts.event not in driver.events:
+        raise UsageProblem(f"{opts.host} has no event {opts.event!r}; its events are: "
+                           f"{', '.join(driver.events)}")  # fmt: skip
+    cwd = os.getcwd()
+    data = _payload(opts, driver, cwd)
+    env = dict(os.environ)
+    if host.project_env and not any(env.get(name) for name in host.project_env):
+        env[host.project_env[0]] = cwd  # the host names the project it runs in
+    # What the hook will see: the dialect, event and tool names of the payload.
+    facts, native, payload, tool = host, opts.event, None, None
+    try:
+        peeked = peek(data, host, opts.event)
+        facts, native, payload, tool = peeked.facts, peeked.native, peeked.payload, peeked.tool
+    except ValueError:
+        pass  # unreadable: the hook says so, and so does the report
+    files = config_paths(facts.project_dir(env, payload))
+    lookup, compiled = _index(files)
+    timeout, registered = _command_timeout(host, opts.event, lookup.data)
+    private = tempfile.mkdtemp(prefix="hookbus-try-")
+    try:
+        env["HOOKBUS_TRACE"] = trace_path = os.path.join(private, "trace.json")
+        ran = _hook(host, opts.event, data, timeout=timeout, env=env, cwd=cwd)
+        trace, trace_problem = _read_trace(trace_path)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+    answered_by, why = _answered_by(ran, trace, trace_problem, lookup=lookup, files=files,
+                                    where=(facts, native, tool), timeout=timeout)  # fmt: skip
+    event: dict[str, Any] | None = None
+    if trace is not None and trace.event is not None:
+        event, decoded_by = trace.event, "the hook"
+    else:
+        event, decoded_by = _decode_here(drivers.load(facts.name), data, native)
+    report: dict[str, Any] = {
+        "host": facts.name,
+        "native": native,
+        "tool": tool,
+        **_text("payload", data),
+        "event": event,
+        "decoded_by": decoded_by,
+        "registered": registered,
+        "index": compiled,
+        "command": ran.argv,
+        "wanted": trace.wanted if trace else [],
+        "loaded": trace.loaded if trace else [],
+        "stand_ins": trace.stand_ins if trace else [],
+        "outcomes": _builtins(trace.outcomes) if trace else [],
+        "reply": _builtins(trace.reply) if trace else None,
+        "dropped": _builtins(trace.dropped) if trace else [],
+        "diagnostics": trace.diagnostics if trace else [],
+        **_text("stdout", ran.stdout),
+        **_text("stderr", ran.stderr),
+        "exit_code": ran.exit_code,
+        "seconds": ran.seconds,
+        "answered_by": answered_by,
+        "why": why,
+    }
+    return report
+
+
+def _payload(opts: argparse.Namespace, driver: Any, cwd: str) -> bytes:
+    """The bytes to send: ``--payload``'s as they are, or the driver's sample."""
+    if opts.payload is not None:
+        if opts.tool is not None or opts.input is not None:
+            raise UsageProblem("--payload is sent as it is: --tool and --input cannot change it")
+        try:
+            if opts.payload == "-":
+                return sys.stdin.buffer.read()
+            with open(opts.payload, "rb") as f:
+                return f.read()
+        except OSError as exc:
+            problem = f"--payload {opts.payload}: cannot read it ({exc.strerror})"
+            raise UsageProblem(problem) from None
+    tool_input = None
+    if opts.input is not None:
+        import json
+
+        try:
+            tool_input = json.loads(opts.input)
+        except ValueError as exc:
+            raise UsageProblem(f"--input is not JSON ({exc}); give a JSON object, like "
+                               """--input '{"command": "ls"}'""") from None  # fmt: skip
+        if not isinstance(tool_input, dict):
+            got = f"{type(tool_input).__name__} {opts.input[:60]}"
+            raise UsageProblem(f"--input must be a JSON object, like "
+                               f"""--input '{{"command": "ls"}}', not {got}""")  # fmt: skip
+    import uuid
+
+    from hookbus.drivers.base import SampleError
+
+    try:
+        sample: bytes = driver.sample(opts.event, tool=opts.tool, tool_input=tool_input,
+                                      cwd=cwd, session_id=str(uuid.uuid4()))  # fmt: skip
+    except SampleError as exc:
+        raise UsageProblem(str(exc)) from None
+    return sample
+
+
+def _index(files: list[str]) -> tuple[Lookup, str]:
+    """The index the hook will read, compiled first when it is not fresh; and what was done."""
+    from hookbus.runtime import index
+    from hookbus.runtime.compile import compile_in_child
+
+    lookup = index.read(files)
+    if not files:
+        return lookup, "no configuration file: no handler is enabled"
+    if lookup.fresh:
+        return lookup, "fresh"
+    problem = lookup.problem or lookup.freshness
+    if compile_in_child(files) is None:
+        return lookup, f"{problem}; compiling it failed (the hook will try again)"
+    return index.read(files), f"compiled now ({problem})"
+
+
+def _command_timeout(
+    facts: HostFacts, native: str, data: IndexData | None
+) -> tuple[float | None, bool | None]:
+    """The ``--timeout`` of ``native``'s hook command as the host's manifest writes it,
+    and whether the manifest registers the event at all (None: the host has no manifest).
+    Read from the manifest's own plan, so that it is what ``install`` would write."""
+    import shlex
+
+    from hookbus.manifests.base import hook_argv, load
+
+    try:
+        manifest = load(facts.name)
+    except KeyError:
+        return None, None
+    plan = manifest.plan(data, python=sys.executable, scope="project")
+    argv = hook_argv(sys.executable, facts.name, native, None)
+    texts = [*_strings([d.entries for d in plan.documents]), *(f.text for f in plan.owned)]
+    for text in texts:
+        lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        try:
+            tokens = list(lexer)
+        except ValueError:
+            continue
+        for at in range(len(tokens) - len(argv) + 1):
+            if tokens[at : at + len(argv)] == argv:
+                rest = tokens[at + len(argv) : at + len(argv) + 2]
+                return (float(rest[1]) if rest[:1] == ["--timeout"] else None), True
+    return None, False
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list | tuple):
+        return [s for item in value for s in _strings(item)]
+    return []
+
+
+def _hook(
+    facts: HostFacts, native: str, data: bytes, *, timeout: float | None, env: dict[str, str],
+    cwd: str,
+) -> Ran:  # fmt: skip
+    """Run the hook command as the host does; its exact output and how long it took."""
+    import subprocess
+    import time
+
+    from hookbus.manifests.base import hook_argv
+
+    argv = hook_argv(sys.executable, facts.name, native, timeout)
+    stdin = data
+    if facts.payload_env is not None:  # this host passes the payload in a variable
+        env[facts.payload_env], stdin = data.decode("utf-8", "replace"), b""
+    # The hook answers within its timeout whatever happens (its last resort fires first):
+    # a hook still running well after it is one the host would have killed.
+    limit = (timeout or facts.timeout_for(native)) + 10
+    started = time.perf_counter()
+    try:
+        proc = subprocess.run(argv, input=stdin, capture_output=True, cwd=cwd, env=env,
+                              timeout=limit, check=False)  # fmt: skip
+    except subprocess.TimeoutExpired as exc:
+        return Ran(argv, exc.stdout or b"", exc.stderr or b"", None, time.perf_counter() - started)
+    return Ran(argv, proc.stdout, proc.stderr, proc.returncode, time.perf_counter() - started)
+
+
+def _read_trace(path: str) -> tuple[Trace | None, str | None]:
+    import msgspec
+
+    from hookbus.runtime.worker import Trace
+
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"cannot read the worker's trace: {exc}"
+    try:
+        return msgspec.json.decode(raw, type=Trace), None
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return None, f"the worker's trace is incomplete ({exc}): it was killed while writing"
+
+
+def _answered_by(
+    ran: Ran,
+    trace: Trace | None,
+    trace_problem: str | None,
+    *,
+    lookup: Lookup,
+    files: list[str],
+    where: tuple[HostFacts, str, str | None],
+    timeout: float | None,
+) -> tuple[str, str]:
+    """Who gave the host its answer, and why, in one sentence."""
+    facts, native, tool = where
+    if ran.exit_code is None:
+        return "nobody", (f"the hook was still running after {ran.seconds:.0f} s; the host "
+                          "would have killed it and gone on without an answer")  # fmt: skip
+    if trace is not None:
+        if (trace.stdout, trace.stderr, trace.exit_code) != (ran.stdout, ran.stderr, ran.exit_code):
+            return "watchdog", ("the worker's reply came too late: the watchdog answered its "
+                                "fallback")  # fmt: skip
+        if trace.event is None:
+            return "worker", ("the payload could not be decoded: the worker answered the host's "
+                              "no-opinion, or the refusal a fail-closed handler owes")  # fmt: skip
+        if trace.reply is None:
+            return "worker", (f"no handler's declaration wants this {native} exactly: the "
+                              "worker answered no opinion without running any")  # fmt: skip
+        count = len(trace.outcomes)
+        return "dispatch", (f"{count} handler{'s' * (count != 1)} ran; the host gets their "
+                            "merged reply")  # fmt: skip
+    if trace_problem is not None:
+        return "watchdog", trace_problem
+    what = f"{native} of {tool}" if tool else native
+    if not files:
+        return "cold-path", ("no configuration file is found here, so no handler is enabled: "
+                             "the hook answered at once, no opinion")  # fmt: skip
+    # The cold path's own test (hookbus.runtime.hook): a fresh index routes it to nobody.
+    nobody = not lookup.wanted(facts.name, native, tool) and not lookup.unknown_handlers()
+    if lookup.fresh and nobody:
+        return "cold-path", (f"no handler wants {what}: the hook answered at once, "
+                             "without starting a worker")  # fmt: skip
+    from hookbus.budgets import budget
+    from hookbus.runtime.watchdog import configured_budget
+
+    limit = budget(configured_budget(files), timeout or facts.timeout_for(native))
+    if ran.seconds >= limit:
+        return "watchdog", (f"the worker gave no reply within the {limit:g} s budget: the "
+                            "watchdog killed it and answered its fallback")  # fmt: skip
+    return "watchdog", ("the worker ended without a reply (it crashed; the diagnostics log "
+                        "says how): the watchdog answered its fallback")  # fmt: skip
+
+
+def _decode_here(driver: Any, data: bytes, native: str) -> tuple[dict[str, Any] | None, str]:
+    """The event as the driver decodes it in this process, when the hook did not decode it."""
+    import msgspec
+
+    from hookbus.errors import DecodeError
+
+    try:
+        event = driver.decode(data, native)
+    except DecodeError as exc:
+        return None, f"nobody: {exc}"
+    found: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(event))
+    found.pop("raw", None)
+    return found, "try (the hook did not decode it)"
+
+
+def _builtins(value: object) -> Any:
+    import msgspec
+
+    return msgspec.json.decode(msgspec.json.encode(value))
+
+
+def _text(name: str, data: bytes) -> dict[str, Any]:
+    """``data`` as a JSON string: its text when it is UTF-8, else base64 (and said so)."""
+    try:
+        return {name: data.decode("utf-8")}
+    except UnicodeDecodeError:
+        import base64
+
+        return {name: base64.b64encode(data).decode(), f"{name}_base64": True}
+
+
+def _bytes(report: dict[str, Any], name: str) -> bytes:
+    if report.get(f"{name}_base64"):
+        import base64
+
+        return base64.b64decode(report[name])
+    text: str = report[name]
+    return text.encode("utf-8")
+
+
+# -- output for people -------------------------------------------------------------------
+
+#: Who answered, as ``answered_by`` says it, for a person.
+ANSWERERS = {
+    "dispatch": "the handlers' dispatch",
+    "worker": "the worker, without a dispatch",
+    "cold-path": "the cold path, at once",
+    "watchdog": "the watchdog",
+    "nobody": "nobody",
+}
+
+
+def human(report: dict[str, Any]) -> list[str]:
+    """The report as sections for a person (colour on a terminal only)."""
+    from hookbus.cli.render import Style
+
+    paint = Style(sys.stdout)
+    lines: list[str] = []
+
+    def section(title: str, note: str = "") -> None:
+        if lines:
+            lines.append("")
+        lines.append(paint(title, "bold") + (f"  {paint(note, 'dim')}" if note else ""))
+
+    payload = _bytes(report, "payload")
+    section("payload", f"{report['host']} {report['native']}, {len(payload)} bytes")
+    lines.extend(f"  {line}" for line in _pretty(payload))
+    section("event", f"decoded by {report['decoded_by']}")
+    if report["event"] is None:
+        lines.append("  (none: the payload cannot be decoded)")
+    else:
+        lines.extend(f"  {key}: {value}" for key, value in _flat(report["event"]))
+    section("handlers", _handlers_note(report))
+    lines.extend(f"  {line}" for line in _handlers(report, paint))
+    section("merged reply")
+    lines.extend(f"  {line}" for line in _reply_lines(report))
+    if report["diagnostics"]:
+        section("diagnostics", "what the hook logs")
+        lines.extend(f"  {d.get('level', '?')} {d.get('event', '?')}: {d.get('message', '')}"
+                     for d in report["diagnostics"])  # fmt: skip
+    who = ANSWERERS.get(report["answered_by"], report["answered_by"])
+    section("host receives", f"answered by {who}, in {report['seconds'] * 1000:.0f} ms")
+    lines.append(f"  why: {report['why']}")
+    lines.extend(f"  {line}" for line in _received(report, paint))
+    return lines
+
+
+def _pretty(payload: bytes) -> list[str]:
+    import json
+
+    try:
+        return json.dumps(json.loads(payload), indent=2, ensure_ascii=False).splitlines()
+    except (ValueError, RecursionError):
+        from hookbus.cli.render import exact
+
+        return exact(payload) or ["(empty)"]
+
+
+def _flat(value: object, prefix: str = "") -> list[tuple[str, str]]:
+    """``value`` as ``key.sub: value`` pairs, leaving out what is empty."""
+    import json
+
+    if isinstance(value, dict) and value:
+        return [p for k, v in value.items() for p in _flat(v, f"{prefix}.{k}" if prefix else k)]
+    if value is None or value in ("", [], {}):
+        return []
+    if isinstance(value, str) and "\n" not in value:
+        return [(prefix, value)]
+    return [(prefix, json.dumps(value, ensure_ascii=False))]
+
+
+def _handlers_note(report: dict[str, Any]) -> str:
+    wanted, loaded, stand_ins = report["wanted"], report["loaded"], report["stand_ins"]
+    if not wanted and not report["outcomes"]:
+        return "none ran"
+    parts = [f"{len(wanted)} wanted it", f"{len(loaded)} loaded"]
+    if stand_ins:
+        parts.append(f"{len(stand_ins)} could not load and stood in for (fail-closed: deny)")
+    missing = [n for n in wanted if n not in loaded and n not in stand_ins]
+    if missing:
+        parts.append(f"not loaded, left out (fail-open): {', '.join(missing)}")
+    return "; ".join(parts)
+
+
+def _handlers(report: dict[str, Any], paint: Any) -> list[str]:
+    from hookbus.cli.render import table
+
+    outcomes = report["outcomes"]
+    if not outcomes:
+        return ["(no handler ran)"]
+    colours = {"ok": "green", "error": "red", "timeout": "yellow"}
+    rows = [[paint("handler", "dim"), paint("status", "dim"), paint("time", "dim"),
+             paint("reply", "dim")]]  # fmt: skip
+    for outcome in outcomes:
+        status = outcome["status"]
+        if outcome["handler"] in report["stand_ins"]:
+            status += " (stand-in)"
+        summary = _summary(outcome.get("reply"))
+        if outcome["status"] != "ok":
+            error = (outcome.get("error") or "").strip().splitlines()
+            why = error[-1] if error else "no answer in time"
+            closed = "fail-closed: denied" if outcome.get("fail_closed") else "fail-open: no reply"
+            summary = f"{why} ({closed})"
+        rows.append([outcome["handler"], paint(status, colours.get(outcome["status"], "")),
+                     f"{outcome['seconds'] * 1000:.1f} ms", summary])  # fmt: skip
+    return table(rows)
+
+
+def _summary(reply: dict[str, Any] | None, limit: int = 80) -> str:
+    """A reply in a few words: ``deny: reason; context: text``."""
+    if not reply:
+        return "no opinion"
+
+    def cut(text: str) -> str:
+        text = " ".join(text.split())
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+    parts = []
+    if reply.get("decision"):
+        reason = reply.get("reason")
+        parts.append(f"{reply['decision']}: {cut(reason)}" if reason else reply["decision"])
+    labels = {"updated_input": "rewrite", "context": "context", "message": "message",
+              "keep_working": "keep working", "halt": "halt"}  # fmt: skip
+    for field, label in labels.items():
+        value = reply.get(field)
+        if value is None or value == "":
+            continue
+        if not isinstance(value, str):
+            import json
+
+            value = json.dumps(value, ensure_ascii=False)
+        parts.append(f"{label}: {cut(value)}")
+    return "; ".join(parts) or "no opinion"
+
+
+def _reply_lines(report: dict[str, Any]) -> list[str]:
+    reply = report["reply"]
+    if reply is None:
+        return ["(no dispatch: nothing to merge)"]
+    lines = [f"{k}: {v}" for k, v in _flat(reply)] or ["no opinion"]
+    for part in report["dropped"]:
+        lines.append(f"dropped: {part['field']} from {part['handler']}: {part['why']}")
+    return lines
+
+
+def _received(report: dict[str, Any], paint: Any) -> list[str]:
+    import shlex
+
+    from hookbus.cli.render import exact
+
+    lines = [f"command: {shlex.join(report['command'])}", f"index: {report['index']}"]
+    if report["registered"] is False:
+        lines.append(paint(f"not registered: the {report['host']} settings that install writes "
+                           f"start no hook for {report['native']} (no enabled handler wants "
+                           "it)", "yellow"))  # fmt: skip
+    code = report["exit_code"]
+    lines.append(f"exit code: {'none (still running)' if code is None else code}")
+    for name in ("stdout", "stderr"):
+        data = _bytes(report, name)
+        if not data:
+            lines.append(f"{name}: empty")
+            continue
+        lines.append(f"{name}: {len(data)} bytes")
+        lines.extend(f"  {line}" for line in exact(data))
+    return lines

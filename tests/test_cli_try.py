@@ -1,0 +1,260 @@
+"""``hookbus try`` driven as a person drives it: a real process in a project, the real
+hook underneath, and what it reports compared with what ``hookbus run`` answers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hookbus.cli.render import exact
+from hookbus.drivers.claude import ALL_EVENTS
+from hookbus.testing import run_cli
+
+HOOKS = """
+import re
+import hookbus
+
+FORCE = re.compile(r"\\bgit\\s+push\\b.*\\s(--force|-f)\\b")
+
+@hookbus.handler("before-tool", tools="shell")
+def no_force_push(event):
+    if event.tool.command and FORCE.search(event.tool.command):
+        return hookbus.Reply.deny("Force-pushing is not allowed here.")
+    return None
+
+@hookbus.handler("before-tool", tools="shell")
+def explode(event):
+    raise RuntimeError("handler bug")
+
+@hookbus.handler("before-tool", tools="shell", timeout=1)
+def stuck_in_c(event):
+    # Catastrophic backtracking: _sre holds the GIL, only the process watchdog ends it.
+    re.match(r"(a+)+$", "a" * 64 + "b")
+"""
+FORCE_PUSH = '{"command": "git push --force origin main"}'
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "mypkg").mkdir(parents=True)
+    (root / "mypkg" / "__init__.py").write_text("")
+    (root / "mypkg" / "hooks.py").write_text(HOOKS)
+    return root
+
+
+def configure(project: Path, body: str) -> None:
+    (project / ".hookbus.toml").write_text(textwrap.dedent(body))
+
+
+def trial(project: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    """``python -m hookbus try --host claude ARGS`` in ``project``, output uncoloured."""
+    env = {**os.environ, "NO_COLOR": "1"}
+    env.pop("FORCE_COLOR", None)
+    return subprocess.run(
+        [sys.executable, "-m", "hookbus", "try", "--host", "claude", *args],
+        input=stdin, capture_output=True, cwd=project, env=env, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def reported(project: Path, *args: str, stdin: bytes = b"") -> dict[str, Any]:
+    """The ``--json`` report of ``try ARGS``, which must have run the hook (exit 0)."""
+    proc = trial(project, *args, "--json", stdin=stdin)
+    assert proc.returncode == 0, proc.stderr.decode()
+    report: dict[str, Any] = json.loads(proc.stdout)
+    return report
+
+
+def test_try_reports_exactly_what_hookbus_run_answers_for_a_force_push(project: Path) -> None:
+    """The issue's acceptance test: for a Claude PreToolUse Bash force push, the stdout and
+    exit code ``try`` reports (and shows) are byte for byte what the real ``hookbus run``
+    prints for the payload ``try`` sent."""
+    configure(project, 'enable = ["mypkg.hooks:no_force_push"]')
+    report = reported(project, "--event", "PreToolUse", "--tool", "Bash", "--input", FORCE_PUSH)
+    assert report["answered_by"] == "dispatch"
+    sent = report["payload"].encode()
+    assert json.loads(sent)["tool_input"] == json.loads(FORCE_PUSH)
+    real = run_cli("claude", sent, cwd=project, args=["--event", "PreToolUse"])
+    assert report["stdout"].encode() == real.stdout
+    assert report["stderr"].encode() == real.stderr
+    assert report["exit_code"] == real.exit_code == 0
+    assert json.loads(real.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    shown = trial(project, "--event", "PreToolUse", "--input", FORCE_PUSH).stdout.decode()
+    assert all(f"    {line}\n" in shown for line in exact(real.stdout))
+
+
+def test_the_payload_is_the_hosts_own_shape_built_by_the_driver(project: Path) -> None:
+    """Without --tool, a tool event carries a harmless Bash call, with the fields Claude
+    sends (transcript, permission mode, tool call id) and this folder as cwd."""
+    configure(project, 'enable = ["mypkg.hooks:no_force_push"]')
+    report = reported(project, "--event", "PreToolUse")
+    payload = json.loads(report["payload"])
+    assert payload["hook_event_name"] == "PreToolUse"
+    assert payload["tool_name"] == "Bash"
+    assert payload["cwd"] == str(project)
+    assert payload["transcript_path"].endswith(f"/{payload['session_id']}.jsonl")
+    assert payload["permission_mode"] == "default"
+    assert payload["tool_use_id"].startswith("toolu_")
+    assert report["event"]["tool"]["command"] == payload["tool_input"]["command"]
+    assert (report["stdout"], report["exit_code"]) == ("", 0)
+
+
+def test_human_output_names_each_handler_its_status_and_the_merged_decision(
+    project: Path,
+) -> None:
+    """The sections name every handler that ran with its status and time, the merged
+    decision, and the exact answer with its exit code."""
+    configure(project, 'enable = ["mypkg.hooks:no_force_push", "mypkg.hooks:explode"]')
+    proc = trial(project, "--event", "PreToolUse", "--input", FORCE_PUSH)
+    assert proc.returncode == 0, proc.stderr.decode()
+    out = proc.stdout.decode()
+    sections = [line for line in out.splitlines() if line and not line.startswith(" ")]
+    assert [s.split()[0] for s in sections] == [
+        "payload", "event", "handlers", "merged", "diagnostics", "host",
+    ]  # fmt: skip
+    table = [line.split() for line in out.splitlines() if line.startswith("  mypkg.hooks:")]
+    rows = {row[0]: row for row in table}
+    assert rows["mypkg.hooks:no_force_push"][1:2] == ["ok"]
+    assert rows["mypkg.hooks:explode"][1:2] == ["error"]
+    assert all(row[3] == "ms" for row in rows.values())
+    assert "  decision: deny\n" in out
+    assert "  reason: Force-pushing is not allowed here.\n" in out
+    assert "  exit code: 0\n" in out
+    assert "tool.command: git push --force origin main" in out
+
+
+def test_an_event_no_handler_wants_is_answered_at_once(project: Path) -> None:
+    """An event nobody subscribes to (a Stop; a Read for a shell guard) is answered by the
+    cold path at once with Claude's no-opinion, and ``try`` says so."""
+    configure(project, 'enable = ["mypkg.hooks:no_force_push"]')
+    for args in (["--event", "Stop"], ["--event", "PreToolUse", "--tool", "Read"]):
+        report = reported(project, *args)
+        assert report["answered_by"] == "cold-path"
+        assert "answered at once" in report["why"]
+        assert (report["stdout"], report["stderr"], report["exit_code"]) == ("", "", 0)
+        assert report["outcomes"] == []
+        assert report["event"]["native"] == args[1]  # decoded by try itself
+    out = trial(project, "--event", "Stop").stdout.decode()
+    assert "answered at once" in out
+    assert "not registered" in out  # install writes no Stop hook for this configuration
+
+
+def test_a_handler_that_raises_shows_error_and_the_fail_open_reply(project: Path) -> None:
+    """A raising handler's outcome is ``error`` with its exception, and the host gets the
+    fail-open answer: Claude's no-opinion."""
+    configure(project, 'enable = ["mypkg.hooks:explode"]')
+    report = reported(project, "--event", "PreToolUse")
+    [outcome] = report["outcomes"]
+    assert (outcome["handler"], outcome["status"]) == ("mypkg.hooks:explode", "error")
+    assert "RuntimeError: handler bug" in outcome["error"]
+    assert outcome["fail_closed"] is False
+    assert report["reply"] == {}
+    assert (report["stdout"], report["exit_code"], report["answered_by"]) == ("", 0, "dispatch")
+    assert [d["event"] for d in report["diagnostics"]] == ["handler-error"]
+    out = trial(project, "--event", "PreToolUse").stdout.decode()
+    assert "RuntimeError: handler bug (fail-open: no reply)" in out
+
+
+def test_a_worker_killed_by_the_watchdog_is_said_to_be(project: Path) -> None:
+    """When the worker never answers (a handler stuck in C code), ``try`` says the watchdog
+    answered, and shows the refusal it owes a fail-closed handler."""
+    configure(
+        project,
+        """
+        budget = 1.5
+        enable = ["mypkg.hooks:stuck_in_c"]
+        [handlers."mypkg.hooks:stuck_in_c"]
+        fail_closed = true
+        """,
+    )
+    report = reported(project, "--event", "PreToolUse")
+    assert report["answered_by"] == "watchdog"
+    assert "budget" in report["why"]
+    decision = json.loads(report["stdout"])["hookSpecificOutput"]["permissionDecision"]
+    assert decision == "deny"
+
+
+def test_a_payload_file_is_sent_as_it_is(project: Path) -> None:
+    """``--payload FILE`` (or ``-`` for stdin) sends the bytes unchanged, and the hook
+    answers them as ``hookbus run`` does."""
+    configure(project, 'enable = ["mypkg.hooks:no_force_push"]')
+    data = (
+        b'{"session_id": "s-1",  "cwd": "' + str(project).encode() + b'", '
+        b'"hook_event_name": "PreToolUse", "tool_name": "Bash", '
+        b'"tool_input": {"command": "git push -f"}}\n'
+    )
+    (project / "payload.json").write_bytes(data)
+    from_file = reported(project, "--event", "PreToolUse", "--payload", "payload.json")
+    from_stdin = reported(project, "--event", "PreToolUse", "--payload", "-", stdin=data)
+    real = run_cli("claude", data, cwd=project, args=["--event", "PreToolUse"])
+    for report in (from_file, from_stdin):
+        assert report["payload"].encode() == data
+        assert report["stdout"].encode() == real.stdout
+    assert b'"permissionDecision":"deny"' in real.stdout
+
+
+def test_an_unknown_event_is_a_usage_error_naming_the_valid_events(project: Path) -> None:
+    """An event Claude does not have: exit 1, nothing run, and every valid event named."""
+    proc = trial(project, "--event", "PreToolUs")
+    assert (proc.returncode, proc.stdout) == (1, b"")
+    message = proc.stderr.decode()
+    assert "PreToolUs" in message
+    assert all(native in message for native in ALL_EVENTS)
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--input", "{not json"], "--input is not JSON"),
+        (["--input", "[1, 2]"], "--input must be a JSON object"),
+        (["--input", '"ls"'], "--input must be a JSON object"),
+        (["--payload", "missing.json"], "missing.json: cannot read it"),
+        (["--payload", "-", "--tool", "Bash"], "--payload is sent as it is"),
+    ],
+    ids=["not-json", "array", "string", "unreadable-payload", "payload-and-tool"],
+)
+def test_bad_tool_input_or_payload_is_a_usage_error(
+    project: Path, args: list[str], said: str
+) -> None:
+    """Tool input that is not a JSON object, or a payload that cannot be read: exit 1 with
+    a message naming the problem, and no hook run."""
+    proc = trial(project, "--event", "PreToolUse", *args)
+    assert (proc.returncode, proc.stdout) == (1, b"")
+    assert said in proc.stderr.decode()
+
+
+def test_a_tool_on_an_event_without_one_names_the_events_with_one(project: Path) -> None:
+    """``--tool`` on a Stop: exit 1, naming the events that carry a tool."""
+    proc = trial(project, "--event", "Stop", "--tool", "Bash")
+    assert proc.returncode == 1
+    assert "PreToolUse" in proc.stderr.decode()
+    assert "PostToolUse" in proc.stderr.decode()
+
+
+def test_the_trace_is_never_written_through_a_planted_file(
+    project: Path, tmp_path: Path, isolated_environment: Path
+) -> None:
+    """A trace path already taken (here a link to a file of the user's) is not followed
+    nor overwritten: the hook still answers as usual, and says the trace failed."""
+    configure(project, 'enable = ["mypkg.hooks:no_force_push"]')
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    link = tmp_path / "trace.json"
+    link.symlink_to(victim)
+    payload = json.loads(reported(project, "--event", "PreToolUse", "--input", FORCE_PUSH)[
+        "payload"])  # fmt: skip
+    env = {**os.environ, "HOOKBUS_TRACE": str(link)}
+    result = run_cli("claude", payload, cwd=project, env=env, args=["--event", "PreToolUse"])
+    assert json.loads(result.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert victim.read_text() == "keep me"
+    log = isolated_environment / "diagnostics.jsonl"
+    from support import wait_for
+
+    wait_for(lambda: log.exists() and "trace-failed" in log.read_text(), "trace-failed logged")
