@@ -258,3 +258,14 @@ def test_the_trace_is_never_written_through_a_planted_file(
     from support import wait_for
 
     wait_for(lambda: log.exists() and "trace-failed" in log.read_text(), "trace-failed logged")
+
+
+def test_text_from_the_payload_cannot_rewrite_the_screen(project: Path) -> None:
+    """An escape sequence or a bidi override in a tool's input is shown escaped, in the
+    payload, the event and the exact bytes alike."""
+    configure(project, 'enable = ["mypkg.hooks:no_force_push"]')
+    command = json.dumps({"command": "echo \x1b[2J\u202e git push -f"})
+    out = trial(project, "--event", "PreToolUse", "--input", command).stdout.decode()
+    assert "\x1b" not in out
+    assert "\u202e" not in out
+    assert "tool.command: echo \\x1b[2J\\u202e git push -f" in out

@@ -402,8 +402,10 @@ ANSWERERS = {
 
 
 def human(report: dict[str, Any]) -> list[str]:
-    """The report as sections for a person (colour on a terminal only)."""
-    from hookbus.cli.render import Style
+    """The report as sections for a person (colour on a terminal only). Every text that
+    comes from the payload, a handler or the log is shown :func:`printable`: an escape
+    sequence in a tool's input must not rewrite the screen."""
+    from hookbus.cli.render import Style, printable
 
     paint = Style(sys.stdout)
     lines: list[str] = []
@@ -415,23 +417,24 @@ def human(report: dict[str, Any]) -> list[str]:
 
     payload = _bytes(report, "payload")
     section("payload", f"{report['host']} {report['native']}, {len(payload)} bytes")
-    lines.extend(f"  {line}" for line in _pretty(payload))
+    lines.extend(f"  {printable(line)}" for line in _pretty(payload))
     section("event", f"decoded by {report['decoded_by']}")
     if report["event"] is None:
         lines.append("  (none: the payload cannot be decoded)")
     else:
-        lines.extend(f"  {key}: {value}" for key, value in _flat(report["event"]))
+        lines.extend(f"  {printable(k)}: {printable(v)}" for k, v in _flat(report["event"]))
     section("handlers", _handlers_note(report))
     lines.extend(f"  {line}" for line in _handlers(report, paint))
     section("merged reply")
-    lines.extend(f"  {line}" for line in _reply_lines(report))
+    lines.extend(f"  {printable(line)}" for line in _reply_lines(report))
     if report["diagnostics"]:
         section("diagnostics", "what the hook logs")
-        lines.extend(f"  {d.get('level', '?')} {d.get('event', '?')}: {d.get('message', '')}"
-                     for d in report["diagnostics"])  # fmt: skip
+        for d in report["diagnostics"]:
+            said = f"{d.get('level', '?')} {d.get('event', '?')}: {d.get('message', '')}"
+            lines.append(f"  {printable(said)}")
     who = ANSWERERS.get(report["answered_by"], report["answered_by"])
     section("host receives", f"answered by {who}, in {report['seconds'] * 1000:.0f} ms")
-    lines.append(f"  why: {report['why']}")
+    lines.append(f"  why: {printable(report['why'])}")
     lines.extend(f"  {line}" for line in _received(report, paint))
     return lines
 
@@ -474,7 +477,7 @@ def _handlers_note(report: dict[str, Any]) -> str:
 
 
 def _handlers(report: dict[str, Any], paint: Any) -> list[str]:
-    from hookbus.cli.render import table
+    from hookbus.cli.render import printable, table
 
     outcomes = report["outcomes"]
     if not outcomes:
@@ -492,8 +495,9 @@ def _handlers(report: dict[str, Any], paint: Any) -> list[str]:
             why = error[-1] if error else "no answer in time"
             closed = "fail-closed: denied" if outcome.get("fail_closed") else "fail-open: no reply"
             summary = f"{why} ({closed})"
-        rows.append([outcome["handler"], paint(status, colours.get(outcome["status"], "")),
-                     f"{outcome['seconds'] * 1000:.1f} ms", summary])  # fmt: skip
+        rows.append([printable(outcome["handler"]),
+                     paint(status, colours.get(outcome["status"], "")),
+                     f"{outcome['seconds'] * 1000:.1f} ms", printable(summary)])  # fmt: skip
     return table(rows)
 
 
