@@ -1,0 +1,241 @@
+"""The documentation follows the code: every diagnostic code hookbus writes has its
+section, every configuration key its entry, every host its row, every relative link a
+target."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hookbus import config
+from hookbus.hosts import known_names
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "hookbus"
+DOCS = ROOT / "docs"
+
+#: The functions a diagnostic code is handed to as their first argument.
+EMITTERS = frozenset({"emit", "line"})
+#: What a code looks like: lowercase words joined by hyphens.
+CODE = re.compile(r"[a-z]+(?:-[a-z]+)+")
+#: Codes built by an f-string (``f"handler-{outcome.status}"``): the literal prefix, the
+#: module and ``Literal`` alias that declare the values of the varying part, and the
+#: values that never reach the f-string.
+FAMILIES: dict[str, tuple[str, str, frozenset[str]]] = {
+    # runtime/process.report skips the handlers whose outcome is "ok".
+    "handler-": ("bus/dispatch.py", "Status", frozenset({"ok"})),
+    # runtime/worker reports only an index that is not fresh.
+    "index-": ("runtime/index.py", "Freshness", frozenset({"fresh"})),
+    # A child that answered is no diagnostic; one that timed out is "watchdog-fired".
+    "worker-": ("runtime/isolate.py", "Status", frozenset({"ok", "timeout"})),
+}
+
+
+def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
+    return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
+def _scope(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.AST:
+    """The function (or module) ``node`` is in: where a name it uses is assigned."""
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            return node
+    return node
+
+
+def _strings(node: ast.AST, scope: ast.AST) -> Iterator[tuple[str, bool]]:
+    """The strings an expression can evaluate to, as ``(text, is_prefix)``: a literal, the
+    literal head of an f-string, both arms of a conditional, what a local name is given."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        yield node.value, False
+    elif isinstance(node, ast.JoinedStr):
+        head = ""
+        for part in node.values:
+            if not (isinstance(part, ast.Constant) and isinstance(part.value, str)):
+                break
+            head += part.value
+        yield head, True
+    elif isinstance(node, ast.IfExp):
+        yield from _strings(node.body, scope)
+        yield from _strings(node.orelse, scope)
+    elif isinstance(node, ast.Name):
+        for assign in ast.walk(scope):
+            if isinstance(assign, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == node.id for t in assign.targets
+            ):
+                yield from _strings(assign.value, scope)
+
+
+def _literal_values(module: str, alias: str) -> set[str]:
+    """The strings of ``alias = Literal[...]`` in ``hookbus/<module>``."""
+    tree = ast.parse((PACKAGE / module).read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == alias for t in node.targets)
+            and isinstance(node.value, ast.Subscript)
+        ):
+            items = node.value.slice
+            elements = items.elts if isinstance(items, ast.Tuple) else [items]
+            return {e.value for e in elements if isinstance(e, ast.Constant)}
+    raise AssertionError(f"no {alias} = Literal[...] in hookbus/{module}")
+
+
+def emitted_codes() -> dict[str, list[str]]:
+    """Every diagnostic code hookbus's source can write -> where (``file:line``)."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        parents = _parents(tree)
+        for call in ast.walk(tree):
+            if not isinstance(call, ast.Call) or not call.args:
+                continue
+            func = call.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name not in EMITTERS:
+                continue
+            where = f"{path.relative_to(ROOT)}:{call.lineno}"
+            for text, is_prefix in _strings(call.args[0], _scope(call, parents)):
+                if is_prefix:
+                    assert text in FAMILIES, (
+                        f"{where}: a code built as f'{text}{{...}}': add the family to FAMILIES"
+                    )
+                    module, alias, never = FAMILIES[text]
+                    codes = sorted(_literal_values(module, alias) - never)
+                    for value in codes:
+                        found.setdefault(text + value, []).append(where)
+                elif CODE.fullmatch(text):
+                    found.setdefault(text, []).append(where)
+    return found
+
+
+def documented_codes() -> set[str]:
+    """The codes docs/diagnostics.md gives a section (a heading that is the code alone)."""
+    text = (DOCS / "diagnostics.md").read_text(encoding="utf-8")
+    return set(re.findall(r"^###\s+`([a-z-]+)`\s*$", text, re.MULTILINE))
+
+
+def test_the_code_scan_finds_the_known_codes() -> None:
+    """The scan sees literal codes, f-string families and codes picked by a conditional,
+    so that the checks below cannot pass by finding nothing."""
+    codes = emitted_codes()
+    assert len(codes) >= 20, sorted(codes)
+    assert {
+        "config-invalid",
+        "config-ignored",
+        "handler-timeout",
+        "handler-error",
+        "index-missing",
+        "index-refused",
+        "worker-died",
+        "watchdog-fired",
+        "input-invalid",
+    } <= codes.keys()
+    assert not {"handler-ok", "index-fresh", "worker-timeout"} & codes.keys()
+
+
+def test_every_emitted_code_is_documented() -> None:
+    """Each code hookbus can write has its own section in docs/diagnostics.md."""
+    codes = emitted_codes()
+    missing = {code: codes[code] for code in sorted(codes.keys() - documented_codes())}
+    assert not missing, f"codes without a section in docs/diagnostics.md: {missing}"
+
+
+def test_every_documented_code_is_emitted() -> None:
+    """docs/diagnostics.md describes no code that hookbus no longer writes."""
+    stale = sorted(documented_codes() - emitted_codes().keys())
+    assert not stale, f"docs/diagnostics.md documents codes nothing emits: {stale}"
+
+
+def test_every_configuration_key_is_documented() -> None:
+    """Each key a configuration file may hold, top-level or in a handler's table, is
+    in docs/configuration.md."""
+    text = (DOCS / "configuration.md").read_text(encoding="utf-8")
+    keys = config._File.__struct_fields__
+    assert {"budget", "enable", "handlers"} <= set(keys)
+    for key in keys:
+        assert re.search(rf"^###\s+`\[?{key}\b", text, re.MULTILINE), (
+            f"configuration key {key!r} has no section in docs/configuration.md"
+        )
+    for key in config._RESERVED:
+        assert f"| `{key}` |" in text, f"handler setting {key!r} is not in the table"
+
+
+def test_every_host_is_listed() -> None:
+    """docs/hosts/README.md has a row for every host, supported or planned."""
+    text = (DOCS / "hosts" / "README.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\|[^|]*\| `([a-z0-9-]+)` \|", text, re.MULTILINE))
+    assert rows == set(known_names())
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lowercase, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def _prose(text: str) -> Iterator[str]:
+    """The lines of a Markdown text outside fenced code blocks."""
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if not fenced:
+            yield line
+
+
+def _anchors(path: Path) -> set[str]:
+    seen: dict[str, int] = {}
+    anchors = set()
+    for line in _prose(path.read_text(encoding="utf-8")):
+        heading = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if heading is None:
+            continue
+        slug = _slug(heading.group(1))
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        anchors.add(slug if count == 0 else f"{slug}-{count}")
+    return anchors
+
+
+def _links(path: Path) -> Iterator[str]:
+    for line in _prose(path.read_text(encoding="utf-8")):
+        line = re.sub(r"``[^`]*``|`[^`]*`", "`code`", line)  # noqa: PLW2901
+        yield from re.findall(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)", line)
+        yield from re.findall(r"^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+\"[^\"]*\")?\s*$", line)
+
+
+PAGES = sorted(
+    p for p in [ROOT / "README.md", ROOT / "CHANGELOG.md", *DOCS.rglob("*.md")] if p.exists()
+)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_point_at_files_that_exist(page: Path) -> None:
+    """Every relative link of the page names an existing file, and its #anchor, when it
+    has one and the target is Markdown, an existing heading."""
+    broken = []
+    for link in _links(page):
+        if re.match(r"[a-zA-Z][a-zA-Z0-9+.-]*:", link):  # https:, mailto:
+            continue
+        target, _, anchor = link.partition("#")
+        path = (page.parent / target).resolve() if target else page
+        if not path.exists():
+            broken.append(f"{link}: no such file")
+        elif anchor and path.suffix == ".md" and anchor not in _anchors(path):
+            broken.append(f"{link}: {path.name} has no heading #{anchor}")
+    assert not broken, broken
+
+
+def test_the_link_check_sees_links() -> None:
+    """The link scan finds the docs' own links (a scan that finds none checks nothing)."""
+    assert DOCS.is_dir()
+    links = [link for page in PAGES for link in _links(page)]
+    assert "diagnostics.md#config-invalid" in links
+    assert len(links) >= 30
