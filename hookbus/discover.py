@@ -17,6 +17,10 @@ import os
 from hookbus import diagnostics
 from hookbus.trust import file_problem
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 PROJECT_FILE = ".hookbus.toml"
 
 
@@ -37,21 +41,28 @@ def _trusted(path: str) -> bool:
     return False
 
 
-def find_project_config(start: str) -> str | None:
-    """The nearest trusted ``.hookbus.toml`` at or above ``start`` (see the module doc)."""
+def project_candidates(start: str) -> Iterator[str]:
+    """Where a ``.hookbus.toml`` is looked for, nearest first: ``start`` and its parents,
+    up to the repository root (a folder with ``.git``) or the home folder."""
     here = os.path.abspath(start)
     home = os.path.expanduser("~")
     while True:
-        candidate = os.path.join(here, PROJECT_FILE)
-        if os.path.isfile(candidate) and _trusted(candidate):
-            return candidate
+        yield os.path.join(here, PROJECT_FILE)
         parent = os.path.dirname(here)
         if here in (parent, home) or os.path.exists(os.path.join(here, ".git")):
-            return None
+            return
         here = parent
 
 
-def _working_folder() -> str:
+def find_project_config(start: str) -> str | None:
+    """The nearest trusted ``.hookbus.toml`` at or above ``start`` (see the module doc)."""
+    for candidate in project_candidates(start):
+        if os.path.isfile(candidate) and _trusted(candidate):
+            return candidate
+    return None
+
+
+def working_folder() -> str:
     """The working folder, or where it was (``$PWD``) when it has been deleted under us:
     the user's configuration must still be found, and a project's above it."""
     try:
@@ -78,7 +89,7 @@ def config_paths(project: str | None = None, *, user_only: bool = False) -> list
         paths.append(user)
     if user_only:
         return paths
-    found = find_project_config(project or _working_folder())
+    found = find_project_config(project or working_folder())
     if found and found not in paths:
         paths.append(found)
     return paths

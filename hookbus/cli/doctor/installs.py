@@ -1,0 +1,219 @@
+"""The checks of ``hookbus doctor`` for each host: where hookbus is installed, whether
+the installed commands' interpreters run it, and drift from the configuration."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from hookbus.cli.doctor.local import compiled
+from hookbus.cli.doctor.report import strings
+
+if TYPE_CHECKING:
+    from hookbus.cli.doctor.report import Findings, HostData, InstallData, InterpreterData
+    from hookbus.manifests.base import CommandForm, Manifest, Scope
+    from hookbus.runtime.index import IndexData
+
+#: Run with ``-P``, as the absolute command runs, importing hookbus as its ``__main__.py``
+#: does (:mod:`hookbus.__main__`); its argument is that ``__main__.py``.
+PROBE = (
+    "import os, sys\n"
+    "try:\n import hookbus.runtime.hook\n"
+    "except ImportError:\n"
+    " sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[1]))))\n"
+    " import hookbus.runtime.hook\n"
+    "import hookbus; print(hookbus.__version__)"
+)
+
+
+def host_installs(
+    host: str, indexes: dict[tuple[str, ...], IndexData | None], found: Findings
+) -> HostData:
+    """Every settings file of ``host``'s scopes, checked (a note when none has hookbus)."""
+    from hookbus.cli.install import config_files
+    from hookbus.manifests.base import load
+
+    manifest = load(host)
+    installs: list[InstallData] = []
+    for scope in manifest.scopes:
+        files = config_files(scope)
+        index = compiled(files, indexes, found)
+        ready = not files or index is not None
+        installs += _installs(host, manifest, scope, index if ready else None, found,
+                              check_drift=ready)  # fmt: skip
+    if not any(i["installed"] for i in installs):
+        index = indexes.get(tuple(config_files("project")))
+        if wanted := list(index["routes"].get(host, {}) if index else ()):
+            why = f"not installed: enabled handlers want {', '.join(wanted)}, and no hook runs"
+            found.note(host, host, why, f"run: hookbus install --host {host}")
+    return {"host": host, "installs": installs}
+
+
+def _installs(
+    host: str,
+    manifest: Manifest,
+    scope: Scope,
+    index: IndexData | None,
+    found: Findings,
+    *,
+    check_drift: bool,
+) -> list[InstallData]:
+    """What is installed in each settings file of ``scope``, checked."""
+    from hookbus.cli.install import installed_form
+    from hookbus.errors import HostConfigError
+    from hookbus.manifests import documents
+    from hookbus.manifests.base import interpreter_of
+
+    installs: list[InstallData] = []
+    for document in manifest.plan(index, python=sys.executable, scope=scope).documents:
+        path = document.path
+        data: InstallData = {"scope": scope, "file": path, "installed": False, "form": None,
+                             "events": [], "entries": 0, "interpreters": [], "drift": [],
+                             "error": None}  # fmt: skip
+        installs.append(data)
+        try:
+            text, current = documents.read(path, document.format)
+            manifest.check(path, current)
+        except HostConfigError as exc:
+            data["error"] = why = str(exc).removeprefix(f"{path}: ")
+            found.problem(host, path, why, f"fix or move {path}")
+            continue
+        commands = manifest.commands(current) if text is not None else {}
+        if not commands:
+            continue
+        form = installed_form(manifest, current) or "absolute"
+        data.update({"installed": True, "form": form, "events": list(commands),
+                     "entries": sum(map(len, commands.values()))})  # fmt: skip
+        fix = _install_command(host, scope, form)
+        for program, main in {run: None for cmds in commands.values() for c in cmds
+                              if (run := interpreter_of(c)) is not None}:  # fmt: skip
+            checked = _interpreter(program, main)
+            data["interpreters"].append(checked)
+            if not checked["ok"]:
+                found.problem(host, path, f"{checked['problem']}: the hook then answers only "
+                              f"the command's fallback: {_fallbacks(host, commands, program)}",
+                              _interpreter_fix(host, scope, form))  # fmt: skip
+        if check_drift:
+            wanted = _expected(manifest, index, scope, form, path, data["interpreters"])
+            data["drift"] = manifest.drift(current, wanted)
+        if data["drift"]:
+            n = len(data["drift"])
+            found.problem(host, path, f"the installed entries differ from the configuration "
+                          f"({n} difference{'s' if n != 1 else ''}: {data['drift'][0]}"
+                          f"{'; ...' if n > 1 else ''})", fix)  # fmt: skip
+        if manifest.scopes[scope] and form == "absolute":
+            found.note(host, path, "committed with the project, and its commands name this "
+                       "machine's interpreter: elsewhere they answer their fallback",
+                       "install with --scope local (this machine only), or --command path "
+                       "or module (any machine with hookbus)")  # fmt: skip
+    return installs
+
+
+def _install_command(host: str, scope: str, form: str) -> str:
+    flags = f" --scope {scope}" if scope != "project" else ""
+    flags += f" --command {form}" if form != "absolute" else ""
+    return f"run: hookbus install --host {host}{flags}"
+
+
+def _interpreter_fix(host: str, scope: str, form: str) -> str:
+    absolute = _install_command(host, scope, "absolute")
+    if form == "absolute":
+        return (f"{absolute} (it writes {sys.executable}), or install with --python naming "
+                "one with hookbus")  # fmt: skip
+    what = "the hookbus command" if form == "path" else "hookbus for python3"
+    return (f"install {what} on the PATH the host runs hooks with, or this interpreter "
+            f"by path: {absolute.removeprefix('run: ')}")  # fmt: skip
+
+
+def _interpreter(program: str, main: str | None) -> InterpreterData:
+    """Whether the command's program runs hookbus: the absolute form's interpreter and
+    ``__main__.py`` must exist and the interpreter import hookbus (:data:`PROBE`);
+    ``hookbus`` and ``python3`` are looked for on this PATH."""
+    import shutil
+    import subprocess
+
+    data: InterpreterData = {"program": program, "main": main, "found": None, "ok": False,
+                             "hookbus": None, "problem": None}  # fmt: skip
+    if main is not None:
+        if not (os.path.isfile(program) and os.access(program, os.X_OK)):
+            data["problem"] = f"the interpreter {program} in the command is missing"
+            return data
+        if not os.path.isfile(main):
+            data["problem"] = f"{main}, which the command runs, is missing"
+            return data
+        data["found"] = program
+        argv = [program, "-P", "-c", PROBE, main]
+    else:
+        data["found"] = shutil.which(program)
+        if data["found"] is None:
+            data["problem"] = f"{program} is not on this PATH"
+            return data
+        if program == "hookbus":  # a console script: being found is all the command asks
+            data["ok"] = True
+            return data
+        argv = [data["found"], "-P", "-c", "import hookbus; print(hookbus.__version__)"]
+    try:
+        probe = subprocess.run(argv, capture_output=True, timeout=30, check=False, text=True,
+                               errors="replace", stdin=subprocess.DEVNULL)  # fmt: skip
+    except (OSError, subprocess.SubprocessError) as exc:
+        data["problem"] = f"{program} in the command cannot be run ({exc})"
+        return data
+    if probe.returncode != 0:
+        last = (probe.stderr.strip().splitlines() or ["no message"])[-1]
+        data["problem"] = f"{program} in the command cannot import hookbus ({last})"
+        return data
+    data.update({"ok": True, "hookbus": probe.stdout.strip() or None})
+    return data
+
+
+def _fallbacks(host: str, commands: dict[str, list[str]], program: str) -> str:
+    """What the commands naming ``program`` answer without it: the host's no-opinion, or
+    a refusal where a fail-closed handler wants the event (see ``hook_command``)."""
+    from hookbus.hosts import facts
+    from hookbus.manifests.base import interpreter_of, shell_command
+
+    answers: dict[str, list[str]] = {}
+    for native, cmds in commands.items():
+        for command in cmds:
+            if (interpreter_of(command) or ("",))[0] != program:
+                continue
+            no_opinion = shell_command(["-"], facts(host).no_opinion_for(native))
+            own = command.partition("; fi;")[2] == no_opinion.partition("; fi;")[2]
+            answers.setdefault("no opinion" if own else "a refusal (deny)", []).append(native)
+    return "; ".join(f"{what} for {', '.join(dict.fromkeys(events))}"
+                     for what, events in answers.items())  # fmt: skip
+
+
+def _expected(  # noqa: PLR0917
+    manifest: Manifest,
+    index: IndexData | None,
+    scope: Scope,
+    form: CommandForm,
+    path: str,
+    interpreters: list[InterpreterData],
+) -> dict[str, Any]:
+    """The entries install would write into ``path`` (see the module docstring)."""
+    import shlex
+
+    from hookbus.manifests.base import hook_argv, hookbus_file
+
+    python, renames = sys.executable, []
+    absolute = [i for i in interpreters if i["main"] is not None]
+    if form == "absolute" and absolute:
+        named = next((i for i in absolute if i["ok"]), absolute[0])
+        if named["ok"] and hookbus_file(named["program"]):
+            python = named["program"]
+        else:  # planned for this interpreter, then named as the command names it
+            here = hook_argv(sys.executable, manifest.facts.name, "-", None)[2]
+            pairs = ((sys.executable, named["program"]), (here, named["main"] or ""))
+            renames = [(f" {shlex.quote(a)} ", f" {shlex.quote(b)} ") for a, b in pairs]
+    plan = manifest.plan(index, python=python, scope=scope, form=form)
+    (document,) = [d for d in plan.documents if d.path == path]
+
+    def renamed(text: str) -> str:
+        for old, new in renames:
+            text = text.replace(old, new)
+        return text
+
+    return strings(document.entries, renamed)  # type: ignore[return-value]
