@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class HookbusError(Exception):
     """Root of hookbus's errors."""
@@ -44,3 +46,17 @@ class ConfigError(HookbusError, ValueError):
 
 class HostConfigError(HookbusError, ValueError):
     """A host's settings file cannot be read or changed safely."""
+
+
+class SampleError(HookbusError, ValueError):
+    """No sample payload can be built as asked: ``value`` is not among ``choices`` (which
+    ``choices_are``: "its events", "its tools")."""
+
+    def __init__(
+        self, host: str, problem: str, value: str, choices: Sequence[str], choices_are: str
+    ) -> None:
+        self.host = host
+        self.problem = problem
+        self.value = value
+        self.choices = tuple(choices)
+        super().__init__(f"{problem}; {choices_are}: {', '.join(self.choices)}")

@@ -8,34 +8,20 @@ A driver subclasses :class:`BaseDriver`, fills the class attributes, implements
 try`` sends), and its module ends with ``driver = TheDriver()``.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import ClassVar
 
 import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import Reply
-from hookbus.errors import DecodeError, HookbusError
+from hookbus.errors import DecodeError, SampleError
 from hookbus.hosts import HostFacts
 from hookbus.output import HookOutput
 from hookbus.types import Capabilities, Encoded, ToolRoute
 
 #: The portable event kinds whose handlers filter on tools.
 TOOL_EVENT_KINDS = frozenset({"before-tool", "after-tool", "after-edit"})
-
-
-class SampleError(HookbusError, ValueError):
-    """No sample payload can be built as asked: ``value`` is not among ``choices`` (which
-    ``choices_are``: "its events", "its tools")."""
-
-    def __init__(
-        self, host: str, problem: str, value: str, choices: Sequence[str], choices_are: str
-    ) -> None:
-        self.host = host
-        self.problem = problem
-        self.value = value
-        self.choices = tuple(choices)
-        super().__init__(f"{problem}; {choices_are}: {', '.join(self.choices)}")
 
 
 class BaseDriver:

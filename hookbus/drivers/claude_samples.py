@@ -27,7 +27,7 @@ import re
 import uuid
 from typing import Any
 
-from hookbus.drivers.base import SampleError
+from hookbus.errors import SampleError
 
 #: The optional common fields (``BaseHookInput``), in the order Claude writes them.
 COMMON = ("prompt_id", "permission_mode", "agent_id", "agent_type", "effort")

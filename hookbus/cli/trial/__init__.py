@@ -27,6 +27,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import msgspec
+
 from hookbus.errors import HookbusError
 
 if TYPE_CHECKING:
@@ -60,6 +62,50 @@ class UsageProblem(HookbusError, ValueError):
     """What is wrong with the command line, said to the person who typed it."""
 
 
+class Report(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``try`` found (``--json`` prints it): the payload sent, the event as decoded,
+    each handler's outcome, the merged reply, and the exact answer the host gets. Bytes
+    are text when they are UTF-8, else base64 (and the ``*_base64`` flag says so)."""
+
+    host: str
+    native: str
+    tool: str | None
+    payload: str
+    payload_base64: bool = False
+    #: The event as decoded (without ``raw``); None when the payload cannot be decoded.
+    event: dict[str, Any] | None
+    decoded_by: str
+    #: Whether the host's settings, as install writes them, start a hook for this event.
+    registered: bool | None
+    index: str
+    command: list[str]
+    wanted: list[str]
+    loaded: list[str]
+    stand_ins: list[str]
+    outcomes: list[dict[str, Any]]
+    reply: dict[str, Any] | None
+    dropped: list[dict[str, Any]]
+    diagnostics: list[dict[str, Any]]
+    stdout: str
+    stdout_base64: bool = False
+    stderr: str
+    stderr_base64: bool = False
+    exit_code: int | None
+    seconds: float
+    #: ``dispatch``, ``worker``, ``cold-path``, ``watchdog`` or ``nobody``, and why.
+    answered_by: str
+    why: str
+
+    def data(self, name: str) -> bytes:
+        """The bytes of ``payload``, ``stdout`` or ``stderr``."""
+        text: str = getattr(self, name)
+        if getattr(self, f"{name}_base64"):
+            import base64
+
+            return base64.b64decode(text)
+        return text.encode("utf-8")
+
+
 class Ran(NamedTuple):
     """The hook command as run: its argv, exact output, exit code (None: still running
     when ``try`` gave up on it) and wall time."""
@@ -80,8 +126,11 @@ def main(opts: argparse.Namespace) -> int:
     if opts.json:
         import json
 
-        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        plain = msgspec.to_builtins(report)
+        sys.stdout.write(json.dumps(plain, indent=2, ensure_ascii=False) + "\n")
     else:
+        from hookbus.cli.trial.text import human
+
         sys.stdout.write("".join(line + "\n" for line in human(report)))
     return 0
 
@@ -89,7 +138,7 @@ def main(opts: argparse.Namespace) -> int:
 # -- running -----------------------------------------------------------------------------
 
 
-def run(opts: argparse.Namespace) -> dict[str, Any]:
+def run(opts: argparse.Namespace) -> Report:
     """Build the payload, run the hook, and report (the ``--json`` object)."""
     import os
     import shutil
@@ -133,15 +182,9 @@ def run(opts: argparse.Namespace) -> dict[str, Any]:
         event, decoded_by = trace.event, "the hook"
     else:
         event, decoded_by = _decode_here(drivers.load(facts.name), data, native)
-    report: dict[str, Any] = {
-        "host": facts.name,
-        "native": native,
-        "tool": tool,
-        **_text("payload", data),
-        "event": event,
-        "decoded_by": decoded_by,
-        "registered": registered,
-        "index": compiled,
+    return msgspec.convert({
+        "host": facts.name, "native": native, "tool": tool, **_text("payload", data),
+        "event": event, "decoded_by": decoded_by, "registered": registered, "index": compiled,
         "command": ran.argv,
         "wanted": trace.wanted if trace else [],
         "loaded": trace.loaded if trace else [],
@@ -150,14 +193,10 @@ def run(opts: argparse.Namespace) -> dict[str, Any]:
         "reply": _builtins(trace.reply) if trace else None,
         "dropped": _builtins(trace.dropped) if trace else [],
         "diagnostics": trace.diagnostics if trace else [],
-        **_text("stdout", ran.stdout),
-        **_text("stderr", ran.stderr),
-        "exit_code": ran.exit_code,
-        "seconds": ran.seconds,
-        "answered_by": answered_by,
-        "why": why,
-    }
-    return report
+        **_text("stdout", ran.stdout), **_text("stderr", ran.stderr),
+        "exit_code": ran.exit_code, "seconds": ran.seconds,
+        "answered_by": answered_by, "why": why,
+    }, Report)  # fmt: skip
 
 
 def _payload(opts: argparse.Namespace, driver: Any, cwd: str) -> bytes:
@@ -188,7 +227,7 @@ def _payload(opts: argparse.Namespace, driver: Any, cwd: str) -> bytes:
                                f"""--input '{{"command": "ls"}}', not {got}""")  # fmt: skip
     import uuid
 
-    from hookbus.drivers.base import SampleError
+    from hookbus.errors import SampleError
 
     try:
         sample: bytes = driver.sample(opts.event, tool=opts.tool, tool_input=tool_input,
@@ -378,183 +417,3 @@ def _text(name: str, data: bytes) -> dict[str, Any]:
         import base64
 
         return {name: base64.b64encode(data).decode(), f"{name}_base64": True}
-
-
-def _bytes(report: dict[str, Any], name: str) -> bytes:
-    if report.get(f"{name}_base64"):
-        import base64
-
-        return base64.b64decode(report[name])
-    text: str = report[name]
-    return text.encode("utf-8")
-
-
-# -- output for people -------------------------------------------------------------------
-
-#: Who answered, as ``answered_by`` says it, for a person.
-ANSWERERS = {
-    "dispatch": "the handlers' dispatch",
-    "worker": "the worker, without a dispatch",
-    "cold-path": "the cold path, at once",
-    "watchdog": "the watchdog",
-    "nobody": "nobody",
-}
-
-
-def human(report: dict[str, Any]) -> list[str]:
-    """The report as sections for a person (colour on a terminal only). Every text that
-    comes from the payload, a handler or the log is shown :func:`printable`: an escape
-    sequence in a tool's input must not rewrite the screen."""
-    from hookbus.cli.render import Style, printable
-
-    paint = Style(sys.stdout)
-    lines: list[str] = []
-
-    def section(title: str, note: str = "") -> None:
-        if lines:
-            lines.append("")
-        lines.append(paint(title, "bold") + (f"  {paint(note, 'dim')}" if note else ""))
-
-    payload = _bytes(report, "payload")
-    section("payload", f"{report['host']} {report['native']}, {len(payload)} bytes")
-    lines.extend(f"  {printable(line)}" for line in _pretty(payload))
-    section("event", f"decoded by {report['decoded_by']}")
-    if report["event"] is None:
-        lines.append("  (none: the payload cannot be decoded)")
-    else:
-        lines.extend(f"  {printable(k)}: {printable(v)}" for k, v in _flat(report["event"]))
-    section("handlers", _handlers_note(report))
-    lines.extend(f"  {line}" for line in _handlers(report, paint))
-    section("merged reply")
-    lines.extend(f"  {printable(line)}" for line in _reply_lines(report))
-    if report["diagnostics"]:
-        section("diagnostics", "what the hook logs")
-        for d in report["diagnostics"]:
-            said = f"{d.get('level', '?')} {d.get('event', '?')}: {d.get('message', '')}"
-            lines.append(f"  {printable(said)}")
-    who = ANSWERERS.get(report["answered_by"], report["answered_by"])
-    section("host receives", f"answered by {who}, in {report['seconds'] * 1000:.0f} ms")
-    lines.append(f"  why: {printable(report['why'])}")
-    lines.extend(f"  {line}" for line in _received(report, paint))
-    return lines
-
-
-def _pretty(payload: bytes) -> list[str]:
-    import json
-
-    try:
-        return json.dumps(json.loads(payload), indent=2, ensure_ascii=False).splitlines()
-    except (ValueError, RecursionError):
-        from hookbus.cli.render import exact
-
-        return exact(payload) or ["(empty)"]
-
-
-def _flat(value: object, prefix: str = "") -> list[tuple[str, str]]:
-    """``value`` as ``key.sub: value`` pairs, leaving out what is empty."""
-    import json
-
-    if isinstance(value, dict) and value:
-        return [p for k, v in value.items() for p in _flat(v, f"{prefix}.{k}" if prefix else k)]
-    if value is None or value in ("", [], {}):
-        return []
-    if isinstance(value, str) and "\n" not in value:
-        return [(prefix, value)]
-    return [(prefix, json.dumps(value, ensure_ascii=False))]
-
-
-def _handlers_note(report: dict[str, Any]) -> str:
-    wanted, loaded, stand_ins = report["wanted"], report["loaded"], report["stand_ins"]
-    if not wanted and not report["outcomes"]:
-        return "none ran"
-    parts = [f"{len(wanted)} wanted it", f"{len(loaded)} loaded"]
-    if stand_ins:
-        parts.append(f"{len(stand_ins)} could not load and stood in for (fail-closed: deny)")
-    missing = [n for n in wanted if n not in loaded and n not in stand_ins]
-    if missing:
-        parts.append(f"not loaded, left out (fail-open): {', '.join(missing)}")
-    return "; ".join(parts)
-
-
-def _handlers(report: dict[str, Any], paint: Any) -> list[str]:
-    from hookbus.cli.render import printable, table
-
-    outcomes = report["outcomes"]
-    if not outcomes:
-        return ["(no handler ran)"]
-    colours = {"ok": "green", "error": "red", "timeout": "yellow"}
-    rows = [[paint("handler", "dim"), paint("status", "dim"), paint("time", "dim"),
-             paint("reply", "dim")]]  # fmt: skip
-    for outcome in outcomes:
-        status = outcome["status"]
-        if outcome["handler"] in report["stand_ins"]:
-            status += " (stand-in)"
-        summary = _summary(outcome.get("reply"))
-        if outcome["status"] != "ok":
-            error = (outcome.get("error") or "").strip().splitlines()
-            why = error[-1] if error else "no answer in time"
-            closed = "fail-closed: denied" if outcome.get("fail_closed") else "fail-open: no reply"
-            summary = f"{why} ({closed})"
-        rows.append([printable(outcome["handler"]),
-                     paint(status, colours.get(outcome["status"], "")),
-                     f"{outcome['seconds'] * 1000:.1f} ms", printable(summary)])  # fmt: skip
-    return table(rows)
-
-
-def _summary(reply: dict[str, Any] | None, limit: int = 80) -> str:
-    """A reply in a few words: ``deny: reason; context: text``."""
-    if not reply:
-        return "no opinion"
-
-    def cut(text: str) -> str:
-        text = " ".join(text.split())
-        return text if len(text) <= limit else text[: limit - 1] + "…"
-
-    parts = []
-    if reply.get("decision"):
-        reason = reply.get("reason")
-        parts.append(f"{reply['decision']}: {cut(reason)}" if reason else reply["decision"])
-    labels = {"updated_input": "rewrite", "context": "context", "message": "message",
-              "keep_working": "keep working", "halt": "halt"}  # fmt: skip
-    for field, label in labels.items():
-        value = reply.get(field)
-        if value is None or value == "":
-            continue
-        if not isinstance(value, str):
-            import json
-
-            value = json.dumps(value, ensure_ascii=False)
-        parts.append(f"{label}: {cut(value)}")
-    return "; ".join(parts) or "no opinion"
-
-
-def _reply_lines(report: dict[str, Any]) -> list[str]:
-    reply = report["reply"]
-    if reply is None:
-        return ["(no dispatch: nothing to merge)"]
-    lines = [f"{k}: {v}" for k, v in _flat(reply)] or ["no opinion"]
-    for part in report["dropped"]:
-        lines.append(f"dropped: {part['field']} from {part['handler']}: {part['why']}")
-    return lines
-
-
-def _received(report: dict[str, Any], paint: Any) -> list[str]:
-    import shlex
-
-    from hookbus.cli.render import exact
-
-    lines = [f"command: {shlex.join(report['command'])}", f"index: {report['index']}"]
-    if report["registered"] is False:
-        lines.append(paint(f"not registered: the {report['host']} settings that install writes "
-                           f"start no hook for {report['native']} (no enabled handler wants "
-                           "it)", "yellow"))  # fmt: skip
-    code = report["exit_code"]
-    lines.append(f"exit code: {'none (still running)' if code is None else code}")
-    for name in ("stdout", "stderr"):
-        data = _bytes(report, name)
-        if not data:
-            lines.append(f"{name}: empty")
-            continue
-        lines.append(f"{name}: {len(data)} bytes")
-        lines.extend(f"  {line}" for line in exact(data))
-    return lines
