@@ -101,6 +101,25 @@ class ToyDriver(BaseDriver):
             return ev.Stop(**common)
         return ev.Other(**common)
 
+    def sample_payload(
+        self,
+        native: str,
+        tool: str | None,
+        tool_input: dict[str, object] | None,
+        *,
+        cwd: str,
+        session_id: str,
+    ) -> dict[str, object]:
+        payload: dict[str, object] = {"session": session_id, "roots": [cwd]}
+        if self.kind_of(native) in ("before-tool", "after-tool"):
+            name = tool or "sh"
+            args = tool_input if tool_input is not None else {"cmd": "ls"}
+            call: dict[str, object] = {"tool": {"name": name, "args": args}, "id": "call-1"}
+            if native == "AfterCall":
+                call["result"] = "done"
+            payload["call"] = call
+        return payload
+
     def encode(self, native: str, reply: Reply) -> Encoded:
         dropped: list[Dropped] = []
         if native == "Ping":
