@@ -49,6 +49,15 @@ def settings_file(project: Path, name: str = "settings.json") -> Path:
     return project / ".claude" / name
 
 
+def pre_tool_command(project: Path) -> str:
+    hooks = json.loads(settings_file(project).read_text())["hooks"]
+    return hooks["PreToolUse"][0]["hooks"][0]["command"]  # type: ignore[no-any-return]
+
+
+SHEL = "import hookbus\n@hookbus.handler('before-tool', tools='shel')\ndef shell(e): ...\n"
+SOON = 'enable = ["hooks_mod:shell"]\n[handlers."hooks_mod:shell"]\ntimeout = "soon"\n'
+
+
 # -- mistakes: exit 1, nothing written, the problem and the fix named ----------------------
 
 MISTAKES = {
@@ -71,7 +80,7 @@ MISTAKES = {
         ["unknown event kind 'before-tol'", "'before-tool'"],
     ),
     "unknown tool kind": (
-        {"module": "import hookbus\n@hookbus.handler('before-tool', tools='shel')\ndef shell(e): ...\n"},
+        {"module": SHEL},
         ["unknown tool kind 'shel'", "shell", "mcp:<server>"],
     ),
     "invalid TOML": ({"config": "enable = [\n"}, ["unreadable", ".hookbus.toml"]),
@@ -84,7 +93,7 @@ MISTAKES = {
         ["unknown handler 'shell'", "module:function"],
     ),
     "bad option value": (
-        {"config": 'enable = ["hooks_mod:shell"]\n[handlers."hooks_mod:shell"]\ntimeout = "soon"\n'},
+        {"config": SOON},
         ["timeout", "hooks_mod:shell"],
     ),
 }
@@ -139,7 +148,9 @@ def test_verify_reports_drift_readably_with_the_fix(project: Path) -> None:
     )
     proc = hookbus_cli(project, "verify", "--host", "claude")
     assert proc.returncode == 1
-    assert "missing: UserPromptSubmit is not registered, but an enabled handler wants it" in proc.stdout
+    assert (
+        "missing: UserPromptSubmit is not registered, but an enabled handler wants" in proc.stdout
+    )
     assert "changed: PreToolUse: its fallback differs" in proc.stdout
     assert proc.stdout.rstrip().endswith("to fix: hookbus install --host claude")
     hookbus_cli(project, "install", "--host", "claude")
@@ -174,7 +185,7 @@ def test_project_scope_warns_about_the_machines_interpreter_and_offers_portable_
     assert sys.executable in proc.stderr and "--command path" in proc.stderr
     portable = hookbus_cli(project, "install", "--host", "claude", "--command", "path")
     assert "committed with the project" not in portable.stderr
-    command = json.loads(settings_file(project).read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    command = pre_tool_command(project)
     assert sys.executable not in command and "exec hookbus run --host claude" in command
 
 
@@ -218,7 +229,7 @@ def test_portable_forms_run_hookbus_found_on_path_and_refuse_without_it(
     """With hookbus on PATH the guard answers; without it (no such program, or a python3
     that cannot import hookbus) the command's fallback denies for the fail-closed guard."""
     assert hookbus_cli(project, "install", "--host", "claude", "--command", form).returncode == 0
-    command = json.loads(settings_file(project).read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    command = pre_tool_command(project)
     venv_bin = tmp_path / "venv-bin"
     venv_bin.mkdir()
     (venv_bin / "hookbus").symlink_to(Path(sys.executable).with_name("hookbus"))
