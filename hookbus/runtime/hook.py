@@ -240,13 +240,16 @@ def _unreadable(  # noqa: PLR0917
     malformed or never finished)."""
     if intake.end == "timeout":
         problem = f"{problem} (stdin still open when the read's time ran out)"
-    diagnostics.emit("input-invalid", problem, host=facts.name, bytes=len(intake.data))
     sniffed, _ = sniff(intake.data, facts)
     # The tool name is not trusted from a payload that cannot be read: a "tool_name" key
     # inside the tool's own input (which the model writes) could be found first. Every
     # handler of the event counts, whatever its tools.
     tool = None
     native = sniffed or opts.event
+    if intake.end == "terminal":
+        problem = "stdin is a terminal: no payload (a person ran the hook by hand)"
+    diagnostics.emit("input-invalid", problem, host=facts.name, native=native,
+                     bytes=len(intake.data))  # fmt: skip
     no_opinion = facts.no_opinion_for(native)
     if native is None:
         emergency.set(no_opinion)
