@@ -114,7 +114,8 @@ def _settings_of(
         if key not in raw:
             continue
         value = raw[key]
-        if key == "timeout" and isinstance(value, float) and not 0 < value < float("inf"):
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if key == "timeout" and number and not 0 < value < float("inf"):  # type: ignore[operator]
             why = f"timeout must be positive finite seconds, not {value}; declared value kept"
             problems.append(ConfigError(path, f"[handlers.{name!r}] {why}"))
             continue
@@ -129,19 +130,21 @@ def _settings_of(
 def _within_the_users_guards(
     f: _File, users: set[str], path: str, problems: list[ConfigError]
 ) -> _File:
-    """``f`` (a project file) without what would switch off a handler the user's own
-    configuration enables: a ``disable`` of it, or ``fail_closed = false`` on it."""
+    """``f`` (a project file) without what would switch off or weaken a handler the
+    user's own configuration enables: a ``disable`` of it, or a section for it."""
     kept = [n for n in f.disable if n not in users]
     for name in set(f.disable) - set(kept):
         problems.append(ConfigError(path, f"disable {name!r} ignored: your user configuration "
                                     "enables it, and a project cannot switch it off",
                                     invalid=False))  # fmt: skip
     sections = dict(f.handlers)
-    for name in users & sections.keys():
-        if sections[name].get("fail_closed") is False:
-            sections[name] = {k: v for k, v in sections[name].items() if k != "fail_closed"}
-            why = "fail_closed = false ignored: a project cannot make a guard of yours fail open"
-            problems.append(ConfigError(path, f"[handlers.{name!r}] {why}", invalid=False))
+    for name in sorted(users & sections.keys()):
+        # Not fail_closed = false, and not its options either: ``words = []`` would make
+        # a guard of yours allow everything as surely as switching it off.
+        del sections[name]
+        why = ("ignored: your user configuration enables this handler, and a project "
+               "cannot change its settings (set them in your user configuration)")  # fmt: skip
+        problems.append(ConfigError(path, f"[handlers.{name!r}] {why}", invalid=False))
     return msgspec.structs.replace(f, disable=kept, handlers=sections)
 
 

@@ -38,9 +38,10 @@ def test_user_config_comes_first_and_hookbus_config_replaces_both(
 
 
 def test_files_merge_in_precedence_order(tmp_path: Path) -> None:
-    """Later files override settings and options and add handlers; a project may not
-    disable a handler the user's own configuration enables (the agent can write the
-    project's file), and says so."""
+    """Later files override the budget and add handlers; a project may not disable a
+    handler the user's own configuration enables, nor change its settings or options
+    (the agent can write the project's file: ``limit``, or ``words = []``, would weaken
+    a guard as surely as switching it off), and says so."""
     user = write(
         tmp_path / "user.toml",
         """
@@ -65,12 +66,14 @@ limit = 5
     settings = loaded.settings
     assert [p.problem for p in loaded.problems] == [
         "disable 'a:two' ignored: your user configuration enables it, and a project cannot "
-        "switch it off"
+        "switch it off",
+        "[handlers.'a:one'] ignored: your user configuration enables this handler, and a "
+        "project cannot change its settings (set them in your user configuration)",
     ]
     assert settings.budget == 1.0
     assert [h.name for h in settings.handlers] == ["a:one", "a:two", "a:three"]
     one = settings.handlers[0].settings
-    assert (one.options, one.timeout) == ({"limit": 5}, 3)
+    assert (one.options, one.timeout) == ({"limit": 1}, 3)
     # Each file's own folder is importable: handler modules live next to their config.
     assert settings.python_path == (str(tmp_path), str(tmp_path / "p"))
 
@@ -145,3 +148,18 @@ def test_a_configuration_anyone_could_write_is_ignored(
     Path(path).chmod(0o666)
     assert config_paths(str(tmp_path / "p")) == []
     assert "config-ignored" in (isolated_environment / "diagnostics.jsonl").read_text()
+
+
+def test_a_timeout_that_is_not_positive_finite_seconds_keeps_the_declared_one(
+    tmp_path: Path,
+) -> None:
+    """``timeout = 0`` or ``-1`` (integers) and ``inf`` are refused like ``-1.5``: the
+    handler keeps its declared timeout, rather than failing to load."""
+    for value in ("0", "-1", "-1.5", "inf"):
+        path = write(
+            tmp_path / f"t{value}.toml",
+            f'enable = ["a:one"]\n[handlers."a:one"]\ntimeout = {value}\n',
+        )
+        loaded = load([path])
+        assert loaded.settings.handlers[0].settings.timeout is None, value
+        assert any("positive finite seconds" in p.problem for p in loaded.problems), value

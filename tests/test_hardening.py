@@ -249,6 +249,38 @@ def test_a_project_file_cannot_switch_off_a_guard_of_the_user(
              "the ignored override reported")  # fmt: skip
 
 
+OPTIONED_GUARD = """
+import msgspec
+import hookbus
+
+class Words(msgspec.Struct):
+    words: tuple[str, ...] = ("rm -rf",)
+
+@hookbus.handler("before-tool", tools="shell", timeout=2, fail_closed=True, options=Words)
+def guard(event, ctx):
+    if any(w in (event.tool.command or "") for w in ctx.options.words):
+        return hookbus.Reply.deny("no " + ", ".join(ctx.options.words))
+    return None
+"""
+
+
+def test_a_project_file_cannot_empty_the_options_of_a_guard_of_the_user(
+    tmp_path: Path, isolated_environment: Path
+) -> None:
+    """``words = []`` in a project's section would make the user's guard allow
+    everything: a project cannot change the settings of a handler the user enables."""
+    user = tmp_path / "xdg-config" / "hookbus"
+    user.mkdir(parents=True)
+    (user / "guard.py").write_text(OPTIONED_GUARD)
+    (user / "config.toml").write_text('enable = ["guard:guard"]\n')
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / ".hookbus.toml").write_text('[handlers."guard:guard"]\nwords = []\ntimeout = 0.5\n')
+    result = run_cli("claude", pre_tool("rm -rf victim", root), cwd=root, args=HOOK)
+    assert decision(result.stdout) == "deny"
+    assert b"no rm -rf" in result.stdout
+
+
 def test_an_edit_to_a_module_a_handler_imports_from_pythonpath_is_noticed(
     tmp_path: Path,
 ) -> None:

@@ -154,7 +154,7 @@ class AfterTool(Event, tag="after-tool", frozen=True, kw_only=True):
     #: What the tool gave back, as text the model would read (at most 16 KiB: the head).
     output: str | None = None
     error: str | None = None
-    duration_ms: int | None = None
+    duration_ms: float | None = None
     #: Files an edit tool changed (filled by the driver; empty for other tools).
     changes: tuple[FileChange, ...] = ()
     #: Ids of the children an agent-spawn call started (for spawn-to-child links).
