@@ -301,3 +301,24 @@ def test_uninstall_removes_a_file_install_created(project: Path) -> None:
     assert "hookbus created it" in proc.stdout
     assert not settings_file(project).exists()
     assert not settings_file(project).with_name("settings.json.hookbus-backup").exists()
+
+
+def test_the_module_form_refuses_when_python3_imports_a_broken_hookbus(
+    project: Path, tmp_path: Path
+) -> None:
+    """A half-removed install (its package raises at import) is no pass for the guard."""
+    assert (
+        hookbus_cli(project, "install", "--host", "claude", "--command", "module").returncode == 0
+    )
+    broken = tmp_path / "broken" / "hookbus"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise RuntimeError('half removed')\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").write_text(
+        f'#!/bin/sh\nPYTHONPATH={broken.parent} exec {Path(sys.base_prefix) / "bin" / "python3"} "$@"\n'
+    )
+    (bin_dir / "python3").chmod(0o755)
+    reply = run_entry(pre_tool_command(project), project, f"{bin_dir}:/usr/bin:/bin")
+    assert reply["permissionDecision"] == "deny"
+    assert "hookbus could not run" in str(reply["permissionDecisionReason"])

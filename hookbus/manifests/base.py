@@ -164,11 +164,12 @@ def hook_command(  # noqa: PLR0917
 #: The ``module`` form's program: hookbus's CLI when python3 can import it, else the
 #: fallback it is given (stdout, stderr, exit code) as its first three arguments. A bare
 #: ``python3 -m hookbus`` would exit 1 with "No module named hookbus": for some hosts a
-#: deny of every tool call, for a guard's host a pass.
+#: deny of every tool call, for a guard's host a pass. Any failure to import counts (a
+#: half-removed install raises more than ImportError).
 MODULE_LAUNCHER = (
     "import sys\n"
     "try:\n from hookbus.cli import main\n"
-    "except ImportError:\n"
+    "except Exception:\n"
     " o, e, c = sys.argv[1:4]; sys.stdout.write(o); sys.stderr.write(e); sys.exit(int(c))\n"
     "del sys.argv[1:4]; main()"
 )
