@@ -13,6 +13,7 @@ them, never a hook.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import re
 from typing import Any, Literal, Protocol
@@ -53,7 +54,16 @@ class JsonCodec:
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
+def same(a: object, b: object) -> bool:
+    """Equal as JSON: ``1`` is not ``true`` and ``1`` is not ``1.0`` (Python's ``==`` says
+    they are, and an edit from one to the other must not pass for no change)."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
 class _Member:
+    """One top-level member of a JSON object, by offsets into its text: ``start`` is its
+    key's first quote; the value runs from ``value_start`` to ``value_end``."""
+
     __slots__ = ("key", "start", "value_end", "value_start")
 
     def __init__(self, key: str, start: int, value_start: int, value_end: int) -> None:
@@ -87,6 +97,8 @@ def _members(text: str) -> tuple[int, list[_Member], int]:
         _, value_end = decoder.raw_decode(text, value_start)
         members.append(_Member(key, i, value_start, value_end))
         i = skip(value_end)
+    if len({m.key for m in members}) != len(members):
+        raise ValueError("a key is repeated")  # which one counts is the reader's guess
     return opening, members, i
 
 
@@ -108,10 +120,15 @@ def _style(text: str, members: list[_Member]) -> tuple[str | None, str, str, boo
 
 
 def _splice(text: str, document: dict[str, Any]) -> str:
+    """``text`` (a JSON object) edited to hold ``document``: the members whose value is
+    unchanged keep their bytes, changed values are written in the file's style, removed
+    members go with the separator before them, new ones are added at the end. The object
+    is rebuilt from whole spans of the original, never edited offset by offset."""
     opening, members, closing = _members(text)
     before = {m.key: json.loads(text[m.value_start : m.value_end]) for m in members}
-    if [k for k in before if k in document] != [k for k in document if k in before]:
-        raise ValueError("keys reordered")
+    kept = [k for k in document if k in before]
+    if [k for k in before if k in document] != kept or list(document)[: len(kept)] != kept:
+        raise ValueError("keys reordered")  # (new keys can only come after the old ones)
     unit, item_sep, key_sep, ascii_only = _style(text, members)
 
     def value(obj: object) -> str:
@@ -119,40 +136,34 @@ def _splice(text: str, document: dict[str, Any]) -> str:
                             ensure_ascii=ascii_only)  # fmt: skip
         return dumped.replace("\n", "\n" + unit) if unit else dumped
 
-    edits: list[tuple[int, int, str]] = []  # (start, end, replacement), back to front
-    kept = [m for m in members if m.key in document]
+    # A member's separator is the text before its key: the layout after "{" for the
+    # first, the comma and layout after the previous value for the others. A kept member
+    # whose predecessor is kept too keeps its own; any other takes one the file uses.
+    seps = [text[prev.value_end : m.start] for prev, m in itertools.pairwise(members)]
+    if members:
+        first = text[opening + 1 : members[0].start]
+        between = seps[0] if seps else "," + (first or (" " if unit is None else ""))
+    else:
+        first = "" if unit is None else "\n" + unit
+        between = item_sep if unit is None else "," + first
+    joined: list[str] = []
+    previous = -2  # the original position of the member written last
     for n, m in enumerate(members):
         if m.key not in document:
-            later = members[n + 1 :]
-            if later:  # up to the next member: its comma and the layout before it go
-                edits.append((m.start, later[0].start, ""))
-            elif n:  # the last: from the end of the previous value
-                edits.append((members[n - 1].value_end, m.value_end, ""))
-            else:
-                edits.append((opening + 1, m.value_end, ""))
-        elif document[m.key] != before[m.key]:
-            edits.append((m.value_start, m.value_end, value(document[m.key])))
-    added = [k for k in document if k not in before]
-    if added:
-        if kept:
-            last = kept[-1]
-            lead = text[members[members.index(last) - 1].value_end + 1 : last.start] if (
-                members.index(last)) else text[opening + 1 : last.start]  # fmt: skip
-            lead = lead if lead.strip() == "" else ""
-            new = "".join(f"{item_sep.rstrip() or ','}{lead or item_sep[1:]}"
-                          f"{json.dumps(k, ensure_ascii=ascii_only)}{key_sep}{value(document[k])}"
-                          for k in added)  # fmt: skip
-            edits.append((last.value_end, last.value_end, new))
-        else:
-            lead = "\n" + unit if unit else ""
-            body = (item_sep + lead.lstrip(" ")).join(
-                f"{lead}{json.dumps(k, ensure_ascii=ascii_only)}{key_sep}{value(document[k])}"
-                for k in added
-            )
-            edits.append((opening + 1, closing, body + ("\n" if unit else "")))
-    for start, end, replacement in sorted(edits, reverse=True):
-        text = text[:start] + replacement + text[end:]
-    return text
+            continue
+        body = text[m.value_start : m.value_end]
+        if not same(document[m.key], before[m.key]):
+            body = value(document[m.key])
+        sep = first if not joined else seps[n - 1] if previous == n - 1 else between
+        joined.append(sep + text[m.start : m.value_start] + body)
+        previous = n
+    for key in (k for k in document if k not in before):
+        member = json.dumps(key, ensure_ascii=ascii_only) + key_sep + value(document[key])
+        joined.append((between if joined else first) + member)
+    if not joined:
+        return text[: opening + 1] + text[closing:]
+    end = text[members[-1].value_end : closing] if members else ("\n" if unit else "")
+    return text[: opening + 1] + "".join(joined) + end + text[closing:]
 
 
 class TomlCodec:
