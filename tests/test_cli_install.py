@@ -186,7 +186,7 @@ def test_project_scope_warns_about_the_machines_interpreter_and_offers_portable_
     portable = hookbus_cli(project, "install", "--host", "claude", "--command", "path")
     assert "committed with the project" not in portable.stderr
     command = pre_tool_command(project)
-    assert sys.executable not in command and "exec hookbus run --host claude" in command
+    assert sys.executable not in command and "then hookbus run --host claude" in command
 
 
 def test_user_scope_reads_the_user_configuration_only(
@@ -214,10 +214,13 @@ PAYLOAD = {"session_id": "s", "transcript_path": "/t", "hook_event_name": "PreTo
            "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}}  # fmt: skip
 
 
-def run_entry(command: str, cwd: Path, path: str) -> dict[str, object]:
+def run_entry(
+    command: str, cwd: Path, path: str, env: dict[str, str] | None = None
+) -> dict[str, object]:
+    """Run an installed command as Claude does; its one reply (exit 0, one JSON object)."""
     proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps({**PAYLOAD, "cwd": str(cwd)}),
                           cwd=cwd, capture_output=True, text=True, timeout=60, check=False,
-                          env={**os.environ, "PATH": path})  # fmt: skip
+                          env={**os.environ, "PATH": path, **(env or {})})  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)["hookSpecificOutput"]  # type: ignore[no-any-return]
 
@@ -322,3 +325,38 @@ def test_the_module_form_refuses_when_python3_imports_a_broken_hookbus(
     reply = run_entry(pre_tool_command(project), project, f"{bin_dir}:/usr/bin:/bin")
     assert reply["permissionDecision"] == "deny"
     assert "hookbus could not run" in str(reply["permissionDecisionReason"])
+
+
+def test_a_hookbus_on_path_that_cannot_start_is_no_pass_for_the_guard(
+    project: Path, tmp_path: Path
+) -> None:
+    """The path form with a console script whose interpreter is gone (a pipx venv after a
+    Python upgrade): the shell says 126/127, and the command's fallback denies."""
+    assert hookbus_cli(project, "install", "--host", "claude", "--command", "path").returncode == 0
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "hookbus").write_text("#!/nonexistent/python3\n")
+    (bin_dir / "hookbus").chmod(0o755)
+    reply = run_entry(pre_tool_command(project), project, f"{bin_dir}:/usr/bin:/bin")
+    assert reply["permissionDecision"] == "deny"
+    assert "hookbus could not run" in str(reply["permissionDecisionReason"])
+
+
+def test_a_half_removed_hookbus_is_no_pass_for_the_guard(project: Path, tmp_path: Path) -> None:
+    """The absolute form with a package that imports its CLI but no longer its runtime (an
+    upgrade racing the hook): Python exits 1, and the command's fallback denies, once."""
+    import shutil
+
+    import hookbus
+
+    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
+    broken = tmp_path / "broken"
+    shutil.copytree(Path(hookbus.__file__).parent, broken / "hookbus")
+    shutil.rmtree(broken / "hookbus" / "runtime")
+    reply = run_entry(pre_tool_command(project), project, os.environ["PATH"],
+                      env={"PYTHONPATH": str(broken)})  # fmt: skip
+    assert reply["permissionDecision"] == "deny"
+    assert "hookbus could not run" in str(reply["permissionDecisionReason"])
+    # and a working hook's own answer passes through alone
+    assert run_entry(pre_tool_command(project), project, os.environ["PATH"])[
+        "permissionDecisionReason"] == "not that"  # fmt: skip

@@ -64,9 +64,11 @@ def test_manifest_registers_only_subscribed_events_and_tools(project: Path) -> N
     proc = cli(project, "manifest")
     assert proc.returncode == 0, proc.stderr
     main = Path(hookbus.__file__).with_name("__main__.py")
-    checks = f"if [ -x {sys.executable} ] && [ -f {main} ]; then exec"
+    checks = f"if [ -x {sys.executable} ] && [ -f {main} ]; then"
     command = f"{checks} {sys.executable} -P {main} run --host claude --event"
-    fallback = "fi; exit 0"  # Claude's no-opinion, should Python or hookbus be gone
+    # The hook's own exit passes through; Claude's no-opinion should Python or hookbus be
+    # gone, or fail before answering.
+    fallback = "s=$?; [ $s -ne 1 ] && [ $s -lt 126 ] && exit $s; fi; exit 0"
 
     def shell(event: str) -> dict[str, object]:
         return {"matcher": "Bash|PowerShell", "hooks": [{"type": "command", "timeout": 10,

@@ -157,26 +157,24 @@ def hook_command(  # noqa: PLR0917
         return shell_command(argv, fallback, requires=(argv[2],))
     if form == "path":
         return shell_command(["hookbus", *args], fallback, on_path=True)
-    return shell_command(["python3", "-P", "-c", MODULE_LAUNCHER, *_frame(fallback), *args],
-                         fallback, on_path=True)  # fmt: skip
+    return shell_command(["python3", "-c", MODULE_LAUNCHER, *args], fallback, on_path=True)
 
 
-#: The ``module`` form's program: hookbus's CLI when python3 can import it, else the
-#: fallback it is given (stdout, stderr, exit code) as its first three arguments. A bare
-#: ``python3 -m hookbus`` would exit 1 with "No module named hookbus": for some hosts a
-#: deny of every tool call, for a guard's host a pass. Any failure to import counts (a
-#: half-removed install raises more than ImportError).
+#: The ``module`` form's program. ``-c`` puts the working folder first on the import
+#: path: it is taken off before anything is imported (``-P`` would do it, but a Python
+#: older than 3.11 exits 2 on it, a block for Claude). An interpreter too old, or one
+#: that cannot import hookbus (not installed, half removed), exits 1 in a line: the
+#: command's fallback answers then.
 MODULE_LAUNCHER = (
     "import sys\n"
-    "try:\n from hookbus.cli import main\n"
-    "except Exception:\n"
-    " o, e, c = sys.argv[1:4]; sys.stdout.write(o); sys.stderr.write(e); sys.exit(int(c))\n"
-    "del sys.argv[1:4]; main()"
+    "if sys.path and sys.path[0] == '': del sys.path[0]\n"
+    "try:\n"
+    " assert sys.version_info >= (3, 11), 'Python 3.11 or later is needed'\n"
+    " from hookbus.cli import main\n"
+    "except Exception as e:\n"
+    " sys.exit(f'hookbus: cannot run in {sys.executable}: {e!r}')\n"
+    "main()"
 )
-
-
-def _frame(fallback: HookOutput) -> list[str]:
-    return [fallback.stdout.decode(), fallback.stderr.decode(), str(fallback.exit_code)]
 
 
 def interpreter_of(command: str) -> tuple[str, str | None] | None:
@@ -186,9 +184,11 @@ def interpreter_of(command: str) -> tuple[str, str | None] | None:
         words = shlex.split(command)
     except ValueError:
         return None
-    if "exec" not in words:
+    if "then" not in words:
         return None
-    rest = words[words.index("exec") + 1 :]
+    rest = words[words.index("then") + 1 :]
+    if rest[:1] == ["exec"]:  # as versions before 0.2 wrote it
+        rest = rest[1:]
     if not rest:
         return None
     if len(rest) > 2 and rest[1] == "-P" and rest[2].endswith("__main__.py"):
@@ -204,14 +204,16 @@ def shell_command(
     on_path: bool = False,
 ) -> str:
     """``argv`` as a shell command that answers ``fallback`` itself when the hook cannot
-    start: the interpreter (``argv[0]``) or a file it ``requires`` (hookbus's own package
-    in that interpreter) is gone.
+    run: the program (``argv[0]``) or a file it ``requires`` (hookbus's own package in
+    that interpreter) is gone, or it failed before answering, as a Python that cannot
+    import hookbus does (a half-removed install, a broken console script): exit 1, or 126
+    and above from the shell (cannot execute, not found, killed).
 
     The fallback is the host's no-opinion, or the refusal when a fail-closed handler
-    wants the event: a guard is not lost with the interpreter. The checks are shell
-    builtins and the hook is ``exec``-ed, so the shell forks nothing and costs nothing
-    measurable; a fallback after the hook (``cmd || fallback``) would keep the shell
-    waiting on every call.
+    wants the event: a guard is not lost with the interpreter. ``hookbus run`` itself
+    never exits 1 (a host it does not know aside, which no installed command names), so
+    its own answers pass through unchanged. The checks are shell builtins; the shell
+    waits for the hook (a fork more than an ``exec``, which could not answer a failure).
     """
     if on_path:  # found on PATH: ``command -v`` is a builtin, like ``[``
         checks = f"command -v {shlex.quote(argv[0])} >/dev/null 2>&1"
@@ -227,7 +229,8 @@ def shell_command(
     if fallback.stderr:
         parts.append(f"printf '%s' {shlex.quote(fallback.stderr.decode())} >&2")
     parts.append(f"exit {fallback.exit_code}")
-    return f"if {checks}; then exec {command}; fi; {'; '.join(parts)}"
+    passed = "s=$?; [ $s -ne 1 ] && [ $s -lt 126 ] && exit $s"
+    return f"if {checks}; then {command}; {passed}; fi; {'; '.join(parts)}"
 
 
 @functools.cache

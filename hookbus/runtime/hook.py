@@ -119,7 +119,12 @@ def main(argv: list[str]) -> int:
     grace = FLUSH_GRACE
     if emergency.deadline is not None:
         grace = max(0.0, min(grace, emergency.deadline - time.monotonic()))
-    flush_diagnostics(grace, after_reply)
+    # The reply is out: a failure now must not add to it (the command's fallback answers
+    # an exit 1, which would be a second reply).
+    try:  # noqa: SIM105 (contextlib is not loaded on the cold path)
+        flush_diagnostics(grace, after_reply)
+    except Exception:
+        pass
     return code
 
 
