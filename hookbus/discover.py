@@ -71,10 +71,12 @@ def working_folder() -> str:
         return os.environ.get("PWD") or "/"
 
 
-def config_paths(project: str | None = None, *, user_only: bool = False) -> list[str]:
+def config_paths(
+    project: str | None = None, *, user_only: bool = False, project_only: bool = False
+) -> list[str]:
     """The trusted configuration files in effect for ``project`` (default: the working
     directory), lowest precedence first; with ``user_only``, the user's alone (what
-    applies in every project)."""
+    applies in every project), with ``project_only`` the project's alone."""
     explicit = os.environ.get("HOOKBUS_CONFIG")
     if explicit:
         path = os.path.abspath(os.path.expanduser(explicit))
@@ -85,7 +87,7 @@ def config_paths(project: str | None = None, *, user_only: bool = False) -> list
         return [path] if _trusted(path) else []
     paths = []
     user = user_config_path()
-    if os.path.isfile(user) and _trusted(user):
+    if not project_only and os.path.isfile(user) and _trusted(user):
         paths.append(user)
     if user_only:
         return paths

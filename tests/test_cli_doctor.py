@@ -194,3 +194,24 @@ def test_the_last_diagnostics_are_shown_and_a_bad_line_tolerated(
     shown = proc.stdout.split("last diagnostics", 1)[1]
     assert has_row(shown, "2026-01-02T03:04:05.000Z", "handler-timeout", "guard took too long")
     assert "{not json" in shown and "'hookbus log' for more" in shown
+
+
+def test_an_event_a_handler_wants_that_no_scope_registers_is_a_problem(
+    project: Path, tmp_path: Path
+) -> None:
+    """A user-scope install for the user's own handler, and a project guard installed in
+    no scope: each scope is up to date with its configuration, yet no hook runs the
+    guard. Doctor names the events and the handler."""
+    user_dir = tmp_path / "xdg-config" / "hookbus"
+    user_dir.mkdir(parents=True)
+    (user_dir / "mine.py").write_text(HANDLERS)
+    (user_dir / "config.toml").write_text('enable = ["mine:prompt"]\n')
+    proc = hookbus(project, "install", "--host", "claude", "--scope", "user")
+    assert proc.returncode == 0, proc.stderr
+    doctor = hookbus(project, "doctor")
+    assert doctor.returncode == 1, doctor.stdout
+    assert "PreToolUse" in doctor.stdout and "registered in no scope" in doctor.stdout
+    [line] = [ln for ln in doctor.stdout.splitlines() if "registered in no scope" in ln]
+    assert "doc_handlers:guard" in line and "never run" in line
+    installed(project)
+    assert hookbus(project, "doctor").returncode == 0

@@ -360,3 +360,106 @@ def test_a_half_removed_hookbus_is_no_pass_for_the_guard(project: Path, tmp_path
     # and a working hook's own answer passes through alone
     assert run_entry(pre_tool_command(project), project, os.environ["PATH"])[
         "permissionDecisionReason"] == "not that"  # fmt: skip
+
+
+# -- found by review ------------------------------------------------------------------
+
+
+def test_python_given_by_name_is_written_as_its_absolute_path(project: Path) -> None:
+    """``--python python3`` would be tested as ./python3 in the agent's folder, and never
+    run: it is resolved on PATH and written absolute."""
+    name = Path(sys.executable).name
+    env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    proc = hookbus_cli(project, "install", "--host", "claude", "--python", name, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert f"[ -x {sys.executable} ]" in pre_tool_command(project)
+    missing = hookbus_cli(project, "install", "--host", "claude", "--python", "nopython9")
+    assert missing.returncode == 1 and "no such interpreter" in missing.stderr
+
+
+@pytest.mark.parametrize("value", ['{"matcher": "Bash", "hooks": []}', '"abc"', "null"])
+def test_an_event_that_is_not_a_list_of_groups_is_refused_not_rearranged(
+    project: Path, value: str
+) -> None:
+    path = settings_file(project)
+    path.parent.mkdir()
+    text = '{"hooks": {"PreToolUse": ' + value + "}}"
+    path.write_text(text)
+    proc = hookbus_cli(project, "install", "--host", "claude")
+    assert proc.returncode == 1
+    assert "hooks.PreToolUse is not a list" in proc.stderr and "Traceback" not in proc.stderr
+    assert path.read_text() == text
+
+
+def test_the_backup_is_as_private_as_the_settings_file(project: Path) -> None:
+    path = settings_file(project)
+    path.parent.mkdir()
+    path.write_text('{"env": {"ANTHROPIC_API_KEY": "sk-secret"}}')
+    path.chmod(0o600)
+    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
+    assert (path.stat().st_mode & 0o777, path.with_name("settings.json.hookbus-backup")
+            .stat().st_mode & 0o777) == (0o600, 0o600)  # fmt: skip
+
+
+def test_uninstall_works_when_a_handler_module_ends_its_importer(project: Path) -> None:
+    """Uninstall is the way out of a broken guard: it imports no handler."""
+    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
+    (project / "hooks_mod.py").write_text("import os\nos._exit(3)\n" + GOOD)
+    proc = hookbus_cli(project, "uninstall", "--host", "claude")
+    assert proc.returncode == 0, proc.stderr
+    assert not settings_file(project).exists()
+
+
+def test_a_settings_folder_that_cannot_be_written_is_a_message_not_a_traceback(
+    project: Path,
+) -> None:
+    if os.geteuid() == 0:  # root writes anywhere: make the folder a file instead
+        (project / ".claude").write_text("not a folder")
+    else:
+        (project / ".claude").mkdir(mode=0o500)
+    proc = hookbus_cli(project, "install", "--host", "claude")
+    assert proc.returncode == 1
+    assert ".claude" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "original",
+    ['{"model":"opus","hooks":{}}', '{"hooks": {"Stop": []}, "model": "x"}'],
+)
+def test_the_users_empty_containers_come_back_too(project: Path, original: str) -> None:
+    path = settings_file(project)
+    path.parent.mkdir()
+    path.write_text(original)
+    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
+    assert hookbus_cli(project, "uninstall", "--host", "claude").returncode == 0
+    assert path.read_text() == original
+
+
+def test_uninstall_keeps_an_edit_that_only_changed_a_values_type(project: Path) -> None:
+    """``1`` edited to ``true`` after install is an edit: the backup is not restored."""
+    path = settings_file(project)
+    path.parent.mkdir()
+    path.write_text('{"spinnerTipsEnabled": 1}')
+    hookbus_cli(project, "install", "--host", "claude")
+    path.write_text(
+        path.read_text().replace('"spinnerTipsEnabled": 1', '"spinnerTipsEnabled": true')
+    )
+    assert hookbus_cli(project, "uninstall", "--host", "claude").returncode == 0
+    assert json.loads(path.read_text()) == {"spinnerTipsEnabled": True}
+
+
+def test_the_committed_settings_follow_the_projects_configuration_alone(
+    project: Path, tmp_path: Path
+) -> None:
+    """A personal guard in the installer's user configuration must not reach the file
+    their teammates get (with its refusals); the local settings, this machine's, have it."""
+    user_dir = tmp_path / "xdg-config" / "hookbus"
+    user_dir.mkdir(parents=True)
+    (user_dir / "mine.py").write_text(GOOD)
+    (user_dir / "config.toml").write_text('enable = ["mine:prompt"]\n')
+    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
+    assert sorted(json.loads(settings_file(project).read_text())["hooks"]) == [
+        "PreSkillShellCommand", "PreToolUse"]  # fmt: skip
+    assert hookbus_cli(project, "install", "--host", "claude", "--scope", "local").returncode == 0
+    local = json.loads(settings_file(project, "settings.local.json").read_text())["hooks"]
+    assert "UserPromptSubmit" in local

@@ -66,14 +66,22 @@ def main(opts: argparse.Namespace) -> int:
     except HostConfigError as exc:
         print(f"hookbus: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # a read-only folder, a full disk: said, not a traceback
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"hookbus: {opts.command} failed:{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
 
 
 def config_files(scope: Scope) -> list[str]:
     """The configuration an install of ``scope`` follows: the user's alone for the user's
-    settings (they apply in every project, wherever install is run), else what a hook in
-    this project reads. ``HOOKBUS_CONFIG`` names the file for every scope."""
+    settings (they apply in every project, wherever install is run); the project's alone
+    for a settings file committed with it (a teammate must not get the installer's own
+    handlers, nor their refusals); both for the project's local settings, which are this
+    machine's. ``HOOKBUS_CONFIG`` names the file for every scope."""
     from hookbus.discover import config_paths
 
+    if scope == "project":
+        return config_paths(project_only=True)
     return config_paths(user_only=scope == "user")
 
 
@@ -131,6 +139,14 @@ def _checked_python(python: str | None) -> str:
 
     if python is None:
         return sys.executable
+    import shutil
+
+    # The command tests the interpreter by path ([ -x ... ]) in the folder the agent works
+    # in: a bare name or a relative path would never be found there.
+    found = shutil.which(python)
+    if found is None:
+        raise HostConfigError(f"--python {python}: no such interpreter")
+    python = os.path.abspath(found)
     try:
         probe = subprocess.run([python, "-P", "-c", "import hookbus"], capture_output=True,
                                timeout=30, check=False)  # fmt: skip
@@ -154,10 +170,12 @@ def _host(opts: argparse.Namespace) -> int:
 
         raise HostConfigError(f"{opts.host} has no {scope} settings; scopes: "
                               f"{', '.join(manifest.scopes)}")  # fmt: skip
+    if opts.command == "uninstall":
+        # Before any handler is imported: uninstall is the way out of a handler module
+        # that hangs or ends its importer.
+        return _uninstall(manifest, scope)
     index = compiled_index(config_files(scope))
     invalid = print_problems(index)
-    if opts.command == "uninstall":
-        return _uninstall(manifest, scope)
     python = _checked_python(opts.python)
     if opts.command == "verify":
         return _verify(opts, manifest, index, python, invalid)
@@ -300,8 +318,7 @@ def _uninstall(manifest: Manifest, scope: Scope) -> int:
             print(f"{path}: no hookbus entries")
             continue
         original = _original(backup_path(path))
-        if original is not None and documents.CODECS[document.format].load(
-                original.decode("utf-8")) == wanted:  # fmt: skip
+        if original is not None and _unchanged_since(manifest, original, wanted, document.format):
             # Nothing else changed since install: the user's own bytes, exactly.
             write_atomically(path, original, backup=False)
             os.unlink(backup_path(path))
@@ -314,6 +331,22 @@ def _uninstall(manifest: Manifest, scope: Scope) -> int:
                              backup=False)  # fmt: skip
             print(f"{path}: removed hookbus entries")
     return 0
+
+
+def _unchanged_since(manifest: Manifest, original: bytes, wanted: dict[str, Any], fmt: Any) -> bool:
+    """True when ``wanted`` (the file now, without hookbus's entries) is the backup's
+    ``original`` without them: nothing of the user's changed since install. Compared the
+    same way on both sides (an empty ``"hooks": {}`` of the user's is kept by neither),
+    and as JSON values (``1`` is not ``true``)."""
+    import copy
+
+    from hookbus.manifests import documents
+
+    try:
+        before = documents.CODECS[fmt].load(original.decode("utf-8"))
+    except ValueError:
+        return False
+    return documents.same(manifest.without_ours(copy.deepcopy(before)), wanted)
 
 
 def _original(path: str) -> bytes | None:

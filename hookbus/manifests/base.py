@@ -15,6 +15,7 @@ Never imported on a hook's path.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shlex
@@ -281,24 +282,44 @@ def write_atomically(
     """Replace ``path`` with ``data`` in one rename; the backup's path when this write made
     one. The backup keeps the file as it was before hookbus first changed it, and is never
     overwritten (a second install must not replace the user's original with the first
-    install's result). A symlinked settings file (dotfiles) keeps its link: its target is
-    what is replaced."""
+    install's result); it is as private as the file (a settings file can hold an API
+    key). A symlinked settings file (dotfiles) keeps its link: its target is what is
+    replaced. The new text goes to a fresh temporary file first, never one a name
+    planted in the folder points to."""
+    import tempfile
+
     path = os.path.realpath(path)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    folder = os.path.dirname(path)
+    os.makedirs(folder, exist_ok=True)
     made = None
-    if backup and os.path.exists(path) and not os.path.lexists(backup_path(path)):
-        made = backup_path(path)
-        with open(path, "rb") as src, open(made, "xb") as dst:
-            dst.write(src.read())
+    current = os.stat(path).st_mode & 0o777 if os.path.exists(path) else None
+    if backup and current is not None:
+        made = _backup(path, current)
     raw = data.encode() if isinstance(data, str) else data
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as f:
-        f.write(raw)
-        f.flush()
-        os.fsync(f.fileno())
-    if mode is not None:
-        os.chmod(tmp, mode)
-    elif os.path.exists(path):
-        os.chmod(tmp, os.stat(path).st_mode & 0o777)
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode if mode is not None else current if current is not None else 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return made
+
+
+def _backup(path: str, mode: int) -> str | None:
+    """Copy ``path`` to its backup unless one exists (another install's, kept); the
+    backup's path when this call made it."""
+    made = backup_path(path)
+    try:
+        fd = os.open(made, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    except FileExistsError:
+        return None
+    with open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
+        dst.write(src.read())
+    os.chmod(made, mode)  # the umask must not widen or narrow it
     return made

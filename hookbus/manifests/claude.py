@@ -174,10 +174,17 @@ class ClaudeManifest:
         return grouped.drift(document, dict(entries), is_ours, ALL_EVENTS)
 
     def check(self, path: str, document: dict[str, Any]) -> None:
-        if not isinstance(document.get("hooks", {}), dict):
+        hooks = document.get("hooks", {})
+        if not isinstance(hooks, dict):
             raise HostConfigError(
                 f"{path}: expected an object with a 'hooks' object; nothing changed"
             )
+        for event, groups in hooks.items():
+            # Claude reads a list of matcher groups per event; anything else is a file
+            # hookbus does not understand, and must not rearrange.
+            if not isinstance(groups, list):
+                raise HostConfigError(f"{path}: hooks.{event} is not a list of matcher "
+                                      "groups; fix it, nothing changed")  # fmt: skip
 
 
 manifest = ClaudeManifest()

@@ -42,12 +42,43 @@ def host_installs(
         ready = not files or index is not None
         installs += _installs(host, manifest, scope, index if ready else None, found,
                               check_drift=ready)  # fmt: skip
-    if not any(i["installed"] for i in installs):
-        index = indexes.get(tuple(config_files("project")))
-        if wanted := list(index["routes"].get(host, {}) if index else ()):
-            why = f"not installed: enabled handlers want {', '.join(wanted)}, and no hook runs"
-            found.note(host, host, why, f"run: hookbus install --host {host}")
+    _unregistered(host, installs, indexes, found)
     return {"host": host, "installs": installs}
+
+
+def _unregistered(
+    host: str,
+    installs: list[InstallData],
+    indexes: dict[tuple[str, ...], IndexData | None],
+    found: Findings,
+) -> None:
+    """The events the configuration in effect here wants that no scope registers: their
+    handlers never run (a note when hookbus is installed nowhere for the host, a problem
+    when it is installed, but not for them: a guard of the user's enabled after a
+    project-only install, say)."""
+    from hookbus.cli.install import config_files
+    from hookbus.discover import config_paths
+
+    index = indexes.get(tuple(config_paths()))
+    routes = index["routes"].get(host, {}) if index else {}
+    registered = {event for i in installs for event in i["events"]}
+    # What an installed scope's own configuration wants but it lacks is its drift,
+    # reported as such: only what no installed scope would register is left.
+    for item in installs:
+        scoped = indexes.get(tuple(config_files(item["scope"]))) if item["installed"] else None
+        registered |= set(scoped["routes"].get(host, {})) if scoped else set()
+    missing = [native for native in routes if native not in registered]
+    if not missing or index is None:
+        return
+    if not any(i["installed"] for i in installs):
+        why = f"not installed: enabled handlers want {', '.join(missing)}, and no hook runs"
+        found.note(host, host, why, f"run: hookbus install --host {host}")
+        return
+    names = sorted({index["handlers"][i]["name"] for n in missing for i in routes[n]["handlers"]})
+    found.problem(host, host, f"{', '.join(missing)} registered in no scope: "
+                  f"{', '.join(names)} never run there", f"run: hookbus install --host {host} "
+                  "--scope user (for handlers of your user configuration), or --scope "
+                  "project (for the project's)")  # fmt: skip
 
 
 def _installs(

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import TypedDict
 
+    from hookbus.manifests.base import Scope
+
     class Finding(TypedDict):
         area: str  # the host's name, "configuration", "handlers" or "state"
         subject: str  # the file, handler or folder it is about
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
         problem: str | None
 
     class InstallData(TypedDict):
-        scope: str
+        scope: Scope
         file: str
         installed: bool  # False: no hookbus entries in it (or no file)
         form: str | None
