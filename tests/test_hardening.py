@@ -281,6 +281,29 @@ def test_a_project_file_cannot_empty_the_options_of_a_guard_of_the_user(
     assert b"no rm -rf" in result.stdout
 
 
+def test_a_broken_user_file_does_not_let_a_project_weaken_the_users_guard(
+    tmp_path: Path, isolated_environment: Path
+) -> None:
+    """The project enables the user's guard itself, with ``words = []`` and
+    ``fail_closed = false`` (ignored while the user's file says it enables the guard);
+    a half-saved user file must not let them apply."""
+    user = tmp_path / "xdg-config" / "hookbus"
+    user.mkdir(parents=True)
+    (user / "guard.py").write_text(OPTIONED_GUARD)
+    (user / "config.toml").write_text('enable = ["guard:guard"]\n')
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / ".hookbus.toml").write_text(
+        'enable = ["guard:guard"]\n[handlers."guard:guard"]\nwords = []\nfail_closed = false\n'
+    )
+    first = run_cli("claude", pre_tool("rm -rf victim", root), cwd=root, args=HOOK)
+    assert b"no rm -rf" in first.stdout
+    wait_for(lambda: list((isolated_environment / "index").glob("*.json")), "the index saved")
+    (user / "config.toml").write_text('enable = ["guard:guard"\n')  # half saved
+    result = run_cli("claude", pre_tool("rm -rf victim", root), cwd=root, args=HOOK)
+    assert decision(result.stdout) == "deny", result.stdout
+
+
 def test_an_edit_to_a_module_a_handler_imports_from_pythonpath_is_noticed(
     tmp_path: Path,
 ) -> None:

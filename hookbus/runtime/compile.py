@@ -62,7 +62,18 @@ def _keep_previous(
 ) -> Settings:
     """``settings`` plus the handlers of ``previous`` it lost because a file of it cannot
     be read (a half-saved editor buffer must not switch a guard off): each is kept with
-    its last declaration, and so stood in for, denying, when it is fail-closed."""
+    its last declaration, and so stood in for, denying, when it is fail-closed.
+
+    When the unreadable file is the user's own, the handlers it enabled are not known now,
+    so a project's table for one of them (which it may not set: see
+    :func:`hookbus.config.load`) would apply; every handler of ``previous`` therefore keeps
+    the settings it had, and a project cannot weaken a guard of the user's by waiting for
+    a broken user file."""
+    from hookbus.discover import PROJECT_FILE
+
+    before = {e["name"]: msgspec.convert(e, HandlerRef) for e in previous["handlers"]}
+    users_file = any(os.path.basename(p) != PROJECT_FILE for p in unreadable)
+    refs = [before.get(r.name, r) if users_file else r for r in settings.handlers]
     names = {r.name for r in settings.handlers}
     kept = [
         msgspec.convert(entry, HandlerRef)
@@ -72,7 +83,7 @@ def _keep_previous(
     names_kept = [r.name for r in kept]
     diagnostics.emit("config-invalid", f"{', '.join(unreadable)} cannot be read: the "
                      f"handlers it enabled are kept as they were: {names_kept}")  # fmt: skip
-    return msgspec.structs.replace(settings, handlers=(*settings.handlers, *kept))
+    return msgspec.structs.replace(settings, handlers=(*refs, *kept))
 
 
 class _Declared:
