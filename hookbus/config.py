@@ -127,7 +127,7 @@ def _settings_of(
     return msgspec.convert({"options": options, **reserved}, HandlerSettings)
 
 
-def _within_the_users_guards(
+def _without_changes_to_the_users_handlers(
     f: _File, users: set[str], path: str, problems: list[ConfigError]
 ) -> _File:
     """``f`` (a project file) without what would switch off or weaken a handler the
@@ -163,7 +163,7 @@ def load(paths: Sequence[str]) -> Loaded:
         base = os.path.dirname(path)
         project = os.path.basename(path) == PROJECT_FILE
         if project:
-            f = _within_the_users_guards(f, users, path, problems)
+            f = _without_changes_to_the_users_handlers(f, users, path, problems)
         if f.budget is not None:
             if 0 < f.budget < float("inf"):
                 budget = f.budget
