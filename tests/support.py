@@ -21,6 +21,25 @@ def guard(event):
 """
 
 
+#: Two shell handlers: one denies ``git push --force``, one always raises (fail-open).
+FORCE_PUSH_HANDLERS = """
+import re
+import hookbus
+
+FORCE = re.compile(r"\\bgit\\s+push\\b.*\\s(--force|-f)\\b")
+
+@hookbus.handler("before-tool", tools="shell")
+def no_force_push(event):
+    if event.tool.command and FORCE.search(event.tool.command):
+        return hookbus.Reply.deny("Force-pushing is not allowed here.")
+    return None
+
+@hookbus.handler("before-tool", tools="shell")
+def explode(event):
+    raise RuntimeError("handler bug")
+"""
+
+
 def pre_tool(command: str, cwd: Path) -> bytes:
     """A Claude Code PreToolUse payload running ``command`` in Bash from ``cwd``."""
     data = json.loads((GOLDEN / "PreToolUse.Bash.json").read_text())

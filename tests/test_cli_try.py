@@ -12,32 +12,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import FORCE_PUSH_HANDLERS
 
 from hookbus.cli.render import exact
 from hookbus.drivers.claude import ALL_EVENTS
 from hookbus.testing import run_cli
 
-HOOKS = """
-import re
-import hookbus
-
-FORCE = re.compile(r"\\bgit\\s+push\\b.*\\s(--force|-f)\\b")
-
-@hookbus.handler("before-tool", tools="shell")
-def no_force_push(event):
-    if event.tool.command and FORCE.search(event.tool.command):
-        return hookbus.Reply.deny("Force-pushing is not allowed here.")
-    return None
-
-@hookbus.handler("before-tool", tools="shell")
-def explode(event):
-    raise RuntimeError("handler bug")
+HOOKS = (
+    FORCE_PUSH_HANDLERS
+    + """
 
 @hookbus.handler("before-tool", tools="shell", timeout=1)
 def stuck_in_c(event):
     # Catastrophic backtracking: _sre holds the GIL, only the process watchdog ends it.
     re.match(r"(a+)+$", "a" * 64 + "b")
 """
+)
 FORCE_PUSH = '{"command": "git push --force origin main"}'
 
 

@@ -264,18 +264,27 @@ def guard(event, ctx):
 """
 
 
-def test_a_project_file_cannot_empty_the_options_of_a_guard_of_the_user(
-    tmp_path: Path, isolated_environment: Path
-) -> None:
-    """``words = []`` in a project's section would make the user's guard allow
-    everything: a project cannot change the settings of a handler the user enables."""
+def users_guard_and_project(tmp_path: Path, project_config: str) -> tuple[Path, Path]:
+    """The user's configuration folder, enabling :data:`OPTIONED_GUARD` (kept there),
+    and a project whose ``.hookbus.toml`` is ``project_config``."""
     user = tmp_path / "xdg-config" / "hookbus"
     user.mkdir(parents=True)
     (user / "guard.py").write_text(OPTIONED_GUARD)
     (user / "config.toml").write_text('enable = ["guard:guard"]\n')
     root = tmp_path / "project"
     root.mkdir()
-    (root / ".hookbus.toml").write_text('[handlers."guard:guard"]\nwords = []\ntimeout = 0.5\n')
+    (root / ".hookbus.toml").write_text(project_config)
+    return user, root
+
+
+def test_a_project_file_cannot_empty_the_options_of_a_guard_of_the_user(
+    tmp_path: Path, isolated_environment: Path
+) -> None:
+    """``words = []`` in a project's section would make the user's guard allow
+    everything: a project cannot change the settings of a handler the user enables."""
+    _, root = users_guard_and_project(
+        tmp_path, '[handlers."guard:guard"]\nwords = []\ntimeout = 0.5\n'
+    )
     result = run_cli("claude", pre_tool("rm -rf victim", root), cwd=root, args=HOOK)
     assert decision(result.stdout) == "deny"
     assert b"no rm -rf" in result.stdout
@@ -287,14 +296,9 @@ def test_a_broken_user_file_does_not_let_a_project_weaken_the_users_guard(
     """The project enables the user's guard itself, with ``words = []`` and
     ``fail_closed = false`` (ignored while the user's file says it enables the guard);
     a half-saved user file must not let them apply."""
-    user = tmp_path / "xdg-config" / "hookbus"
-    user.mkdir(parents=True)
-    (user / "guard.py").write_text(OPTIONED_GUARD)
-    (user / "config.toml").write_text('enable = ["guard:guard"]\n')
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / ".hookbus.toml").write_text(
-        'enable = ["guard:guard"]\n[handlers."guard:guard"]\nwords = []\nfail_closed = false\n'
+    user, root = users_guard_and_project(
+        tmp_path,
+        'enable = ["guard:guard"]\n[handlers."guard:guard"]\nwords = []\nfail_closed = false\n',
     )
     first = run_cli("claude", pre_tool("rm -rf victim", root), cwd=root, args=HOOK)
     assert b"no rm -rf" in first.stdout

@@ -11,28 +11,17 @@ import time
 from pathlib import Path
 
 import pytest
-from support import wait_for
+from support import FORCE_PUSH_HANDLERS, wait_for
 
 import hookbus
 from hookbus.testing import CliResult, run_cli
 
 GOLDEN = Path(__file__).parent / "golden" / "claude"
 
-HOOKS = """
-import re, sys, time
-import hookbus
-
-FORCE = re.compile(r"\\bgit\\s+push\\b.*\\s(--force|-f)\\b")
-
-@hookbus.handler("before-tool", tools="shell")
-def no_force_push(event):
-    if event.tool.command and FORCE.search(event.tool.command):
-        return hookbus.Reply.deny("Force-pushing is not allowed here.")
-    return None
-
-@hookbus.handler("before-tool", tools="shell")
-def explode(event):
-    raise RuntimeError("handler bug")
+HOOKS = (
+    FORCE_PUSH_HANDLERS
+    + """
+import sys, time
 
 @hookbus.handler("before-tool", tools="shell", timeout=1)
 def sleepy(event):
@@ -55,6 +44,7 @@ def reconcile(event, ctx):
     ctx.spawn_detached([sys.executable, "-c",
         "import sys, time; time.sleep(6.0); open(sys.argv[1], 'w').write('done')", out])
 """
+)
 
 
 def pre_tool(command: str, cwd: Path) -> dict[str, object]:
