@@ -83,6 +83,7 @@ def _can_unshare() -> bool:
 
 
 @pytest.mark.stress
+@pytest.mark.timeout(900)  # ten storms of 24 hooks: many minutes on a loaded machine
 @pytest.mark.parametrize("condition", ["fresh-state", "read-only-state", "version-bump"])
 def test_a_cold_index_storm_allows_nothing(project: Path, tmp_path: Path, condition: str) -> None:
     """24 concurrent hooks on a cold index (fresh state folder, read-only state folder, or

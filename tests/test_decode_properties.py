@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import msgspec
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,6 +31,7 @@ field_names = st.sampled_from([
 BASE = {"session_id": "s", "cwd": "/p", "tool_name": "Bash", "tool_input": {"command": "ls"}}
 
 
+@pytest.mark.timeout(300)  # hundreds of examples: minutes on a loaded machine
 @settings(max_examples=300, deadline=None)
 @given(
     event=st.sampled_from([*claude.ALL_EVENTS, "Unknown"]),
@@ -48,6 +50,7 @@ def test_any_field_values_decode_or_raise_decode_error(
     assert decoded.native == overrides.get("hook_event_name", event)
 
 
+@pytest.mark.timeout(300)  # hundreds of examples: minutes on a loaded machine
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=512))
 def test_arbitrary_bytes_never_escape_as_other_errors(data: bytes) -> None:
@@ -62,6 +65,7 @@ def test_arbitrary_bytes_never_escape_as_other_errors(data: bytes) -> None:
         pass
 
 
+@pytest.mark.timeout(300)  # hundreds of examples: minutes on a loaded machine
 @settings(max_examples=200, deadline=None)
 @given(
     session=st.text(min_size=1),

@@ -112,6 +112,7 @@ def edits(draw: st.DrawFn) -> tuple[str, dict[str, object], dict[str, object]]:
     return text, original, edited
 
 
+@pytest.mark.timeout(300)  # hundreds of examples: minutes on a loaded machine
 @settings(max_examples=400, deadline=None)
 @given(edits())
 def test_a_json_edit_gives_exactly_the_document_and_keeps_untouched_members(
