@@ -6,8 +6,8 @@ Usage (with the interpreter hookbus is installed for; it is also the hooks' inte
     .venv/bin/python benchmarks/claude_session.py [--rounds N] [--seed S]
 
 Each session is ``claude -p PROMPT --output-format json --allowedTools Bash`` of the
-pinned Claude Code (``tests/e2e/hosts.py`` installs it into ``.cache/hosts/`` when it is
-missing), headless and offline, against the e2e suite's scripted fake Anthropic server:
+pinned Claude Code (``tests/e2e/hosts.py`` installs it into the host cache, outside the
+clone, when it is missing), headless and offline, against the e2e suite's scripted fake Anthropic server:
 the model runs ``echo hi | tee ran_proof.txt`` with Bash, then answers with a final text.
 The variants, each in a workspace of its own (``tests/e2e/harness.py``):
 

@@ -42,28 +42,45 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_sep("!", message, red=True, bold=True)
 
 
-def host_program(config: pytest.Config, host: str) -> Path | hosts.HostUnavailable:
-    """The pinned program of ``host``, or why it is unavailable (installed once a run)."""
+def host_program(config: pytest.Config, host: str, version: str) -> Path | hosts.HostUnavailable:
+    """The pinned program of ``host`` at ``version``, or why it is unavailable (looked up,
+    and installed when missing, once a run)."""
     found = config.stash.setdefault(PROGRAMS, {})
-    if host not in found:
+    key = f"{host}@{version}"
+    if key not in found:
         try:
-            found[host] = hosts.ensure(host)
+            found[key] = hosts.ensure(host, version)
         except hosts.HostUnavailable as exc:
-            found[host] = exc
-    return found[host]
+            found[key] = exc
+    return found[key]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Install the host before the first test: the install must not eat into its timeout."""
-    if any("claude_executable" in getattr(item, "fixturenames", ()) for item in session.items):
-        host_program(session.config, "claude")
+    """Install the hosts before the first test: an install must not eat into its timeout."""
+    wanted: dict[str, None] = {}
+    for item in session.items:
+        if "claude_executable" in getattr(item, "fixturenames", ()):
+            callspec = getattr(item, "callspec", None)
+            params = callspec.params if callspec else {}
+            wanted[params.get("claude_version", hosts.HOSTS["claude"].version)] = None
+    for version in wanted:
+        host_program(session.config, "claude", version)
 
 
-@pytest.fixture(scope="session")
-def claude_executable(pytestconfig: pytest.Config) -> Path:
-    found = host_program(pytestconfig, "claude")
+@pytest.fixture
+def claude_version() -> str:
+    """The Claude Code version a test runs: the main pin, unless the test parametrises it
+    (``@pytest.mark.parametrize("claude_version", ...)``, one of ``hosts.HOSTS``' pins)."""
+    return hosts.HOSTS["claude"].version
+
+
+@pytest.fixture
+def claude_executable(pytestconfig: pytest.Config, claude_version: str) -> Path:
+    found = host_program(pytestconfig, "claude", claude_version)
     if isinstance(found, hosts.HostUnavailable):
-        skip_loudly(pytestconfig, f"Claude Code cannot be installed or run: {found}")
+        skip_loudly(
+            pytestconfig, f"Claude Code {claude_version} cannot be installed or run: {found}"
+        )
     return found
 
 
@@ -80,8 +97,8 @@ def workspace(tmp_path: Path) -> Workspace:
 
 @pytest.fixture
 def claude(
-    claude_executable: Path, workspace: Workspace, golden_seen: set[str]
+    claude_executable: Path, claude_version: str, workspace: Workspace, golden_seen: set[str]
 ) -> Iterator[Claude]:
     yield Claude(claude_executable, workspace)
-    if capturing_goldens():
+    if capturing_goldens() and claude_version == hosts.HOSTS["claude"].version:
         workspace.save_goldens(GOLDEN / "claude" / "real", golden_seen)

@@ -16,9 +16,13 @@ from typing import Any
 import pytest
 from support import GUARD
 
+from . import hosts
 from .harness import Claude, Run, Workspace
 
 pytestmark = pytest.mark.e2e
+
+#: The smoke tests run on every pinned version (the main one, and the older ones kept).
+EVERY_PINNED_VERSION = pytest.mark.parametrize("claude_version", hosts.HOSTS["claude"].versions)
 
 PROOF = "ran_proof.txt"
 
@@ -61,6 +65,7 @@ def assert_ok(run: Run) -> None:
     assert run.process.leftovers == (), run.describe()
 
 
+@EVERY_PINNED_VERSION
 def test_allow_runs_the_tool_and_decodes_every_event(claude: Claude, workspace: Workspace) -> None:
     """The Bash call runs, and hookbus decodes exactly the six portable events of the session."""
     workspace.install_hookbus({})
@@ -91,13 +96,14 @@ def test_other_native_events_decode_as_other(claude: Claude, workspace: Workspac
 
     assert_ok(run)
     others = [e for e in workspace.events(other=True) if e["kind"] == "other"]
-    # Claude 2.1.197 fires these two here: PostToolBatch for any ``other`` subscriber,
-    # MessageDisplay because record_display names it (it is opt-in).
+    # Claude (2.1.197 and 2.1.332 alike) fires these two here: PostToolBatch for any
+    # ``other`` subscriber, MessageDisplay because record_display names it (it is opt-in).
     assert {e["native"] for e in others} == {"MessageDisplay", "PostToolBatch"}
     assert {e["session_id"] for e in others} == {run.output["session_id"]}
     assert workspace.diagnostics() == []
 
 
+@EVERY_PINNED_VERSION
 def test_deny_blocks_the_tool_and_tells_the_model(claude: Claude, workspace: Workspace) -> None:
     """A deny stops the tool, and its reason is the tool result the model reads next."""
     reason = "E2E-DENY: echo is not allowed in this repo"
@@ -199,22 +205,36 @@ def test_hung_fail_closed_handler_blocks_the_tool(claude: Claude, workspace: Wor
     assert "fail-closed" in timeout["message"]
 
 
-def test_subagent_events_name_the_child(claude: Claude, workspace: Workspace) -> None:
-    """Subagent start and stop name the child; the child's own tool calls carry its id."""
-    workspace.install_hookbus({})
-    child_prompt = "SUBTASK-E2E-CHILD: run echo from-subagent"
-    scenario = {"conversations": [
+CHILD_PROMPT = "SUBTASK-E2E-CHILD: run echo from-subagent"
+CHILD_TEXT = "Subagent finished: printed from-subagent."
+
+
+def agent_scenario(*, background: bool) -> dict[str, Any]:
+    """The main agent delegates one Bash call to a general-purpose subagent, which runs it
+    and reports; ``background`` false asks for the foreground run (``run_in_background``)."""
+    spawn: dict[str, Any] = {"description": "Echo in a subagent", "prompt": CHILD_PROMPT,
+                             "subagent_type": "general-purpose"}  # fmt: skip
+    if not background:
+        spawn["run_in_background"] = False
+    return {"conversations": [
         {"match": "SUBTASK-E2E-CHILD", "turns": [
-            bash_turn("echo from-subagent | tee sub_proof.txt"),
-            {"text": "Subagent finished: printed from-subagent."},
+            bash_turn("echo from-subagent | tee sub_proof.txt"), {"text": CHILD_TEXT},
         ]},
         {"match": "E2E-AGENT", "turns": [
-            {"tool_use": {"name": "Agent", "input": {
-                "description": "Echo in a subagent", "prompt": child_prompt,
-                "subagent_type": "general-purpose"}}},
+            {"tool_use": {"name": "Agent", "input": spawn}},
             {"text": "Main agent done."},
+            {"text": "The subagent reported back."},  # answers the task notification
         ]},
     ]}  # fmt: skip
+
+
+def test_a_foreground_subagent_nests_its_events_in_the_agent_call(
+    claude: Claude, workspace: Workspace
+) -> None:
+    """Subagent start and stop name the child and come inside the Agent call; the child's
+    own tool calls carry its id; the Agent call's after-tool names the child."""
+    workspace.install_hookbus({})
+    scenario = agent_scenario(background=False)
     run = claude.run("E2E-AGENT: delegate the echo", scenario, tools=("Bash", "Agent"))
 
     assert_ok(run)
@@ -231,15 +251,65 @@ def test_subagent_events_name_the_child(claude: Claude, workspace: Workspace) ->
     assert stop["child"] == child
     assert start["agent"]["id"] is None
     assert stop["agent"]["id"] is None
-    assert stop["final_text"] == "Subagent finished: printed from-subagent."
+    assert stop["final_text"] == CHILD_TEXT
     agent_call, child_bash = events[2], events[4]
     assert agent_call["tool"]["kind"] == "agent"
     assert agent_call["agent"]["id"] is None
     assert child_bash["tool"]["kind"] == "shell"
     assert child_bash["agent"] == child
     assert events[5]["agent"] == child
-    assert events[7]["tool"]["kind"] == "agent"
-    assert events[7]["agent"]["id"] is None
+    agent_done = events[7]
+    assert agent_done["tool"]["kind"] == "agent"
+    assert agent_done["agent"]["id"] is None
+    assert agent_done["raw"]["tool_response"]["status"] == "completed"
+    assert agent_done["child_ids"] == [child["id"]]
+    assert run.output["result"] == "Main agent done."
+
+
+def test_a_background_subagent_reports_after_the_main_agent_stops(
+    claude: Claude, workspace: Workspace
+) -> None:
+    """By default (2.1.332) the Agent tool runs in the background: its after-tool comes at
+    once (``async_launched``, naming the child), the main agent stops while the child
+    works, and the child's result comes back as a new prompt (a task notification)."""
+    workspace.install_hookbus({})
+    scenario = agent_scenario(background=True)
+    run = claude.run("E2E-AGENT: delegate the echo", scenario, tools=("Bash", "Agent"))
+
+    assert_ok(run)
+    assert (workspace.project / "sub_proof.txt").exists()
+    events = workspace.events()
+    [start] = [e for e in events if e["kind"] == "subagent-start"]
+    child = start["child"]
+    assert child["type"] == "general-purpose"
+    # The two agents run at once: their hooks interleave differently from run to run
+    # (the Agent call's after-tool before or after SubagentStart, the main Stop before or
+    # after the child's Bash call), so each agent's own sequence is checked, then the
+    # order that causality fixes.
+    mine = [e for e in events if e["agent"]["id"] is None and "child" not in e]
+    theirs = [e for e in events if e["agent"] == child or e.get("child") == child]
+    assert kinds(mine) == [
+        "session-start", "prompt-submit", "before-tool", "after-tool", "stop",
+        "prompt-submit", "stop", "session-end",
+    ]  # fmt: skip
+    assert kinds(theirs) == ["subagent-start", "before-tool", "after-tool", "subagent-stop"]
+    assert len(mine) + len(theirs) == len(events)
+    spawn, launched, first_stop, notified = mine[2], mine[3], mine[4], mine[5]
+    assert spawn["tool"]["kind"] == launched["tool"]["kind"] == "agent"
+    assert launched["raw"]["tool_response"]["status"] == "async_launched"
+    assert launched["child_ids"] == [child["id"]]
+    assert first_stop["last_message"] == "Main agent done."
+    tasks = first_stop["raw"]["background_tasks"]
+    assert [(t["id"], t["status"]) for t in tasks] == [(child["id"], "running")]
+    assert theirs[1]["tool"]["kind"] == "shell"
+    assert theirs[3]["final_text"] == CHILD_TEXT
+    assert events.index(spawn) < events.index(start)
+    assert events.index(theirs[-1]) < events.index(notified)
+    assert "<task-notification>" in notified["prompt"]
+    assert child["id"] in notified["prompt"]
+    assert CHILD_TEXT in notified["prompt"]
+    assert mine[6]["raw"]["background_tasks"] == []
+    assert run.output["result"] == "The subagent reported back."
 
 
 def test_session_end_work_outlives_claude(claude: Claude, workspace: Workspace) -> None:

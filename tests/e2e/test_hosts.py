@@ -1,0 +1,128 @@
+"""The host installer's cache, against a fake ``npm`` on PATH (no registry, no host)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from . import hosts
+
+HOSTS_PY = Path(hosts.__file__)
+
+#: ``npm install --prefix PREFIX ... PACKAGE@VERSION``: counts its calls, then installs a
+#: ``claude`` that prints VERSION, or fails or installs a wrong version as FAKE_NPM_MODE says.
+FAKE_NPM = """#!/bin/sh
+echo call >> "$FAKE_NPM_CALLS"
+[ -n "$FAKE_NPM_SLEEP" ] && sleep "$FAKE_NPM_SLEEP"
+prefix=$3
+for last; do :; done
+version=${last##*@}
+[ "$FAKE_NPM_MODE" = wrong ] && version=0.0.1
+mkdir -p "$prefix/node_modules/.bin"
+printf '#!/bin/sh\\necho "%s (Claude Code)"\\n' "$version" > "$prefix/node_modules/.bin/claude"
+chmod +x "$prefix/node_modules/.bin/claude"
+[ "$FAKE_NPM_MODE" = fail ] && { echo "npm error 404 Not Found - GET $last" >&2; exit 1; }
+exit 0
+"""
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An empty host cache, and the fake npm first on PATH."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "npm").write_text(FAKE_NPM)
+    (bin_dir / "npm").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_NPM_CALLS", str(tmp_path / "npm-calls"))
+    monkeypatch.setenv("HOOKBUS_HOST_CACHE", str(tmp_path / "hosts"))
+    hosts.ensure.cache_clear()
+    yield tmp_path / "hosts"
+    hosts.ensure.cache_clear()
+
+
+def npm_calls(cache: Path) -> int:
+    calls = cache.parent / "npm-calls"
+    return len(calls.read_text().splitlines()) if calls.exists() else 0
+
+
+def test_the_cache_folder_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HOOKBUS_HOST_CACHE wins, then an absolute XDG_CACHE_HOME, then ~/.cache."""
+    monkeypatch.setenv("HOME", "/home/someone")
+    monkeypatch.setenv("HOOKBUS_HOST_CACHE", "/srv/hosts")
+    monkeypatch.setenv("XDG_CACHE_HOME", "/xdg")
+    assert hosts.cache_root() == Path("/srv/hosts")
+    monkeypatch.delenv("HOOKBUS_HOST_CACHE")
+    assert hosts.cache_root() == Path("/xdg/hookbus/hosts")
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")  # the XDG spec says to ignore it
+    assert hosts.cache_root() == Path("/home/someone/.cache/hookbus/hosts")
+
+
+def test_a_host_is_installed_once_then_reused(cache: Path) -> None:
+    """The first ensure installs into the cache and marks it complete; later ones reuse it."""
+    executable = hosts.ensure("claude")
+    version = hosts.HOSTS["claude"].version
+    assert executable == cache / f"claude-code-{version}" / "node_modules" / ".bin" / "claude"
+    assert (cache / f"claude-code-{version}" / hosts.COMPLETE).is_file()
+    hosts.ensure.cache_clear()  # as a new run would
+    assert hosts.ensure("claude") == executable
+    assert npm_calls(cache) == 1
+    assert [p.name for p in cache.iterdir() if ".partial-" in p.name] == []
+
+
+def test_a_half_finished_install_is_never_taken_for_a_good_one(cache: Path) -> None:
+    """A folder without its completion mark, and a partial folder of a killed run, are
+    replaced by a fresh install."""
+    version = hosts.HOSTS["claude"].version
+    final = cache / f"claude-code-{version}"
+    (final / "node_modules" / ".bin").mkdir(parents=True)
+    (final / "node_modules" / ".bin" / "claude").write_text("#!/bin/sh\necho half\n")
+    killed = cache / f"claude-code-{version}.partial-x1y2"
+    killed.mkdir()
+
+    hosts.ensure("claude")
+    assert npm_calls(cache) == 1
+    assert (final / hosts.COMPLETE).is_file()
+    assert "half" not in (final / "node_modules" / ".bin" / "claude").read_text()
+    assert not killed.exists()
+
+
+def test_an_install_that_fails_says_why_and_leaves_nothing(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failing npm, or a program that is not the pinned version, raises HostUnavailable
+    with the reason, and no folder is left that a later run could reuse."""
+    monkeypatch.setenv("FAKE_NPM_MODE", "fail")
+    with pytest.raises(hosts.HostUnavailable, match="404 Not Found"):
+        hosts.ensure("claude")
+    monkeypatch.setenv("FAKE_NPM_MODE", "wrong")
+    with pytest.raises(hosts.HostUnavailable, match=re.escape("'0.0.1 (Claude Code)', not")):
+        hosts.ensure("claude")
+    assert [p for p in cache.iterdir() if p.is_dir()] == []
+
+
+def test_two_runs_at_once_install_once(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two installers started together: one installs while the other waits, then reuses."""
+    monkeypatch.setenv("FAKE_NPM_SLEEP", "1")
+    argv = [sys.executable, str(HOSTS_PY), "install", "claude@" + hosts.HOSTS["claude"].version]
+    runs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]  # fmt: skip
+    done = [run.communicate(timeout=30) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], done
+    assert npm_calls(cache) == 1
+    assert sum("waiting for another install" in err for _, err in done) == 1
+
+
+def test_the_command_line_takes_several_names() -> None:
+    """``install claude`` means every pinned version; ``claude@V`` one; duplicates once."""
+    spec = hosts.HOSTS["claude"]
+    assert hosts.parse_name("claude") == [("claude", v) for v in spec.versions]
+    assert hosts.parse_name(f"claude@{spec.version}") == [("claude", spec.version)]
+    with pytest.raises(hosts.HostUnavailable, match="not pinned"):
+        hosts.pin("claude", "0.0.1")
