@@ -1,7 +1,7 @@
 """Claude Code: command hooks configured in ``.claude/settings.json``.
 
 Contract (Claude Code 2.1.x hooks reference, Agent SDK ``sdk.d.ts``, and real runs of
-2.1.197 offline): stdin is one JSON object named by ``hook_event_name`` (34 events);
+2.1.332 offline): stdin is one JSON object named by ``hook_event_name`` (34 events);
 stdout is parsed as JSON when its first non-blank character is ``{``; exit 0 with no
 output means "no opinion". Exit 2 blocks too, but then Claude ignores the JSON, so this
 driver only ever answers with exit 0 and JSON. Hooks of one event run in parallel.
