@@ -158,6 +158,7 @@ HOSTS: dict[str, HostFacts] = {
     "codex": HostFacts(
         "codex",
         driver="hookbus.drivers.codex",
+        manifest="hookbus.manifests.codex",
         event_paths=(("hook_event_name",),),
         tool_paths=(("tool_name",),),
         project_paths=(("cwd",),),
