@@ -18,7 +18,7 @@ from typing import NoReturn
 import pytest
 
 from . import hosts
-from .harness import Claude, Workspace, capturing_goldens
+from .harness import Claude, Codex, Workspace, capturing_goldens
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 UNAVAILABLE = pytest.StashKey[list[str]]()
@@ -55,8 +55,9 @@ def host_program(config: pytest.Config, host: str) -> Path | hosts.HostUnavailab
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Install the host before the first test: the install must not eat into its timeout."""
-    if any("claude_executable" in getattr(item, "fixturenames", ()) for item in session.items):
-        host_program(session.config, "claude")
+    for host in ("claude", "codex"):
+        if any(f"{host}_executable" in getattr(i, "fixturenames", ()) for i in session.items):
+            host_program(session.config, host)
 
 
 @pytest.fixture(scope="session")
@@ -85,3 +86,16 @@ def claude(
     yield Claude(claude_executable, workspace)
     if capturing_goldens():
         workspace.save_goldens(GOLDEN / "claude" / "real", golden_seen)
+
+
+@pytest.fixture(scope="session")
+def codex_executable(pytestconfig: pytest.Config) -> Path:
+    found = host_program(pytestconfig, "codex")
+    if isinstance(found, hosts.HostUnavailable):
+        skip_loudly(pytestconfig, f"Codex CLI cannot be installed or run: {found}")
+    return found
+
+
+@pytest.fixture
+def codex(codex_executable: Path, workspace: Workspace) -> Codex:
+    return Codex(codex_executable, workspace)

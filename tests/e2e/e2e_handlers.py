@@ -55,7 +55,7 @@ def _record(event: hookbus.Event, path: str) -> None:
         "raw": json.loads(bytes(event.raw)),
     }  # fmt: skip
     for name in ("source", "prompt", "error", "stop_hook_active", "last_message", "final_text",
-                 "reason", "child_transcript_path"):  # fmt: skip
+                 "reason", "child_transcript_path", "child_ids"):  # fmt: skip
         if hasattr(event, name):
             entry[name] = getattr(event, name)
     if isinstance(event, hookbus.SubagentStart | hookbus.SubagentStop):

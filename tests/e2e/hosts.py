@@ -50,6 +50,9 @@ HOSTS: dict[str, HostSpec] = {
     # 2.1.197 is the version proven to run offline against the fake model here; its
     # postinstall links the platform's native binary, so nothing is fetched at run time.
     "claude": HostSpec("claude-code", "@anthropic-ai/claude-code", "2.1.197", "claude"),
+    # 0.171.0 is the Codex proven to run offline against the fake Responses server; it
+    # pulls the platform's musl binary (with rg and bwrap) as an optional dependency.
+    "codex": HostSpec("codex", "@openai/codex", "0.171.0", "codex"),
 }
 
 
