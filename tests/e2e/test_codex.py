@@ -105,6 +105,16 @@ def test_deny_blocks_the_shell_tool_and_tells_the_model(codex: Codex, workspace:
     assert "blocked by PreToolUse hook" in output and reason in output
 
 
+def test_a_rewrite_runs_the_new_command(codex: Codex, workspace: Workspace) -> None:
+    """A rewrite is allow + updatedInput in Codex: the rewritten command is what runs."""
+    install(workspace, {"rewrite_shell": {"text": "echo rewritten > rewrite_proof.txt"}})
+    run = codex.run("E2E-REWRITE: please run echo hi", tool_script("E2E-REWRITE"))
+
+    assert_ok(run)
+    assert not (workspace.project / PROOF).exists()
+    assert (workspace.project / "rewrite_proof.txt").read_text() == "rewritten\n"
+
+
 def test_session_start_context_reaches_the_model(codex: Codex, workspace: Workspace) -> None:
     """Context added at session start is in the request Codex sends to the model."""
     context = "E2E-CONTEXT-7f3a: the build command of this repo is `make ci`"
