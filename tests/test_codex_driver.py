@@ -295,6 +295,8 @@ def test_dropped_parts_are_reported() -> None:
     dropped = codex.driver.encode("PreToolUse", Reply(decision="ask", halt="h")).dropped
     assert {d.field for d in dropped} == {"decision", "halt"}
     assert codex.driver.encode("PreToolUse", Reply.allow()).dropped[0].field == "decision"
+    rewrite = Reply(decision="allow", updated_input={"command": "ls"})
+    assert codex.driver.encode("PreToolUse", rewrite).dropped == ()
 
 
 def test_no_opinion_is_empty_for_every_event_and_timeouts_are_codexs() -> None:

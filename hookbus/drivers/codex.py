@@ -266,7 +266,7 @@ def _decision(
         out["decision"], out["reason"] = "block", reason
     elif decision == "ask" and name == "PermissionRequest":
         drop("decision", "ask is what the approval prompt does anyway")
-    elif decision == "allow" and name == "PreToolUse":
+    elif decision == "allow" and name == "PreToolUse" and reply.updated_input is None:
         drop("decision", "Codex refuses a bare allow; its own approval rules decide")
     elif decision and decision != "allow":
         drop("decision", f"{decision} has no effect on this event")
