@@ -347,3 +347,46 @@ def test_any_patch_text_parses_to_changes(patch: str) -> None:
     """Any text as an apply_patch input parses, to changes with a path each."""
     for change in codex.patch_changes(patch, "/p"):
         assert change.path
+
+
+PROBE_HANDLER = """
+import os, sys
+import hookbus
+
+@hookbus.handler("before-tool")
+def no(event):
+    with open(os.environ["PROBE_MODULES"], "w") as out:
+        out.write("\\n".join(sorted(sys.modules)))
+    return hookbus.Reply.deny("probe")
+"""
+
+
+@pytest.mark.parametrize(("host", "other"), [("codex", "claude"), ("claude", "codex")])
+def test_a_hook_of_one_host_never_imports_the_other_hosts_driver(
+    host: str, other: str, tmp_path: Path
+) -> None:
+    """Where a handler runs (the event decoded, the bus dispatching) once the index is
+    compiled, the host's own driver is loaded and the other host's is not: drivers load
+    by name on first use."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "guards_probe.py").write_text(PROBE_HANDLER)
+    config = tmp_path / "probe.toml"
+    config.write_text('python_path = ["."]\nenable = ["guards_probe:no"]\n')
+    payload = json.loads((GOLDEN / "real/PreToolUse.Bash.json").read_text())
+    payload["cwd"] = str(tmp_path)
+    seen = tmp_path / "modules.txt"
+    env = {**os.environ, "HOOKBUS_CONFIG": str(config), "HOOKBUS_STATE_DIR": str(tmp_path / "st"),
+           "PROBE_MODULES": str(seen)}  # fmt: skip
+    # Twice: the first call compiles the subscription index, for every host; the second
+    # is every later hook call, reading it.
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-m", "hookbus", "run", "--host", host],
+                              input=json.dumps(payload).encode(), capture_output=True,
+                              cwd=tmp_path, env=env, timeout=60, check=False)  # fmt: skip
+        assert b"probe" in done.stdout, done
+    modules = set(seen.read_text().split())
+    assert f"hookbus.drivers.{host}" in modules
+    assert f"hookbus.drivers.{other}" not in modules
