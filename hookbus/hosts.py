@@ -150,12 +150,28 @@ HOSTS: dict[str, HostFacts] = {
         default_timeout=600.0,
         timeouts={"UserPromptSubmit": 30.0, "SessionEnd": 1.5, "MessageDisplay": 10.0},
     ),
+    # Codex CLI 0.171.0 (embedded hook schemas, hooks docs, real runs offline): every input
+    # names its event in hook_event_name; no project-root variable, the session's cwd is
+    # the root. Timeouts are whole seconds, 600 by default; SessionEnd and Interrupt hooks
+    # are clamped to 3 s. Empty stdout is the no-opinion of every event (a bare allow is
+    # an error there), so the generic one serves them all.
+    "codex": HostFacts(
+        "codex",
+        driver="hookbus.drivers.codex",
+        manifest="hookbus.manifests.codex",
+        event_paths=(("hook_event_name",),),
+        tool_paths=(("tool_name",),),
+        project_paths=(("cwd",),),
+        no_opinion=HookOutput(),
+        default_timeout=600.0,
+        timeouts={"SessionEnd": 3.0, "Interrupt": 3.0},
+    ),
 }
 
 #: Host names a handler may filter on before their driver exists: a typo fails when the
 #: bus is built, while a handler written for a host whose driver comes later does not.
 PLANNED_HOSTS = frozenset(
-    ("codex", "copilot", "cursor", "gemini", "antigravity", "hermes", "opencode", "kilo",
+    ("copilot", "cursor", "gemini", "antigravity", "hermes", "opencode", "kilo",
      "pi", "cline", "kiro", "qwen")
 )  # fmt: skip
 

@@ -18,7 +18,7 @@ from typing import NoReturn
 import pytest
 
 from . import hosts
-from .harness import Claude, Workspace, capturing_goldens
+from .harness import Claude, Codex, Workspace, capturing_goldens
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 UNAVAILABLE = pytest.StashKey[list[str]]()
@@ -57,14 +57,17 @@ def host_program(config: pytest.Config, host: str, version: str) -> Path | hosts
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Install the hosts before the first test: an install must not eat into its timeout."""
-    wanted: dict[str, None] = {}
+    wanted: dict[tuple[str, str], None] = {}
     for item in session.items:
-        if "claude_executable" in getattr(item, "fixturenames", ()):
+        names = getattr(item, "fixturenames", ())
+        if "claude_executable" in names:
             callspec = getattr(item, "callspec", None)
             params = callspec.params if callspec else {}
-            wanted[params.get("claude_version", hosts.HOSTS["claude"].version)] = None
-    for version in wanted:
-        host_program(session.config, "claude", version)
+            wanted["claude", params.get("claude_version", hosts.HOSTS["claude"].version)] = None
+        if "codex_executable" in names:
+            wanted["codex", hosts.HOSTS["codex"].version] = None
+    for host, version in wanted:
+        host_program(session.config, host, version)
 
 
 @pytest.fixture
@@ -102,3 +105,16 @@ def claude(
     yield Claude(claude_executable, workspace)
     if capturing_goldens() and claude_version == hosts.HOSTS["claude"].version:
         workspace.save_goldens(GOLDEN / "claude" / "real", golden_seen)
+
+
+@pytest.fixture(scope="session")
+def codex_executable(pytestconfig: pytest.Config) -> Path:
+    found = host_program(pytestconfig, "codex", hosts.HOSTS["codex"].version)
+    if isinstance(found, hosts.HostUnavailable):
+        skip_loudly(pytestconfig, f"Codex CLI cannot be installed or run: {found}")
+    return found
+
+
+@pytest.fixture
+def codex(codex_executable: Path, workspace: Workspace) -> Codex:
+    return Codex(codex_executable, workspace)

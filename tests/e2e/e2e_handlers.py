@@ -92,6 +92,12 @@ class TextOptions(msgspec.Struct, frozen=True):
     text: str
 
 
+@hookbus.handler("before-tool", tools="shell", options=TextOptions)
+def rewrite_shell(event: hookbus.BeforeTool, ctx: hookbus.Context) -> hookbus.Reply:
+    """Replaces the shell command with the one in the options."""
+    return hookbus.Reply.rewrite({"command": ctx.options.text})
+
+
 @hookbus.handler("session-start", options=TextOptions)
 def session_context(event: hookbus.SessionStart, ctx: hookbus.Context) -> hookbus.Reply:
     return hookbus.Reply.add_context(ctx.options.text)

@@ -23,6 +23,7 @@ from typing import Any
 
 from .fake_models.anthropic import FakeAnthropic
 from .fake_models.base import Scenario
+from .fake_models.openai_responses import FakeOpenAIResponses
 
 HERE = Path(__file__).resolve().parent
 HANDLERS_MODULE = "e2e_handlers"
@@ -62,11 +63,13 @@ def read_json_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-@dataclass(frozen=True)
+@dataclass
 class Workspace:
     """One test's scratch folders and what hookbus wrote in them."""
 
     root: Path
+    #: What the last ``hookbus install`` printed.
+    install_output: str = ""
 
     @property
     def home(self) -> Path:
@@ -111,10 +114,11 @@ class Workspace:
         *,
         record: bool = True,
         args: Sequence[str] = (),
+        host: str = "claude",
     ) -> None:
         """Enable ``e2e_handlers:<name>`` for each of ``handlers`` (with its options), the
         event recorder first unless ``record`` is false, and run ``hookbus install``
-        (with ``args``)."""
+        (with ``args``) for ``host``."""
         shutil.copyfile(HERE / f"{HANDLERS_MODULE}.py", self.project / f"{HANDLERS_MODULE}.py")
         wanted: dict[str, Options | None] = {}
         if record:
@@ -129,7 +133,7 @@ class Workspace:
                 lines += ["", f"[handlers.{json.dumps(name)}]"]
                 lines += [f"{key} = {toml_value(value)}" for key, value in options.items()]
         (self.project / ".hookbus.toml").write_text("\n".join(lines) + "\n")
-        argv = [sys.executable, "-m", "hookbus", "install", "--host", "claude", *args]
+        argv = [sys.executable, "-m", "hookbus", "install", "--host", host, *args]
         done = subprocess.run(
             argv,
             cwd=self.project,
@@ -141,6 +145,7 @@ class Workspace:
             check=False,
         )
         assert done.returncode == 0, f"{' '.join(argv)} failed:\n{done.stdout}{done.stderr}"
+        self.install_output = done.stdout
 
     def events(self, *, other: bool = False) -> list[dict[str, Any]]:
         """What the recorders got, in order; events of kind ``other`` only when asked."""
@@ -295,3 +300,90 @@ class Claude:
             ended = time.time()
             seconds = time.monotonic() - started
         return Run(argv, done, seconds, ended, model)
+
+
+#: ``$CODEX_HOME/config.toml`` of a test run: the fake provider (its port set per run with
+#: ``-c``), no approvals, no sandbox, no update check, no analytics; the project trusted,
+#: or Codex ignores its ``.codex/`` folder (hook trust is bypassed per run instead).
+CODEX_CONFIG = """\
+model = "gpt-fake"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "Fake loopback"
+base_url = "http://127.0.0.1:9/v1"
+env_key = "FAKE_OPENAI_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+[projects.{project}]
+trust_level = "trusted"
+"""
+
+
+@dataclass(frozen=True)
+class CodexRun:
+    """One finished ``codex exec --json`` run."""
+
+    argv: list[str]
+    process: Finished
+    seconds: float
+    model: FakeOpenAIResponses
+
+    @property
+    def returncode(self) -> int:
+        return self.process.returncode
+
+    @property
+    def items(self) -> list[dict[str, Any]]:
+        """The ``--json`` stream's events."""
+        return [
+            json.loads(line) for line in self.process.stdout.splitlines() if line.startswith("{")
+        ]
+
+    def describe(self) -> str:
+        p = self.process
+        return (f"$ {' '.join(self.argv)}\nrc={p.returncode} after {self.seconds:.1f}s\n"
+                f"left behind: {list(p.leftovers)}\n"
+                f"--- stdout\n{p.stdout[-4000:]}\n--- stderr\n{p.stderr[-4000:]}")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Codex:
+    """The Codex CLI (a pinned real binary) in one workspace."""
+
+    executable: Path
+    workspace: Workspace
+
+    @property
+    def home(self) -> Path:
+        return self.workspace.root / "codex_home"
+
+    def run(self, prompt: str, scenario: Scenario | Mapping[str, Any], *,
+            timeout: float = RUN_TIMEOUT) -> CodexRun:  # fmt: skip
+        """``codex exec --json PROMPT`` in the project against a fake Responses server.
+
+        Hook trust is bypassed for this run only (``--dangerously-bypass-hook-trust``: a
+        user trusts hooks in ``/hooks``); ``--disable plugins`` keeps Codex offline.
+        """
+        ws = self.workspace
+        self.home.mkdir(exist_ok=True)
+        config = CODEX_CONFIG.format(project=json.dumps(str(ws.project)))
+        (self.home / "config.toml").write_text(config)
+        with FakeOpenAIResponses(scenario, log_path=ws.root / "requests.jsonl") as model:
+            argv = [str(self.executable), "exec", "--json", "--skip-git-repo-check",
+                    "--dangerously-bypass-hook-trust", "--disable", "plugins",
+                    "-c", f'model_providers.fake.base_url="{model.url}/v1"', prompt]  # fmt: skip
+            env = {**ws.base_env(), "CODEX_HOME": str(self.home), "FAKE_OPENAI_KEY": "sk-fake",
+                   "SHELL": "/bin/bash"}  # fmt: skip
+            started = time.monotonic()
+            done = run_process(argv, cwd=ws.project, env=env, timeout=timeout)
+            seconds = time.monotonic() - started
+        return CodexRun(argv, done, seconds, model)

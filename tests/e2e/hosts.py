@@ -75,6 +75,9 @@ HOSTS: dict[str, HostSpec] = {
     "claude": HostSpec(
         "claude-code", "@anthropic-ai/claude-code", "2.1.332", "claude", also=("2.1.197",)
     ),
+    # 0.171.0 is the Codex proven to run offline against the fake Responses server; it
+    # pulls the platform's musl binary (with rg and bwrap) as an optional dependency.
+    "codex": HostSpec("codex", "@openai/codex", "0.171.0", "codex"),
 }
 
 

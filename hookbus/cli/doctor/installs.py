@@ -134,10 +134,14 @@ def _installs(
                           f"({n} difference{'s' if n != 1 else ''}: {data['drift'][0]}"
                           f"{'; ...' if n > 1 else ''})", fix)  # fmt: skip
         if manifest.scopes[scope] and form == "absolute":
+            local = (
+                "install with --scope local (this machine only), or "
+                if "local" in manifest.scopes
+                else "install with "
+            )  # Codex has no local scope
             found.note(host, path, "committed with the project, and its commands name this "
                        "machine's interpreter: elsewhere they answer their fallback",
-                       "install with --scope local (this machine only), or --command path "
-                       "or module (any machine with hookbus)")  # fmt: skip
+                       f"{local}--command path or module (any machine with hookbus)")  # fmt: skip
     return installs
 
 

@@ -1,0 +1,360 @@
+"""OpenAI Codex CLI: command hooks configured in ``hooks.json``.
+
+Contract (the 23 JSON Schemas embedded in the ``@openai/codex@0.171.0`` binary, vendored
+in ``tests/codex_schemas``; ``codex-rs/hooks/src/engine/output_parser.rs``; real runs of
+0.171.0 offline): stdin is one JSON object named by ``hook_event_name`` (12 events), in
+Claude's shape plus ``turn_id`` and ``model``. Exit 0 with empty stdout is "no opinion"
+for every event; stdout JSON is checked against the event's output schema, which rejects
+unknown keys (the whole reply is then dropped: fail-open), so each event gets exactly its
+own shape. Codex refuses a bare ``permissionDecision: "allow"`` or ``"ask"``, and a deny
+without a non-empty reason; the only rewrite is allow + ``updatedInput``, which grants
+the call too. Hooks run under ``$SHELL -lc``: nothing may print before the JSON.
+"""
+
+import contextlib
+import posixpath
+from collections.abc import Callable
+from typing import Any, Literal
+
+import msgspec
+
+from hookbus.bus import events as ev
+from hookbus.bus.replies import Reply
+from hookbus.drivers.base import BaseDriver
+from hookbus.errors import DecodeError
+from hookbus.hosts import HOSTS
+from hookbus.output import HookOutput
+from hookbus.types import Capabilities, Dropped, Encoded
+
+# -- native events ---------------------------------------------------------------------
+
+ALL_EVENTS = (
+    "SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
+    "PreCompact", "PostCompact", "SubagentStart", "SubagentStop", "Stop", "Interrupt",
+    "SessionEnd",
+)  # fmt: skip
+
+KIND_OF: dict[str, str] = {
+    "SessionStart": "session-start",
+    "UserPromptSubmit": "prompt-submit",
+    "PreToolUse": "before-tool",
+    "PostToolUse": "after-tool",
+    "Stop": "stop",
+    "SubagentStart": "subagent-start",
+    "SubagentStop": "subagent-stop",
+    "PreCompact": "pre-compact",
+    "SessionEnd": "session-end",
+}
+
+
+class Head(msgspec.Struct):
+    hook_event_name: str | None = None
+
+
+class Native(msgspec.Struct, kw_only=True):
+    """The fields of every Codex hook input, each event's own ones defaulted; unknown keys
+    are ignored. ``agent_id`` and ``agent_type`` name the child on Subagent*, and appear
+    on a turn's other events only inside a thread-spawned subagent."""
+
+    session_id: str
+    cwd: str
+    transcript_path: str | None = None
+    hook_event_name: str | None = None
+    model: str | None = None
+    permission_mode: str | None = None
+    turn_id: str | None = None
+    agent_id: str | None = None
+    agent_type: str | None = None
+    source: str = "startup"
+    prompt: str = ""
+    trigger: str = "auto"
+    stop_hook_active: bool = False
+    last_assistant_message: str | None = None
+    agent_transcript_path: str | None = None
+    reason: str = "other"  # SessionEnd's is a constant in 0.171.0
+
+
+class ToolInput(Native, kw_only=True):
+    tool_name: str
+    tool_input: Any = None  # "any JSON" in the schemas
+    tool_use_id: str | None = None  # PermissionRequest has none
+    tool_response: msgspec.Raw = msgspec.Raw(b"null")
+
+
+TOOL_EVENTS = ("PreToolUse", "PermissionRequest", "PostToolUse")
+_HEAD = msgspec.json.Decoder(Head)
+_ANY = msgspec.json.Decoder()
+#: Built on first use: a hook process decodes one event.
+_decoders: dict[bool, msgspec.json.Decoder[Any]] = {}
+
+
+def _decoder(tool: bool) -> msgspec.json.Decoder[Any]:
+    found = _decoders.get(tool)
+    if found is None:
+        found = _decoders[tool] = msgspec.json.Decoder(ToolInput if tool else Native)
+    return found
+
+
+# -- tools -----------------------------------------------------------------------------
+
+#: Hook tool names (0.171.0): the shell is reported as ``Bash`` whichever tool ran it;
+#: a namespaced tool's name is its namespace glued to it (``collaborationspawn_agent``).
+TOOLS: dict[str, ev.ToolKind] = {
+    **dict.fromkeys(("Bash", "exec_command", "shell", "shell_command", "local_shell"), "shell"),
+    "apply_patch": "edit",
+    **dict.fromkeys(("spawn_agent", "collaborationspawn_agent"), "agent"),
+    **dict.fromkeys(("view_image", "list_mcp_resources", "read_mcp_resource"), "read"),
+}
+_PATCH_HEADS: dict[str, Literal["add", "update", "delete"]] = {
+    "*** Add File: ": "add", "*** Update File: ": "update", "*** Delete File: ": "delete",
+}  # fmt: skip
+_MOVE = "*** Move to: "
+
+
+def patch_changes(patch: str, cwd: str = "") -> tuple[ev.FileChange, ...]:
+    """The files an ``apply_patch`` envelope adds, updates, deletes or moves (an update
+    followed by ``*** Move to:`` is a move), relative paths joined to ``cwd``."""
+    changes: list[ev.FileChange] = []
+    for line in patch.splitlines():
+        if line.startswith(_MOVE) and changes and changes[-1].action == "update":
+            old = changes.pop().path
+            changes.append(ev.FileChange(action="move", path=_abs(cwd, line[len(_MOVE):]),
+                                         from_path=old))  # fmt: skip
+            continue
+        for head, action in _PATCH_HEADS.items():
+            if line.startswith(head) and line[len(head) :].strip():
+                changes.append(ev.FileChange(action=action, path=_abs(cwd, line[len(head) :])))
+    return tuple(changes)
+
+
+def _abs(cwd: str, path: str) -> str:
+    path = path.strip()
+    return posixpath.join(cwd, path) if cwd and not posixpath.isabs(path) else path
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def tool_call(n: ToolInput) -> ev.ToolCall:
+    name = n.tool_name
+    data: dict[str, Any] = n.tool_input if isinstance(n.tool_input, dict) else {}
+    kind: ev.ToolKind = TOOLS.get(name, "other")
+    server = None
+    if name.startswith("mcp__"):
+        kind, server = "mcp", name.split("__")[1]
+    command = _text(data.get("command")) if kind in ("shell", "edit") else None
+    changes = patch_changes(command or "", n.cwd) if kind == "edit" else ()
+    paths = tuple(p for c in changes for p in (c.path, c.from_path) if p)
+    spawns: tuple[ev.Spawn, ...] = ()
+    if kind == "agent":  # v1: message, agent_type, model; v2 adds task_name, fork_turns
+        spawns = (ev.Spawn(agent_type=_text(data.get("agent_type")), model=_text(data.get("model")),
+                           prompt=_text(data.get("message")),
+                           description=_text(data.get("task_name"))),)  # fmt: skip
+    return ev.ToolCall(
+        name=name, kind=kind, mcp_server=server, input=data, call_id=n.tool_use_id,
+        command=command if kind == "shell" else None, paths=paths, spawns=spawns,
+    )  # fmt: skip
+
+
+def _output(response: msgspec.Raw) -> str | None:
+    """The tool's result as the model read it: Bash's is already a string."""
+    with contextlib.suppress(msgspec.DecodeError, RecursionError):
+        value = _ANY.decode(response)
+        if value is None or isinstance(value, str):
+            return ev.head(value)
+    return ev.head(bytes(response).decode(errors="replace"))
+
+
+def _child_ids(tool: ev.ToolCall, response: msgspec.Raw) -> tuple[str, ...]:
+    # spawn_agent answers a JSON *string* holding {"agent_id": ..., "nickname": ...}
+    # (real 0.171.0 runs; the schema says only "any JSON").
+    if tool.kind != "agent":
+        return ()
+    with contextlib.suppress(msgspec.DecodeError, RecursionError):
+        value = _ANY.decode(response)
+        if isinstance(value, str):
+            value = _ANY.decode(value)
+        if isinstance(value, dict) and isinstance(value.get("agent_id"), str):
+            return (value["agent_id"],)
+    return ()
+
+
+# -- decode ----------------------------------------------------------------------------
+
+
+def decode(data: bytes, native: str | None = None) -> ev.Event:
+    name = _HEAD.decode(data).hook_event_name or native
+    if not name:
+        raise DecodeError("codex", "no hook_event_name and no --event given")
+    n: Any = _decoder(name in TOOL_EVENTS).decode(data)
+    kind = KIND_OF.get(name, "other")
+    in_child = bool(n.agent_id) and kind not in ("subagent-start", "subagent-stop")
+    common: dict[str, Any] = {
+        "host": "codex", "native": name, "session_id": n.session_id, "cwd": n.cwd,
+        "transcript_path": n.transcript_path or None, "model": n.model, "turn_id": n.turn_id,
+        "agent": ev.Agent(role="subagent", id=n.agent_id, type=n.agent_type)
+        if in_child else ev.MAIN,
+        "raw": msgspec.Raw(data),
+    }  # fmt: skip
+    if kind == "session-start":
+        return ev.SessionStart(**common, source=n.source)
+    if kind == "prompt-submit":
+        return ev.PromptSubmit(**common, prompt=n.prompt)
+    if kind == "before-tool":
+        return ev.BeforeTool(**common, tool=tool_call(n))
+    if kind == "after-tool":
+        tool = tool_call(n)
+        patch = _text(tool.input.get("command")) if tool.kind == "edit" else None
+        changes = patch_changes(patch, n.cwd) if patch else ()
+        return ev.AfterTool(**common, tool=tool, response=n.tool_response,
+                            output=_output(n.tool_response), changes=changes,
+                            child_ids=_child_ids(tool, n.tool_response))  # fmt: skip
+    if kind == "stop":
+        return ev.Stop(**common, stop_hook_active=n.stop_hook_active,
+                       last_message=n.last_assistant_message)  # fmt: skip
+    if kind in ("subagent-start", "subagent-stop"):
+        # agent_id/agent_type name the child; session_id is the parent's.
+        child = ev.Agent(role="subagent", id=n.agent_id, type=n.agent_type)
+        if kind == "subagent-start":
+            return ev.SubagentStart(**common, child=child)
+        return ev.SubagentStop(**common, child=child,
+                               final_text=ev.tail(n.last_assistant_message),
+                               child_transcript_path=n.agent_transcript_path,
+                               stop_hook_active=n.stop_hook_active)  # fmt: skip
+    if kind == "pre-compact":
+        return ev.PreCompact(**common, trigger=n.trigger)
+    if kind == "session-end":
+        return ev.SessionEnd(**common, reason=n.reason)
+    return ev.Other(**common)
+
+
+# -- encode: what each event's output schema admits, one set per reply part -------------
+
+#: A top-level ``decision: "block"`` + ``reason`` acts here (a deny blocks the prompt, or
+#: replaces a tool's result with the reason); on Stop/SubagentStop it keeps working.
+BLOCKABLE = {"UserPromptSubmit", "PostToolUse"}
+STOPS = {"Stop", "SubagentStop"}
+CONTEXT = {"SessionStart", "SubagentStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"}
+#: ``continue: false`` + ``stopReason``: an error on the permission events, outside the
+#: schema of Interrupt (systemMessage only) and SessionEnd (no output), and without effect
+#: on a subagent's start.
+HALT = {"SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "PostCompact",
+        "Stop", "SubagentStop"}  # fmt: skip
+#: SessionEnd has no output schema in 0.171.0: nothing it prints is read.
+SILENT = {"SessionEnd"}
+DEFAULT_REASON = "Denied by a hookbus handler."
+
+
+Drop = Callable[[str, str], None]
+
+
+def _decision(
+    name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any], drop: Drop
+) -> None:
+    decision, reason = reply.decision, reply.reason.strip() or DEFAULT_REASON
+    if decision == "ask" and (name == "PreToolUse" or name in BLOCKABLE):
+        drop("decision", "Codex has no ask here; denied instead")
+        decision = "deny"
+    if decision == "deny" and name == "PreToolUse":
+        hso["permissionDecision"], hso["permissionDecisionReason"] = "deny", reason
+    elif decision == "deny" and name == "PermissionRequest":
+        hso["decision"] = {"behavior": "deny", "message": reason}
+    elif decision == "allow" and name == "PermissionRequest":
+        hso["decision"] = {"behavior": "allow"}
+    elif decision == "deny" and name in BLOCKABLE:
+        out["decision"], out["reason"] = "block", reason
+    elif decision == "ask" and name == "PermissionRequest":
+        drop("decision", "ask is what the approval prompt does anyway")
+    elif decision == "allow" and name == "PreToolUse" and reply.updated_input is None:
+        drop("decision", "Codex refuses a bare allow; its own approval rules decide")
+    elif decision and decision != "allow":
+        drop("decision", f"{decision} has no effect on this event")
+
+
+def encode(name: str, reply: Reply) -> Encoded:
+    out: dict[str, Any] = {}
+    hso: dict[str, Any] = {}
+    dropped: list[Dropped] = []
+
+    def drop(field: str, why: str) -> None:
+        dropped.append(Dropped(handler="codex", field=field, why=f"{name}: {why}"))
+
+    _decision(name, reply, out, hso, drop)
+    if reply.updated_input is not None:
+        if name == "PreToolUse" and "permissionDecision" not in hso:
+            hso["permissionDecision"], hso["updatedInput"] = "allow", reply.updated_input
+        else:
+            drop("updated_input", "only PreToolUse input can be rewritten, and not in a deny")
+    if reply.keep_working is not None:
+        if name in STOPS:
+            out["decision"], out["reason"] = "block", reply.keep_working.strip() or DEFAULT_REASON
+        else:
+            drop("keep_working", "only Stop and SubagentStop can keep working")
+    if reply.context:
+        if name in CONTEXT:
+            hso["additionalContext"] = reply.context
+        else:
+            drop("context", "Codex adds no context here")
+    if reply.message:
+        if name in SILENT:
+            drop("message", "Codex reads no output of SessionEnd")
+        else:
+            out["systemMessage"] = reply.message
+    if reply.halt is not None:
+        if name in HALT:
+            out["continue"], out["stopReason"] = False, reply.halt
+        else:
+            drop("halt", "Codex cannot stop the agent from here")
+    if hso:
+        out["hookSpecificOutput"] = {"hookEventName": name, **hso}
+    stdout = msgspec.json.encode(out) + b"\n" if out else b""
+    return Encoded(output=HookOutput(stdout=stdout), dropped=tuple(dropped))
+
+
+def capabilities(native: str) -> Capabilities:
+    return Capabilities(
+        decide=native in ("PreToolUse", "PermissionRequest") or native in BLOCKABLE,
+        rewrite_input=native == "PreToolUse",
+        rewrite_grants_permission=native == "PreToolUse",
+        spawn_model=native == "PreToolUse",  # updatedInput may set spawn_agent's model
+        context=native in CONTEXT,
+        user_message=native not in SILENT,
+        keep_working=native in STOPS,
+        halt=native in HALT,
+    )
+
+
+class CodexDriver(BaseDriver):
+    name = "codex"
+    facts = HOSTS["codex"]
+    events = ALL_EVENTS
+    kinds = KIND_OF
+    tools = TOOLS
+    mcp_prefix = "mcp__"
+    after_edit_from = ("PostToolUse",)
+
+    def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
+        return decode(data, native)
+
+    def encode(self, native: str, reply: Reply) -> Encoded:
+        return encode(native, reply)
+
+    def capabilities(self, native: str) -> Capabilities:
+        return capabilities(native)
+
+    def sample_payload(
+        self,
+        native: str,
+        tool: str | None,
+        tool_input: dict[str, object] | None,
+        *,
+        cwd: str,
+        session_id: str,
+    ) -> dict[str, object]:
+        from hookbus.drivers import codex_samples  # never on a hook's path
+
+        return codex_samples.payload(native, tool, tool_input, cwd=cwd, session_id=session_id)
+
+
+driver = CodexDriver()
