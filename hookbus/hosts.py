@@ -158,6 +158,7 @@ HOSTS: dict[str, HostFacts] = {
     "gemini": HostFacts(
         "gemini",
         driver="hookbus.drivers.gemini",
+        manifest="hookbus.manifests.gemini",
         event_paths=(("hook_event_name",),),
         tool_paths=(("tool_name",),),
         project_env=("GEMINI_PROJECT_DIR",),
