@@ -54,9 +54,11 @@ def host_program(config: pytest.Config, host: str) -> Path | hosts.HostUnavailab
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Install the host before the first test: the install must not eat into its timeout."""
-    if any("claude_executable" in getattr(item, "fixturenames", ()) for item in session.items):
-        host_program(session.config, "claude")
+    """Install the hosts before the first test: an install must not eat into its timeout."""
+    for host in ("claude", "gemini"):
+        wanted = f"{host}_executable"
+        if any(wanted in getattr(item, "fixturenames", ()) for item in session.items):
+            host_program(session.config, host)
 
 
 @pytest.fixture(scope="session")

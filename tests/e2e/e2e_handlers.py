@@ -32,7 +32,7 @@ def _append(path: str, record: dict[str, Any]) -> None:
 
 
 def _agent(agent: hookbus.Agent) -> dict[str, Any]:
-    return {"id": agent.id, "type": agent.type}
+    return {"role": agent.role, "id": agent.id, "type": agent.type}
 
 
 class RecordOptions(msgspec.Struct, frozen=True):

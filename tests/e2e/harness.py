@@ -111,10 +111,11 @@ class Workspace:
         *,
         record: bool = True,
         args: Sequence[str] = (),
+        host: str = "claude",
     ) -> None:
         """Enable ``e2e_handlers:<name>`` for each of ``handlers`` (with its options), the
-        event recorder first unless ``record`` is false, and run ``hookbus install``
-        (with ``args``)."""
+        event recorder first unless ``record`` is false, and run ``hookbus install
+        --host HOST`` (with ``args``)."""
         shutil.copyfile(HERE / f"{HANDLERS_MODULE}.py", self.project / f"{HANDLERS_MODULE}.py")
         wanted: dict[str, Options | None] = {}
         if record:
@@ -129,7 +130,7 @@ class Workspace:
                 lines += ["", f"[handlers.{json.dumps(name)}]"]
                 lines += [f"{key} = {toml_value(value)}" for key, value in options.items()]
         (self.project / ".hookbus.toml").write_text("\n".join(lines) + "\n")
-        argv = [sys.executable, "-m", "hookbus", "install", "--host", "claude", *args]
+        argv = [sys.executable, "-m", "hookbus", "install", "--host", host, *args]
         done = subprocess.run(
             argv,
             cwd=self.project,

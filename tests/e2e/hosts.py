@@ -50,6 +50,9 @@ HOSTS: dict[str, HostSpec] = {
     # 2.1.197 is the version proven to run offline against the fake model here; its
     # postinstall links the platform's native binary, so nothing is fetched at run time.
     "claude": HostSpec("claude-code", "@anthropic-ai/claude-code", "2.1.197", "claude"),
+    # A Node bundle (Node 20 or later); its optional native modules (node-pty, keytar) are
+    # not needed headless.
+    "gemini": HostSpec("gemini-cli", "@google/gemini-cli", "0.61.0", "gemini"),
 }
 
 
