@@ -79,6 +79,14 @@ def record_display(event: hookbus.Event, ctx: hookbus.Context) -> None:
     _record(event, ctx.options.path)
 
 
+@hookbus.handler(
+    "other", natives=("BeforeModel", "AfterModel", "BeforeToolSelection"), options=RecordOptions
+)
+def record_model(event: hookbus.Event, ctx: hookbus.Context) -> None:
+    """Gemini's model events are registered only when a handler names them."""
+    _record(event, ctx.options.path)
+
+
 class DenyOptions(msgspec.Struct, frozen=True):
     reason: str
 

@@ -224,3 +224,58 @@ def test_a_mangled_real_payload_gets_the_no_opinion(workspace: Workspace) -> Non
         "input-invalid"
     ]
     assert os.path.exists(workspace.state)
+
+
+def test_model_events_reach_a_handler_that_names_them_and_change_nothing(
+    gemini: Gemini, workspace: Workspace
+) -> None:
+    """BeforeModel, BeforeToolSelection and AfterModel reach a handler that names them,
+    with an unknown agent; hookbus's silence on BeforeToolSelection leaves the request's
+    tool config alone (any output there would rewrite it), so the command still runs."""
+    install(workspace, {"record_model": {"path": str(workspace.events_path)}})
+    run = gemini.run("E2E-MODEL: please run echo hi", tool_script("E2E-MODEL"))
+
+    assert_ok(run)
+    assert (workspace.project / PROOF).exists()
+    others = [e for e in workspace.events(other=True) if e["kind"] == "other"]
+    assert {e["native"] for e in others} == {"BeforeModel", "BeforeToolSelection", "AfterModel"}
+    assert {e["agent"]["role"] for e in others} == {"unknown"}
+    for body in run.model.conversation("E2E-MODEL"):
+        assert "allowedFunctionNames" not in json.dumps(body.get("toolConfig", {}))
+        assert body["tools"][0]["functionDeclarations"]
+
+
+def test_a_subagents_tool_calls_are_of_an_unknown_agent(
+    gemini: Gemini, workspace: Workspace
+) -> None:
+    """``invoke_agent`` is a before-tool and after-tool of kind ``agent``; the subagent's
+    own shell call runs the same hooks, with the parent's session and an unknown agent."""
+    install(workspace, {})
+    scenario = {"conversations": [
+        {"match": "SUBTASK-E2E-CHILD", "turns": [
+            shell_turn("echo from-subagent | tee sub_proof.txt"),
+            {"tool_use": {"name": "complete_task",
+                          "input": {"result": {"response": "Subagent printed from-subagent."}}}},
+        ]},
+        {"match": "E2E-AGENT", "turns": [
+            {"tool_use": {"name": "invoke_agent", "input": {
+                "agent_name": "generalist", "prompt": "SUBTASK-E2E-CHILD: run echo"}}},
+            {"text": "Main agent done."},
+        ]},
+    ]}  # fmt: skip
+    run = gemini.run("E2E-AGENT: delegate the echo", scenario,
+                     tools=("run_shell_command", "invoke_agent"))  # fmt: skip
+
+    assert_ok(run)
+    assert (workspace.project / "sub_proof.txt").exists()
+    tools = [(e["kind"], e["tool"]["name"]) for e in workspace.events() if e["tool"]]
+    assert tools == [
+        ("before-tool", "invoke_agent"), ("before-tool", "run_shell_command"),
+        ("after-tool", "run_shell_command"), ("before-tool", "complete_task"),
+        ("after-tool", "complete_task"), ("after-tool", "invoke_agent"),
+    ]  # fmt: skip
+    calls = [e for e in workspace.events() if e["tool"]]
+    assert {e["agent"]["role"] for e in calls} == {"unknown"}
+    assert {e["session_id"] for e in workspace.events()} == {run.output["session_id"]}
+    assert calls[0]["tool"]["kind"] == "agent"
+    assert workspace.diagnostics() == []
