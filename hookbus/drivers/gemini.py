@@ -21,7 +21,7 @@ too). Hooks of one event run in parallel.
 
 import contextlib
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -72,19 +72,16 @@ class Native(msgspec.Struct, kw_only=True):
 
 class McpContext(msgspec.Struct):
     server_name: str | None = None
-    tool_name: str | None = None
 
 
 class ToolInput(Native, kw_only=True):
     tool_name: str
     tool_input: dict[str, Any] = msgspec.field(default_factory=dict)
     mcp_context: McpContext | None = None
-    original_request_name: str | None = None
 
 
 class ToolError(msgspec.Struct):
     message: str = ""
-    type: str | None = None
 
 
 class ToolResponse(msgspec.Struct):
@@ -185,20 +182,11 @@ def tool_call(native: ToolInput) -> ev.ToolCall:
     command = data.get("command") if kind == "shell" else None
     keys = _PATH_KEYS if kind != "shell" else ()
     paths = tuple(p for k in keys if isinstance(p := data.get(k), str))
-    spawns: tuple[ev.Spawn, ...] = ()
-    if kind == "agent":
-        spawns = (
-            ev.Spawn(agent_type=_text(data.get("agent_name")), prompt=_text(data.get("prompt"))),
-        )
-    return ev.ToolCall(
-        name=name,
-        kind=kind,
-        mcp_server=server,
-        input=data,
-        command=command if isinstance(command, str) else None,
-        paths=paths,
-        spawns=spawns,
-    )
+    # invoke_agent's input (agents/agent-tool.ts): agent_name, prompt.
+    spawn = ev.Spawn(agent_type=_text(data.get("agent_name")), prompt=_text(data.get("prompt")))
+    return ev.ToolCall(name=name, kind=kind, mcp_server=server, input=data,
+                       command=command if isinstance(command, str) else None, paths=paths,
+                       spawns=(spawn,) if kind == "agent" else ())  # fmt: skip
 
 
 def _text(value: object) -> str | None:
@@ -389,7 +377,6 @@ class GeminiDriver(BaseDriver):
     #: The model events fire per request (AfterModel per streamed chunk): a hook process
     #: each is a cost to opt into (``natives=``).
     opt_in = ("BeforeModel", "AfterModel", "BeforeToolSelection")
-    event_tools: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
         return decode(data, native)
