@@ -148,3 +148,15 @@ def test_a_hooks_value_that_is_not_a_list_is_refused(project: Path) -> None:
     assert done.returncode == 1
     assert "hooks.BeforeTool is not a list" in done.stderr
     assert path.read_text() == '{"hooks": {"BeforeTool": {"oops": 1}}}'
+
+
+def test_the_shared_file_warning_offers_only_what_gemini_has(project: Path) -> None:
+    """The warning about this machine's interpreter in a committed file offers the portable
+    command forms, not a local scope Gemini does not have."""
+    done = hookbus_cli(project, "install", "--host", "gemini")
+    assert done.returncode == 0, done.stderr
+    assert "--command path" in done.stderr
+    assert "--scope local" not in done.stderr
+    doctor = hookbus_cli(project, "doctor")
+    assert "install with --command path or module" in doctor.stdout
+    assert "--scope local" not in doctor.stdout.split("gemini", 1)[1]

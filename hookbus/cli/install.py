@@ -232,7 +232,7 @@ def _install(  # noqa: PLR0917
         print(f"{path}: installed hookbus entries" + (f" (your original: {backup})" if backup
               else ""))  # fmt: skip
         if manifest.scopes[scope] and form == "absolute":
-            _warn_shared(path, python)
+            _warn_shared(path, python, local="local" in manifest.scopes)
         if scope == "local":
             _warn_unignored(path)
     for note in plan.notes:
@@ -240,15 +240,20 @@ def _install(  # noqa: PLR0917
     return 0
 
 
-def _warn_shared(path: str, python: str) -> None:
+def _warn_shared(path: str, python: str, *, local: bool) -> None:
+    # Only a host with a local scope (Claude's settings.local.json) can keep them out.
+    rest = (
+        "; or keep this machine's commands out of the repository with --scope local"
+        if local
+        else ""
+    )
     print(
         f"hookbus: warning: {path} is committed with the project, and its commands name this "
         f"machine's interpreter ({python}). Elsewhere they answer no opinion (a deny where a "
         "fail-closed handler is installed) until 'hookbus install' is run there. For "
         "commands that work on every machine with hookbus installed, install with --command "
         "path ('hookbus' on PATH) or --command module ('python3' on PATH), a few "
-        "milliseconds slower per hook; or keep this machine's commands out of the "
-        "repository with --scope local.",
+        f"milliseconds slower per hook{rest}.",
         file=sys.stderr,
     )
 

@@ -136,8 +136,9 @@ def _installs(
         if manifest.scopes[scope] and form == "absolute":
             found.note(host, path, "committed with the project, and its commands name this "
                        "machine's interpreter: elsewhere they answer their fallback",
-                       "install with --scope local (this machine only), or --command path "
-                       "or module (any machine with hookbus)")  # fmt: skip
+                       ("install with --scope local (this machine only), or --command path "
+                        if "local" in manifest.scopes else "install with --command path ")
+                       + "or module (any machine with hookbus)")  # fmt: skip
     return installs
 
 
