@@ -96,6 +96,16 @@ def deny_shell(event: hookbus.BeforeTool, ctx: hookbus.Context) -> hookbus.Reply
     return hookbus.Reply.deny(ctx.options.reason)
 
 
+class RewriteOptions(msgspec.Struct, frozen=True):
+    command: str
+
+
+@hookbus.handler("before-tool", tools="shell", options=RewriteOptions)
+def rewrite_shell(event: hookbus.BeforeTool, ctx: hookbus.Context) -> hookbus.Reply:
+    """Replaces the whole input with just ``command`` (hosts that merge keep the rest)."""
+    return hookbus.Reply.rewrite({"command": ctx.options.command})
+
+
 class TextOptions(msgspec.Struct, frozen=True):
     text: str
 

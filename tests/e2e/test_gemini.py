@@ -279,3 +279,18 @@ def test_a_subagents_tool_calls_are_of_an_unknown_agent(
     assert {e["session_id"] for e in workspace.events()} == {run.output["session_id"]}
     assert calls[0]["tool"]["kind"] == "agent"
     assert workspace.diagnostics() == []
+
+
+def test_a_rewrite_replaces_the_whole_input(gemini: Gemini, workspace: Workspace) -> None:
+    """``hookSpecificOutput.tool_input`` replaces the arguments in Gemini 0.61.0 (its docs
+    say "merges"): the model's ``dir_path`` of a folder that does not exist is gone, so
+    the rewritten command runs in the project."""
+    install(workspace, {"rewrite_shell": {"command": f"echo rewritten | tee {PROOF}"}})
+    turn = {"tool_use": {"name": "run_shell_command", "input": {
+        "command": "echo original", "description": "Run it", "dir_path": "no-such-folder"}}}  # fmt: skip
+    run = gemini.run("E2E-REWRITE: please run echo", script("E2E-REWRITE", turn, {"text": "ok"}))
+
+    assert_ok(run)
+    assert (workspace.project / PROOF).read_text() == "rewritten\n"
+    [response] = function_responses(run.model.conversation("E2E-REWRITE")[1])
+    assert "rewritten" in json.dumps(response["response"])
