@@ -166,12 +166,30 @@ HOSTS: dict[str, HostFacts] = {
         default_timeout=600.0,
         timeouts={"SessionEnd": 3.0, "Interrupt": 3.0},
     ),
+    # Gemini CLI 0.61.0 (hooks/hookRunner.ts): hook_event_name in every input; 60000 ms per
+    # hook unless its entry says otherwise, configured in milliseconds. Hooks get
+    # GEMINI_PROJECT_DIR (and CLAUDE_PROJECT_DIR, GEMINI_CWD), all = the input's cwd. Any
+    # text that is not JSON, with exit 2 or more, is a deny: "{}" is the no-opinion, except
+    # on BeforeToolSelection, where any output rewrites the tool config.
+    "gemini": HostFacts(
+        "gemini",
+        driver="hookbus.drivers.gemini",
+        manifest="hookbus.manifests.gemini",
+        event_paths=(("hook_event_name",),),
+        tool_paths=(("tool_name",),),
+        project_env=("GEMINI_PROJECT_DIR",),
+        project_paths=(("cwd",),),
+        no_opinion=HookOutput(b"{}\n"),
+        no_opinion_by_event={"BeforeToolSelection": HookOutput()},
+        default_timeout=60.0,
+        timeout_unit="ms",
+    ),
 }
 
 #: Host names a handler may filter on before their driver exists: a typo fails when the
 #: bus is built, while a handler written for a host whose driver comes later does not.
 PLANNED_HOSTS = frozenset(
-    ("copilot", "cursor", "gemini", "antigravity", "hermes", "opencode", "kilo",
+    ("copilot", "cursor", "antigravity", "hermes", "opencode", "kilo",
      "pi", "cline", "kiro", "qwen")
 )  # fmt: skip
 

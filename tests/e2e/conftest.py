@@ -64,8 +64,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             callspec = getattr(item, "callspec", None)
             params = callspec.params if callspec else {}
             wanted["claude", params.get("claude_version", hosts.HOSTS["claude"].version)] = None
-        if "codex_executable" in names:
-            wanted["codex", hosts.HOSTS["codex"].version] = None
+        for host in ("codex", "gemini"):
+            if f"{host}_executable" in names:
+                wanted[host, hosts.HOSTS[host].version] = None
     for host, version in wanted:
         host_program(session.config, host, version)
 

@@ -32,7 +32,7 @@ def _append(path: str, record: dict[str, Any]) -> None:
 
 
 def _agent(agent: hookbus.Agent) -> dict[str, Any]:
-    return {"id": agent.id, "type": agent.type}
+    return {"role": agent.role, "id": agent.id, "type": agent.type}
 
 
 class RecordOptions(msgspec.Struct, frozen=True):
@@ -79,6 +79,14 @@ def record_display(event: hookbus.Event, ctx: hookbus.Context) -> None:
     _record(event, ctx.options.path)
 
 
+@hookbus.handler(
+    "other", natives=("BeforeModel", "AfterModel", "BeforeToolSelection"), options=RecordOptions
+)
+def record_model(event: hookbus.Event, ctx: hookbus.Context) -> None:
+    """Gemini's model events are registered only when a handler names them."""
+    _record(event, ctx.options.path)
+
+
 class DenyOptions(msgspec.Struct, frozen=True):
     reason: str
 
@@ -88,14 +96,18 @@ def deny_shell(event: hookbus.BeforeTool, ctx: hookbus.Context) -> hookbus.Reply
     return hookbus.Reply.deny(ctx.options.reason)
 
 
+class RewriteOptions(msgspec.Struct, frozen=True):
+    command: str
+
+
+@hookbus.handler("before-tool", tools="shell", options=RewriteOptions)
+def rewrite_shell(event: hookbus.BeforeTool, ctx: hookbus.Context) -> hookbus.Reply:
+    """Replaces the whole input with just ``command`` (hosts that merge keep the rest)."""
+    return hookbus.Reply.rewrite({"command": ctx.options.command})
+
+
 class TextOptions(msgspec.Struct, frozen=True):
     text: str
-
-
-@hookbus.handler("before-tool", tools="shell", options=TextOptions)
-def rewrite_shell(event: hookbus.BeforeTool, ctx: hookbus.Context) -> hookbus.Reply:
-    """Replaces the shell command with the one in the options."""
-    return hookbus.Reply.rewrite({"command": ctx.options.text})
 
 
 @hookbus.handler("session-start", options=TextOptions)

@@ -78,6 +78,9 @@ HOSTS: dict[str, HostSpec] = {
     # 0.171.0 is the Codex proven to run offline against the fake Responses server; it
     # pulls the platform's musl binary (with rg and bwrap) as an optional dependency.
     "codex": HostSpec("codex", "@openai/codex", "0.171.0", "codex"),
+    # A Node bundle (Node 20 or later); its optional native modules (node-pty, keytar) are
+    # not needed headless.
+    "gemini": HostSpec("gemini-cli", "@google/gemini-cli", "0.61.0", "gemini"),
 }
 
 

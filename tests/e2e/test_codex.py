@@ -107,7 +107,7 @@ def test_deny_blocks_the_shell_tool_and_tells_the_model(codex: Codex, workspace:
 
 def test_a_rewrite_runs_the_new_command(codex: Codex, workspace: Workspace) -> None:
     """A rewrite is allow + updatedInput in Codex: the rewritten command is what runs."""
-    install(workspace, {"rewrite_shell": {"text": "echo rewritten > rewrite_proof.txt"}})
+    install(workspace, {"rewrite_shell": {"command": "echo rewritten > rewrite_proof.txt"}})
     run = codex.run("E2E-REWRITE: please run echo hi", tool_script("E2E-REWRITE"))
 
     assert_ok(run)
@@ -197,7 +197,7 @@ def test_subagent_events_name_the_child(codex: Codex, workspace: Workspace) -> N
     spawn = next(e for e in events if e["kind"] == "after-tool" and e["tool"]["kind"] == "agent")
     assert spawn["child_ids"] == [child]
     inner = next(e for e in events if e["kind"] == "before-tool" and e["tool"]["kind"] == "shell")
-    assert inner["agent"] == {"id": child, "type": "default"}
+    assert inner["agent"] == {"role": "subagent", "id": child, "type": "default"}
     assert len({e["session_id"] for e in events}) == 1
 
 
