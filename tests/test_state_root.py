@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import GUARD, compile_now, guarded_project, pre_tool
+from support import GUARD, compile_now, guarded_project, pre_tool, wait_for
 
 from hookbus import state
 from hookbus.testing import run_cli
@@ -38,10 +38,17 @@ def test_created_private_whatever_the_umask(project: Path, isolated_environment:
         timeout=60, check=False,
     )  # fmt: skip
     assert decision(proc.stdout) == "deny"
-    for folder in (isolated_environment, isolated_environment / "index"):
+    # The index is cached after the reply, by a process the hook does not wait for.
+    index = isolated_environment / "index"
+    wait_for(lambda: list(index.glob("*.json")), "the index cached")
+    for folder in (isolated_environment, index):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
-    for file in (isolated_environment / "index").iterdir():
-        assert stat.S_IMODE(file.stat().st_mode) == 0o600, file
+    for file in index.iterdir():
+        try:
+            mode = stat.S_IMODE(file.stat().st_mode)
+        except FileNotFoundError:  # a temporary file renamed into place meanwhile
+            continue
+        assert mode == 0o600, file
 
 
 def _spoil(root: Path, how: str) -> None:
