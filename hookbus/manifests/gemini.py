@@ -20,29 +20,18 @@ recognised by their command; every other entry and key of the user's file is kep
 from __future__ import annotations
 
 import os
-import re
-import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import ClassVar
 
-from hookbus.discover import find_project_config
 from hookbus.drivers.gemini import ALL_EVENTS, driver
-from hookbus.errors import HostConfigError
 from hookbus.hosts import HOSTS
 from hookbus.manifests import grouped
-from hookbus.manifests.base import (
-    CommandForm,
-    Document,
-    Plan,
-    Scope,
-    hook_command,
-    is_hookbus_command,
-)
-from hookbus.runtime.index import fail_closed
+from hookbus.manifests.base import Scope
+from hookbus.manifests.grouped import project_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import IndexData, ToolsData
+    from hookbus.runtime.index import ToolsData
 
 HOST = "gemini"
 Hooks = grouped.Hooks
@@ -52,109 +41,30 @@ SCOPES: dict[Scope, bool] = {"project": True, "user": False}
 
 
 def settings_path(scope: str, project_dir: str | None = None) -> str:
-    """Gemini's settings file for ``scope``: the project's is in the folder of its
-    ``.hookbus.toml`` when one is found (install may run in a subfolder)."""
+    """Gemini's settings file for ``scope``."""
     if scope == "user":
         return os.path.join(os.path.expanduser("~"), ".gemini", "settings.json")
-    if project_dir is None:
-        config = find_project_config(os.getcwd())
-        project_dir = os.path.dirname(config) if config else os.getcwd()
-    return os.path.join(project_dir, ".gemini", "settings.json")
+    return os.path.join(project_dir or project_root(), ".gemini", "settings.json")
 
 
 def matcher(tools: ToolsData | None) -> str | None:
     """An anchored regex for an index route's tools; None matches every tool."""
-    if tools is None or tools.get("unknown"):
-        return None
-    names, prefixes = list(tools["names"]), list(tools["prefixes"])
-    alternatives = [f"^(?:{'|'.join(map(re.escape, names))})$"] if names else []
-    alternatives += [f"^{re.escape(p)}" for p in prefixes]
-    return "|".join(alternatives) or None
+    return grouped.anchored(tools)
 
 
-def generate(
-    index: IndexData | None, python: str | None = None, form: CommandForm = "absolute"
-) -> Hooks:
-    """The hooks block for what the index subscribes to, in Gemini's event order (a
-    handler that never loaded counts as a guard: every event it could refuse is
-    registered, as for Claude)."""
-    routes = dict(index["routes"].get(HOST, {})) if index else {}
-    unknown = [h for h in index["handlers"] if h["subscription"] is None] if index else []
-    if unknown and index:
-        for native in index["refusals"].get(HOST, {}):
-            routes.setdefault(native, {"handlers": [], "tools": None})
-    budget = float(index["settings"].get("budget") or 5.0) if index else 5.0  # type: ignore[arg-type]
-    seconds = budget + 5
-    python = python or sys.executable
-    hooks: Hooks = {}
-    for native in (n for n in ALL_EVENTS if n in routes):
-        route = routes[native]
-        wanting = [index["handlers"][i] for i in route["handlers"]] if index else []
-        if fail_closed(wanting + unknown):
-            why = "hookbus could not run, and a fail-closed handler wants this event"
-            fallback = driver.refusal(native, why)
-        else:
-            fallback = driver.no_opinion(native)
-        command = hook_command(form, python, HOST, native, seconds, fallback)
-        entry = {"type": "command", "name": "hookbus", "command": command,
-                 "timeout": HOSTS[HOST].timeout_value(seconds)}  # fmt: skip
-        pattern = matcher(route["tools"])
-        group: dict[str, Any] = {"matcher": pattern} if pattern else {}
-        group["hooks"] = [entry]
-        hooks[native] = [group]
-    return hooks
-
-
-def is_ours(entry: object) -> bool:
-    return isinstance(entry, dict) and is_hookbus_command(entry.get("command"), HOST)
-
-
-class GeminiManifest:
+class GeminiManifest(grouped.GroupedManifest):
     """Gemini CLI's ``hooks`` block in ``.gemini/settings.json`` (project) or
     ``~/.gemini/settings.json`` (user)."""
 
     facts = HOSTS[HOST]
     scopes = SCOPES
+    events = ALL_EVENTS
+    driver = driver
+    #: Gemini names each hook (its /hooks panel and logs show the name).
+    entry_fields: ClassVar[Mapping[str, str]] = {"name": "hookbus"}
 
-    def plan(
-        self,
-        index: IndexData | None,
-        *,
-        python: str,
-        scope: Scope,
-        form: CommandForm = "absolute",
-        project_dir: str | None = None,
-    ) -> Plan:
-        path = settings_path(scope, project_dir)
-        return Plan(documents=(Document(path=path, entries=generate(index, python, form)),))
-
-    def commands(self, document: dict[str, Any]) -> dict[str, list[str]]:
-        return {
-            event: [h["command"] for g in groups for h in g["hooks"]]
-            for event, groups in grouped.installed(document, is_ours).items()
-        }
-
-    def merge(self, document: dict[str, Any], entries: Mapping[str, Any]) -> dict[str, Any]:
-        return grouped.merged(document, dict(entries), is_ours)
-
-    def without_ours(self, document: dict[str, Any]) -> dict[str, Any]:
-        return grouped.without_ours(document, is_ours)
-
-    def drift(self, document: dict[str, Any], entries: Mapping[str, Any]) -> list[str]:
-        return grouped.drift(document, dict(entries), is_ours, ALL_EVENTS)
-
-    def check(self, path: str, document: dict[str, Any]) -> None:
-        hooks = document.get("hooks", {})
-        if not isinstance(hooks, dict):
-            raise HostConfigError(
-                f"{path}: expected an object with a 'hooks' object; nothing changed"
-            )
-        for event, groups in hooks.items():
-            # Gemini reads a list of hook definitions per event; anything else is a file
-            # hookbus does not understand, and must not rearrange.
-            if not isinstance(groups, list):
-                raise HostConfigError(f"{path}: hooks.{event} is not a list of hook "
-                                      "definitions; fix it, nothing changed")  # fmt: skip
+    def path(self, scope: Scope, project_dir: str | None) -> str:
+        return settings_path(scope, project_dir)
 
 
 manifest = GeminiManifest()

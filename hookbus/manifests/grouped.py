@@ -8,8 +8,15 @@ entry, group and key of the user's. Which entries are hookbus's is the manifest'
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hookbus.drivers.base import BaseDriver
+    from hookbus.hosts import HostFacts
+    from hookbus.manifests.base import CommandForm, Plan, Scope
+    from hookbus.runtime.index import IndexData, ToolsData
 
 Hooks = dict[str, list[dict[str, Any]]]
 IsOurs = Callable[[object], bool]
@@ -116,3 +123,170 @@ def _differences(have: list[dict[str, Any]], want: list[dict[str, Any]]) -> list
         for key in sorted(k for k in rest if old_entry.get(k) != new_entry.get(k)):
             found.append(f"{key} {old_entry.get(key)!r}, expected {new_entry.get(key)!r}")
     return found or ["the entries differ"]
+
+
+class GroupedManifest:
+    """The manifest of a host whose settings hold a hooks block of this shape: generate,
+    merge, remove, compare and check hookbus's entries. A host's manifest subclasses it
+    with its facts, scopes, events and files, and overrides what it does differently:
+    :meth:`path` (required), :meth:`matcher`, :meth:`timeouts`, :attr:`entry_fields`,
+    :meth:`notes`.
+
+    Only events (and tools, as a matcher) an enabled handler subscribes to are
+    registered. A handler whose declaration is unknown (its module never loaded) counts as
+    a guard until it loads: when one is configured (``install --force``), every event
+    whose refusal is not a no-opinion is registered too, so that its refusal is in place.
+    """
+
+    facts: HostFacts
+    scopes: Mapping[Scope, bool]
+    #: The host's native events, in the order its settings are written and drift listed.
+    events: Sequence[str]
+    driver: BaseDriver
+    #: Keys every entry carries beside ``type``, ``command`` and ``timeout``.
+    entry_fields: ClassVar[Mapping[str, Any]] = {}
+
+    def path(self, scope: Scope, project_dir: str | None) -> str:
+        raise NotImplementedError
+
+    def matcher(self, tools: ToolsData | None) -> str | None:
+        """An anchored regex for an index route's tools; None registers every tool."""
+        return anchored(tools)
+
+    def timeouts(self, native: str, budget: float) -> tuple[float | None, float | None]:
+        """(seconds for the command's ``--timeout``, the entry's ``timeout`` in the host's
+        unit); None leaves one out. The host's limit is the budget plus a margin."""
+        seconds = budget + 5
+        return seconds, self.facts.timeout_value(seconds)
+
+    def notes(self, hooks: Hooks) -> tuple[str, ...]:
+        return ()
+
+    def is_ours(self, entry: object) -> bool:
+        from hookbus.manifests.base import is_hookbus_command
+
+        return isinstance(entry, dict) and is_hookbus_command(entry.get("command"), self.facts.name)
+
+    def command(
+        self,
+        python: str,
+        native: str,
+        timeout: float | None,
+        *,
+        guarded: bool = False,
+        form: CommandForm = "absolute",
+    ) -> str:
+        """The hook command for ``native``: its fallback, should Python or hookbus be gone,
+        refuses when ``guarded`` (a fail-closed handler wants the event), else it is the
+        host's no-opinion."""
+        from hookbus.manifests.base import hook_command
+
+        if guarded:
+            fallback = self.driver.refusal(native, "hookbus could not run, and a fail-closed "
+                                           "handler wants this event")  # fmt: skip
+        else:
+            fallback = self.driver.no_opinion(native)
+        return hook_command(form, python, self.facts.name, native, timeout, fallback)
+
+    def generate(
+        self, index: IndexData | None, python: str | None = None, form: CommandForm = "absolute"
+    ) -> Hooks:
+        """The hooks block for what ``index`` subscribes to, in the host's event order."""
+        import sys
+
+        from hookbus.runtime.index import fail_closed
+
+        host = self.facts.name
+        routes = dict(index["routes"].get(host, {})) if index else {}
+        unknown = [h for h in index["handlers"] if h["subscription"] is None] if index else []
+        if index and unknown:
+            for native in index["refusals"].get(host, {}):
+                routes.setdefault(native, {"handlers": [], "tools": None})
+        budget = float(index["settings"].get("budget") or 5.0) if index else 5.0  # type: ignore[arg-type]
+        python = python or sys.executable
+        hooks: Hooks = {}
+        for native in (n for n in self.events if n in routes):
+            route = routes[native]
+            wanting = [index["handlers"][i] for i in route["handlers"]] if index else []
+            guarded = bool(fail_closed(wanting + unknown))
+            seconds, value = self.timeouts(native, budget)
+            entry: dict[str, Any] = {"type": "command", **self.entry_fields}
+            entry["command"] = self.command(python, native, seconds, guarded=guarded, form=form)
+            if value is not None:
+                entry["timeout"] = value
+            pattern = self.matcher(route["tools"])
+            group: dict[str, Any] = {"matcher": pattern} if pattern else {}
+            group["hooks"] = [entry]
+            hooks[native] = [group]
+        return hooks
+
+    def plan(
+        self,
+        index: IndexData | None,
+        *,
+        python: str,
+        scope: Scope,
+        form: CommandForm = "absolute",
+        project_dir: str | None = None,
+    ) -> Plan:
+        from hookbus.manifests.base import Document, Plan
+
+        hooks = self.generate(index, python, form)
+        document = Document(path=self.path(scope, project_dir), entries=hooks)
+        return Plan(documents=(document,), notes=self.notes(hooks))
+
+    def commands(self, document: dict[str, Any]) -> dict[str, list[str]]:
+        return {
+            event: [h["command"] for g in groups for h in g["hooks"]]
+            for event, groups in installed(document, self.is_ours).items()
+        }
+
+    def merge(self, document: dict[str, Any], entries: Mapping[str, Any]) -> dict[str, Any]:
+        return merged(document, dict(entries), self.is_ours)
+
+    def without_ours(self, document: dict[str, Any]) -> dict[str, Any]:
+        return without_ours(document, self.is_ours)
+
+    def drift(self, document: dict[str, Any], entries: Mapping[str, Any]) -> list[str]:
+        return drift(document, dict(entries), self.is_ours, self.events)
+
+    def check(self, path: str, document: dict[str, Any]) -> None:
+        from hookbus.errors import HostConfigError
+
+        hooks = document.get("hooks", {})
+        if not isinstance(hooks, dict):
+            raise HostConfigError(
+                f"{path}: expected an object with a 'hooks' object; nothing changed"
+            )
+        for event, groups in hooks.items():
+            # A list of matcher groups per event; anything else is a file hookbus does
+            # not understand, and must not rearrange.
+            if not isinstance(groups, list):
+                raise HostConfigError(f"{path}: hooks.{event} is not a list of matcher "
+                                      "groups; fix it, nothing changed")  # fmt: skip
+
+
+def anchored(tools: ToolsData | None) -> str | None:
+    """A regex matching exactly an index route's tool names and prefixes, anchored (a
+    host testing it unanchored must not catch ``NotebookEdit`` for ``Edit``); None for
+    every tool."""
+    import re
+
+    if tools is None or tools.get("unknown"):
+        return None
+    names, prefixes = list(tools["names"]), list(tools["prefixes"])
+    alternatives = [f"^(?:{'|'.join(map(re.escape, names))})$"] if names else []
+    alternatives += [f"^{re.escape(p)}" for p in prefixes]
+    return "|".join(alternatives) or None
+
+
+def project_root(start: str | None = None) -> str:
+    """The project's root: the folder of its ``.hookbus.toml`` when one is found (install
+    may run in a subfolder), else the working folder."""
+    import os
+
+    from hookbus.discover import find_project_config
+
+    start = start or os.getcwd()
+    config = find_project_config(start)
+    return os.path.dirname(config) if config else start
