@@ -37,6 +37,8 @@ class BaseDriver:
     tools: ClassVar[Mapping[str, ev.ToolKind]]
     #: How MCP tool names start (``mcp__`` for Claude); None: the host has no MCP tools.
     mcp_prefix: ClassVar[str | None] = None
+    #: The module whose ``payload()`` builds sample payloads (``hookbus try``).
+    samples: ClassVar[str | None] = None
     #: Registered for kind ``other`` only when a handler names them (``natives=``).
     opt_in: ClassVar[tuple[str, ...]] = ()
     #: Never registered, whatever a handler asks.
@@ -101,8 +103,17 @@ class BaseDriver:
         session_id: str,
     ) -> dict[str, object]:
         """The payload of a known ``native`` as the host sends it, as JSON data; a
-        :class:`SampleError` when ``tool`` does not fit the event."""
-        raise NotImplementedError(f"the {self.name} driver has no sample payloads")
+        :class:`SampleError` when ``tool`` does not fit the event. By default the
+        ``payload`` function of the :attr:`samples` module, imported only here: a hook
+        process never needs the table."""
+        if self.samples is None:
+            raise NotImplementedError(f"the {self.name} driver has no sample payloads")
+        import importlib
+
+        table = importlib.import_module(self.samples)
+        found: dict[str, object] = table.payload(native, tool, tool_input, cwd=cwd,
+                                                  session_id=session_id)  # fmt: skip
+        return found
 
     def sample(
         self,

@@ -440,6 +440,7 @@ class ClaudeDriver(BaseDriver):
     kinds = KIND_OF
     tools = TOOLS
     mcp_prefix = "mcp__"
+    samples = "hookbus.drivers.claude_samples"
     after_edit_from = ("PostToolUse",)  # PostToolUseFailure changed nothing
     #: One hook process per displayed message is a cost to opt into (``natives=``).
     opt_in = ("MessageDisplay",)
@@ -458,20 +459,6 @@ class ClaudeDriver(BaseDriver):
 
     def capabilities(self, native: str) -> Capabilities:
         return capabilities(native)
-
-    def sample_payload(
-        self,
-        native: str,
-        tool: str | None,
-        tool_input: dict[str, object] | None,
-        *,
-        cwd: str,
-        session_id: str,
-    ) -> dict[str, object]:
-        # The table is loaded only here: a hook process never needs it.
-        from hookbus.drivers import claude_samples
-
-        return claude_samples.payload(native, tool, tool_input, cwd=cwd, session_id=session_id)
 
 
 driver = ClaudeDriver()

@@ -332,6 +332,7 @@ class CodexDriver(BaseDriver):
     kinds = KIND_OF
     tools = TOOLS
     mcp_prefix = "mcp__"
+    samples = "hookbus.drivers.codex_samples"
     after_edit_from = ("PostToolUse",)
 
     def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
@@ -342,19 +343,6 @@ class CodexDriver(BaseDriver):
 
     def capabilities(self, native: str) -> Capabilities:
         return capabilities(native)
-
-    def sample_payload(
-        self,
-        native: str,
-        tool: str | None,
-        tool_input: dict[str, object] | None,
-        *,
-        cwd: str,
-        session_id: str,
-    ) -> dict[str, object]:
-        from hookbus.drivers import codex_samples  # never on a hook's path
-
-        return codex_samples.payload(native, tool, tool_input, cwd=cwd, session_id=session_id)
 
 
 driver = CodexDriver()

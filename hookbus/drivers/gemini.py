@@ -373,6 +373,7 @@ class GeminiDriver(BaseDriver):
     kinds = KIND_OF
     tools = TOOLS
     mcp_prefix = MCP_PREFIX
+    samples = "hookbus.drivers.gemini_samples"
     after_edit_from = ("AfterTool",)
     #: The model events fire per request (AfterModel per streamed chunk): a hook process
     #: each is a cost to opt into (``natives=``).
@@ -389,20 +390,6 @@ class GeminiDriver(BaseDriver):
 
     def mcp_tool_prefix(self, server: str) -> str:
         return f"{MCP_PREFIX}{server}_"
-
-    def sample_payload(
-        self,
-        native: str,
-        tool: str | None,
-        tool_input: dict[str, object] | None,
-        *,
-        cwd: str,
-        session_id: str,
-    ) -> dict[str, object]:
-        # The table is loaded only here: a hook process never needs it.
-        from hookbus.drivers import gemini_samples
-
-        return gemini_samples.payload(native, tool, tool_input, cwd=cwd, session_id=session_id)
 
 
 driver = GeminiDriver()
