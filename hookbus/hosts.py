@@ -184,13 +184,33 @@ HOSTS: dict[str, HostFacts] = {
         default_timeout=60.0,
         timeout_unit="ms",
     ),
+    # Cline CLI 3.0.65 (sdk/packages/core/src/hooks/subprocess.ts; real runs offline): an
+    # executable per event in .clinerules/hooks/, named after it; the payload's hookName
+    # is a wire name (tool_call), so the event comes from --event. The project root is
+    # the first of workspaceRoots. Tool hooks get 120000 ms (the legacy VS Code
+    # extension: 30 s); empty stdout is the no-opinion everywhere.
+    "cline": HostFacts(
+        "cline",
+        driver="hookbus.drivers.cline",
+        event_required=True,
+        tool_paths=(
+            ("tool_call", "name"),
+            ("tool_result", "name"),
+            ("preToolUse", "toolName"),
+            ("postToolUse", "toolName"),
+        ),
+        project_paths=(("workspaceRoots",),),
+        no_opinion=HookOutput(),
+        default_timeout=120.0,
+        timeout_unit="ms",
+    ),
 }
 
 #: Host names a handler may filter on before their driver exists: a typo fails when the
 #: bus is built, while a handler written for a host whose driver comes later does not.
 PLANNED_HOSTS = frozenset(
     ("copilot", "cursor", "antigravity", "hermes", "opencode", "kilo",
-     "pi", "cline", "kiro", "qwen")
+     "pi", "kiro", "qwen")
 )  # fmt: skip
 
 
