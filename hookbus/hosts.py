@@ -192,6 +192,7 @@ HOSTS: dict[str, HostFacts] = {
     "cline": HostFacts(
         "cline",
         driver="hookbus.drivers.cline",
+        manifest="hookbus.manifests.cline",
         event_required=True,
         tool_paths=(
             ("tool_call", "name"),

@@ -235,6 +235,13 @@ def _install(  # noqa: PLR0917
             _warn_shared(path, python, local="local" in manifest.scopes)
         if scope == "local":
             _warn_unignored(path)
+    if plan.owned or manifest.owned_paths(scope):
+        from hookbus.manifests import owned
+
+        for line in owned.install(plan.owned, manifest.owned_paths(scope), dry_run=opts.dry_run):
+            print(line)
+        if not plan.owned:
+            print(f"no enabled handler wants a {opts.host} event; no hook file to install")
     for note in plan.notes:
         print(f"note: {note}")
     return 0
@@ -298,6 +305,23 @@ def _verify(
                   f"configuration; to fix: hookbus install --host {opts.host}{flags}")  # fmt: skip
         else:
             print(f"{document.path}: up to date")
+    candidates = manifest.owned_paths(scope)
+    if candidates:
+        from hookbus.manifests import owned
+
+        wanted_files = manifest.plan(index, python=python, scope=scope,
+                                     form=opts.form or "absolute").owned  # fmt: skip
+        problems = owned.drift(wanted_files, candidates)
+        for problem in problems:
+            print(f"  {problem}")
+        folder = os.path.dirname(candidates[0])
+        if problems:
+            status = 1
+            flags = f" --scope {scope}" if scope != "project" else ""
+            print(f"{folder}: {_count(len(problems), 'difference')} from the configuration; "
+                  f"to fix: hookbus install --host {opts.host}{flags}")  # fmt: skip
+        else:
+            print(f"{folder}: up to date")
     if invalid:
         print(f"hookbus: {_count(invalid, 'configuration problem')} (above) would make "
               "hooks misbehave", file=sys.stderr)  # fmt: skip
@@ -332,6 +356,15 @@ def _uninstall(manifest: Manifest, scope: Scope) -> int:
             write_atomically(path, documents.dump(wanted, document.format, original=text),
                              backup=False)  # fmt: skip
             print(f"{path}: removed hookbus entries")
+    candidates = manifest.owned_paths(scope)
+    if candidates:
+        from hookbus.manifests import owned
+
+        lines = owned.remove(candidates)
+        for line in lines:
+            print(line)
+        if not lines:
+            print(f"{os.path.dirname(candidates[0])}: no hookbus files")
     return 0
 
 

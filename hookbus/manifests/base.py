@@ -50,12 +50,29 @@ class Document(msgspec.Struct, frozen=True, kw_only=True):
     entries: dict[str, Any]
 
 
+#: The line that makes a file hookbus's own: install replaces, and uninstall removes, only
+#: a file whose text holds it (the user's own hook file of the same name is theirs).
+OWNED_MARK = "hookbus-owned-file"
+
+
 class OwnedFile(msgspec.Struct, frozen=True, kw_only=True):
-    """A file hookbus writes whole and removes on uninstall (a plugin, a hook script)."""
+    """A file hookbus writes whole and removes on uninstall (a plugin, a hook script); its
+    ``text`` holds :data:`OWNED_MARK`."""
 
     path: str
     text: str
     executable: bool = False
+
+
+def owned_text(path: str) -> str | None:
+    """The text of ``path`` when it is a file hookbus wrote (holds :data:`OWNED_MARK`),
+    else None (missing, unreadable, or the user's)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read(1 << 20)
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if OWNED_MARK in text else None
 
 
 class Plan(msgspec.Struct, frozen=True, kw_only=True):
@@ -99,6 +116,11 @@ class Manifest(Protocol):
     def without_ours(self, document: dict[str, Any]) -> dict[str, Any]: ...
 
     def drift(self, document: dict[str, Any], entries: Mapping[str, Any]) -> list[str]: ...
+
+    def owned_paths(self, scope: Scope, project_dir: str | None = None) -> tuple[str, ...]:
+        """Every path an :class:`OwnedFile` of this host may have in ``scope`` (uninstall
+        removes those that are hookbus's; install removes those no longer planned)."""
+        ...
 
 
 def load(host: str) -> Manifest:

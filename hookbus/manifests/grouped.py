@@ -250,6 +250,10 @@ class GroupedManifest:
     def drift(self, document: dict[str, Any], entries: Mapping[str, Any]) -> list[str]:
         return drift(document, dict(entries), self.is_ours, self.events)
 
+    def owned_paths(self, scope: Scope, project_dir: str | None = None) -> tuple[str, ...]:
+        """None: a settings block is all these hosts need."""
+        return ()
+
     def check(self, path: str, document: dict[str, Any]) -> None:
         from hookbus.errors import HostConfigError
 

@@ -96,7 +96,8 @@ def _installs(
     from hookbus.manifests import documents
     from hookbus.manifests.base import interpreter_of
 
-    installs: list[InstallData] = []
+    installs: list[InstallData] = _owned_installs(host, manifest, scope, index, found,
+                                                  check_drift=check_drift)  # fmt: skip
     for document in manifest.plan(index, python=sys.executable, scope=scope).documents:
         path = document.path
         data: InstallData = {"scope": scope, "file": path, "installed": False, "form": None,
@@ -143,6 +144,42 @@ def _installs(
                        "machine's interpreter: elsewhere they answer their fallback",
                        f"{local}--command path or module (any machine with hookbus)")  # fmt: skip
     return installs
+
+
+def _owned_installs(
+    host: str,
+    manifest: Manifest,
+    scope: Scope,
+    index: IndexData | None,
+    found: Findings,
+    *,
+    check_drift: bool,
+) -> list[InstallData]:
+    """The hook files hookbus owns in ``scope`` (Cline's), as one install, with drift."""
+    import os
+
+    from hookbus.manifests import owned
+    from hookbus.manifests.base import owned_text
+
+    candidates = manifest.owned_paths(scope)
+    if not candidates:
+        return []
+    folder = os.path.dirname(candidates[0])
+    present = [p for p in candidates if owned_text(p) is not None]
+    data: InstallData = {"scope": scope, "file": folder, "installed": bool(present),
+                         "form": None, "events": [os.path.basename(p) for p in present],
+                         "entries": len(present), "interpreters": [], "drift": [],
+                         "error": None}  # fmt: skip
+    if present and check_drift:
+        plan = manifest.plan(index, python=sys.executable, scope=scope)
+        data["drift"] = owned.drift(plan.owned, candidates)
+    if data["drift"]:
+        n = len(data["drift"])
+        found.problem(host, folder, f"the installed hook files differ from the configuration "
+                      f"({n} difference{'s' if n != 1 else ''}: {data['drift'][0]}"
+                      f"{'; ...' if n > 1 else ''})",
+                      _install_command(host, scope, "absolute"))  # fmt: skip
+    return [data]
 
 
 def _install_command(host: str, scope: str, form: str) -> str:
