@@ -184,13 +184,27 @@ HOSTS: dict[str, HostFacts] = {
         default_timeout=60.0,
         timeout_unit="ms",
     ),
+    # Qwen Code 0.24.4 (hooks/hookRunner.ts): hook_event_name in every input; 60000 ms per
+    # hook unless its entry says otherwise, configured in milliseconds. Hooks get
+    # QWEN_PROJECT_DIR (and GEMINI_PROJECT_DIR, CLAUDE_PROJECT_DIR), all = the input's cwd.
+    # Claude-style replies: exit 0 with nothing printed is the no-opinion of every event.
+    "qwen": HostFacts(
+        "qwen",
+        driver="hookbus.drivers.qwen",
+        event_paths=(("hook_event_name",),),
+        tool_paths=(("tool_name",),),
+        project_env=("QWEN_PROJECT_DIR",),
+        project_paths=(("cwd",),),
+        default_timeout=60.0,
+        timeout_unit="ms",
+    ),
 }
 
 #: Host names a handler may filter on before their driver exists: a typo fails when the
 #: bus is built, while a handler written for a host whose driver comes later does not.
 PLANNED_HOSTS = frozenset(
     ("copilot", "cursor", "antigravity", "hermes", "opencode", "kilo",
-     "pi", "cline", "kiro", "qwen")
+     "pi", "cline", "kiro")
 )  # fmt: skip
 
 
