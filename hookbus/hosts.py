@@ -191,6 +191,7 @@ HOSTS: dict[str, HostFacts] = {
     "qwen": HostFacts(
         "qwen",
         driver="hookbus.drivers.qwen",
+        manifest="hookbus.manifests.qwen",
         event_paths=(("hook_event_name",),),
         tool_paths=(("tool_name",),),
         project_env=("QWEN_PROJECT_DIR",),
