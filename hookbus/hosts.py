@@ -203,6 +203,20 @@ HOSTS: dict[str, HostFacts] = {
         project_paths=(("workspaceRoots",),),
         no_opinion=HookOutput(),
         default_timeout=120.0,
+    ),
+    # Qwen Code 0.24.4 (hooks/hookRunner.ts): hook_event_name in every input; 60000 ms per
+    # hook unless its entry says otherwise, configured in milliseconds. Hooks get
+    # QWEN_PROJECT_DIR (and GEMINI_PROJECT_DIR, CLAUDE_PROJECT_DIR), all = the input's cwd.
+    # Claude-style replies: exit 0 with nothing printed is the no-opinion of every event.
+    "qwen": HostFacts(
+        "qwen",
+        driver="hookbus.drivers.qwen",
+        manifest="hookbus.manifests.qwen",
+        event_paths=(("hook_event_name",),),
+        tool_paths=(("tool_name",),),
+        project_env=("QWEN_PROJECT_DIR",),
+        project_paths=(("cwd",),),
+        default_timeout=60.0,
         timeout_unit="ms",
     ),
 }
@@ -211,7 +225,7 @@ HOSTS: dict[str, HostFacts] = {
 #: bus is built, while a handler written for a host whose driver comes later does not.
 PLANNED_HOSTS = frozenset(
     ("copilot", "cursor", "antigravity", "hermes", "opencode", "kilo",
-     "pi", "kiro", "qwen")
+     "pi", "kiro")
 )  # fmt: skip
 
 

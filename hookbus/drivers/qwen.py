@@ -1,0 +1,388 @@
+"""Qwen Code: command hooks configured in ``.qwen/settings.json``, Claude-style.
+
+Contract (Qwen Code 0.24.4: ``packages/core/src/hooks`` — ``types.ts``, ``hookRunner.ts``
+— checked against real runs offline): Qwen is a Gemini CLI descendant whose hooks took
+Claude Code's names and shapes. stdin is one JSON object named by ``hook_event_name``,
+with ``session_id``, ``transcript_path``, ``cwd``, an ISO ``timestamp`` and
+``permission_mode``; tool events add ``tool_use_id`` and ``prompt_id``, and a subagent's
+events ``agent_id``. Exit 0 with no output is "no opinion"; exit 2 blocks with stderr as
+the reason; so do ``{"decision": "deny"}``, ``{"decision": "block"}`` and a PreToolUse
+``hookSpecificOutput.permissionDecision: "deny"``. This driver only ever answers with
+exit 0 and JSON, Claude's forms, so the reason reaches the model as the tool's result.
+
+Qwen fires UserPromptSubmit again, with an empty ``prompt`` and no ``submitted_prompt``,
+when it sends tool results back to the model (seen in every real run): that call is no
+prompt the user submitted, so it decodes as ``other``. Hooks of one event run in parallel.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from hookbus.bus import events as ev
+from hookbus.bus.replies import Reply
+from hookbus.drivers.base import BaseDriver
+from hookbus.errors import DecodeError
+from hookbus.hosts import HOSTS
+from hookbus.output import HookOutput
+from hookbus.types import Capabilities, Dropped, Encoded
+
+# -- native events ---------------------------------------------------------------------
+
+#: The command-hook events of 0.24.4 that hookbus registers, in the order a session
+#: fires them (``HookEventName`` in ``hooks/types.ts``).
+ALL_EVENTS = (
+    "SessionStart", "Notification", "UserPromptSubmit", "PreToolUse", "PermissionRequest",
+    "PostToolUse", "PostToolUseFailure", "SubagentStart", "SubagentStop", "Stop",
+    "PreCompact", "SessionEnd",
+)  # fmt: skip
+
+KIND_OF: dict[str, str] = {
+    "SessionStart": "session-start",
+    "UserPromptSubmit": "prompt-submit",
+    "PreToolUse": "before-tool",
+    "PostToolUse": "after-tool",
+    "PostToolUseFailure": "after-tool",
+    "Stop": "stop",
+    "SubagentStart": "subagent-start",
+    "SubagentStop": "subagent-stop",
+    "PreCompact": "pre-compact",
+    "SessionEnd": "session-end",
+}
+
+
+class Head(msgspec.Struct):
+    hook_event_name: str | None = None
+
+
+class Native(msgspec.Struct, kw_only=True):
+    """Fields every Qwen hook input carries (``HookInput``); unknown keys are ignored."""
+
+    session_id: str
+    cwd: str
+    transcript_path: str | None = None
+    hook_event_name: str | None = None
+    timestamp: str | None = None
+    permission_mode: str | None = None
+    prompt_id: str | None = None
+    agent_id: str | None = None
+    agent_type: str | None = None
+    model: str | None = None
+
+
+class ToolInput(Native, kw_only=True):
+    tool_name: str
+    tool_input: dict[str, Any] = msgspec.field(default_factory=dict)
+    tool_use_id: str | None = None
+
+
+class PostToolUse(ToolInput, kw_only=True):
+    tool_response: msgspec.Raw = msgspec.Raw(b"null")
+    duration_ms: float | None = None
+
+
+class PostToolUseFailure(ToolInput, kw_only=True):
+    error: str = ""
+    duration_ms: float | None = None
+
+
+class SessionStart(Native, kw_only=True):
+    source: str = "startup"
+
+
+class UserPromptSubmit(Native, kw_only=True):
+    prompt: str = ""
+    #: Present only on a prompt the user submitted (see the module docstring).
+    submitted_prompt: str | None = None
+
+
+class Stop(Native, kw_only=True):
+    stop_hook_active: bool = False
+    last_assistant_message: str | None = None
+
+
+class SubagentStop(Stop, kw_only=True):
+    agent_transcript_path: str | None = None
+
+
+class PreCompact(Native, kw_only=True):
+    trigger: str = "auto"
+    custom_instructions: str | None = None
+
+
+class SessionEnd(Native, kw_only=True):
+    reason: str = "other"
+
+
+class ToolResponse(msgspec.Struct):
+    """``{llmContent, returnDisplay}``, Gemini's tool result, passed on as it is."""
+
+    llmContent: msgspec.Raw = msgspec.Raw(b"null")
+
+
+NATIVE_TYPES: dict[str, type[Native]] = {
+    "SessionStart": SessionStart,
+    "UserPromptSubmit": UserPromptSubmit,
+    "PreToolUse": ToolInput,
+    "PermissionRequest": ToolInput,
+    "PostToolUse": PostToolUse,
+    "PostToolUseFailure": PostToolUseFailure,
+    "Stop": Stop,
+    "SubagentStart": Native,
+    "SubagentStop": SubagentStop,
+    "PreCompact": PreCompact,
+    "SessionEnd": SessionEnd,
+}
+_HEAD = msgspec.json.Decoder(Head)
+_RESPONSE = msgspec.json.Decoder(ToolResponse | str | None)
+_ANY = msgspec.json.Decoder()
+#: Built on first use: a hook process decodes one event.
+_decoders: dict[type[Native], msgspec.json.Decoder[Any]] = {}
+
+
+def _decoder(native_type: type[Native]) -> msgspec.json.Decoder[Any]:
+    found = _decoders.get(native_type)
+    if found is None:
+        found = _decoders[native_type] = msgspec.json.Decoder(native_type)
+    return found
+
+
+# -- tools -----------------------------------------------------------------------------
+
+#: Built-in tool names of 0.24.4 (the ``tools`` list of its ``system/init`` message);
+#: MCP tools are ``mcp__<server>__<tool>``, as in Claude.
+TOOLS: dict[str, ev.ToolKind] = {
+    "run_shell_command": "shell",
+    **dict.fromkeys(("edit", "write_file", "notebook_edit"), "edit"),
+    **dict.fromkeys(
+        ("read_file", "grep_search", "glob", "read_mcp_resource", "tool_search", "list_agents"),
+        "read",
+    ),
+    "web_fetch": "web",
+    "agent": "agent",
+}
+MCP_PREFIX = "mcp__"
+_PATH_KEYS = ("file_path", "notebook_path", "path")
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def tool_call(native: ToolInput) -> ev.ToolCall:
+    name, data = native.tool_name, native.tool_input
+    kind: ev.ToolKind = TOOLS.get(name, "other")
+    server = None
+    if name.startswith(MCP_PREFIX):
+        kind, server = "mcp", name[len(MCP_PREFIX) :].partition("__")[0]
+    command = data.get("command") if kind == "shell" else None
+    keys = _PATH_KEYS if kind != "shell" else ()
+    paths = tuple(p for k in keys if isinstance(p := data.get(k), str))
+    # The agent tool's input: subagent_type, description, prompt.
+    spawn = ev.Spawn(agent_type=_text(data.get("subagent_type")), prompt=_text(data.get("prompt")),
+                     description=_text(data.get("description")))  # fmt: skip
+    return ev.ToolCall(name=name, kind=kind, mcp_server=server, input=data,
+                       call_id=native.tool_use_id, command=_text(command), paths=paths,
+                       spawns=(spawn,) if kind == "agent" else ())  # fmt: skip
+
+
+def _output(response: msgspec.Raw) -> str | None:
+    """``llmContent`` as the text the model reads (a string, or a list of text parts)."""
+    try:
+        found = _RESPONSE.decode(response)
+        value = _ANY.decode(found.llmContent) if isinstance(found, ToolResponse) else found
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return ev.head(bytes(response).decode(errors="replace"))
+    if value is None or isinstance(value, str):
+        return ev.head(value)
+    parts = value if isinstance(value, list) else [value]
+    texts = [t for p in parts if isinstance(p, dict) and isinstance(t := p.get("text"), str)]
+    return ev.head("\n".join(texts)) if texts else ev.head(msgspec.json.encode(value).decode())
+
+
+def _changes(tool: ev.ToolCall) -> tuple[ev.FileChange, ...]:
+    # The result does not say whether write_file created the file: "update" either way.
+    if tool.kind != "edit":
+        return ()
+    return tuple(ev.FileChange(action="update", path=p) for p in tool.paths)
+
+
+def _timestamp(value: str | None) -> float | None:
+    if not value:
+        return None
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        return None
+
+
+# -- decode ----------------------------------------------------------------------------
+
+
+def decode(data: bytes, native: str | None = None) -> ev.Event:
+    # A name in the payload wins over --event: it is what the host says this call is.
+    name = _HEAD.decode(data).hook_event_name or native
+    if not name:
+        raise DecodeError("qwen", "no hook_event_name and no --event given")
+    n: Any = _decoder(NATIVE_TYPES.get(name, Native)).decode(data)
+    common: dict[str, Any] = {
+        "host": "qwen",
+        "native": name,
+        "session_id": n.session_id,
+        "cwd": n.cwd,
+        "transcript_path": n.transcript_path or None,
+        "agent": ev.Agent(role="subagent", id=n.agent_id, type=n.agent_type)
+        if n.agent_id
+        else ev.MAIN,
+        "model": n.model,
+        "turn_id": n.prompt_id,
+        "timestamp": _timestamp(n.timestamp),
+        "raw": msgspec.Raw(data),
+    }
+    kind = KIND_OF.get(name, "other")
+    if kind == "session-start":
+        return ev.SessionStart(**common, source=n.source)
+    if kind == "prompt-submit" and (n.submitted_prompt is not None or n.prompt):
+        return ev.PromptSubmit(**common, prompt=n.prompt)
+    if kind == "before-tool":
+        return ev.BeforeTool(**common, tool=tool_call(n))
+    if name == "PostToolUse":
+        tool = tool_call(n)
+        return ev.AfterTool(**common, tool=tool, response=n.tool_response,
+                            output=_output(n.tool_response), duration_ms=n.duration_ms,
+                            changes=_changes(tool))  # fmt: skip
+    if name == "PostToolUseFailure":
+        return ev.AfterTool(**common, tool=tool_call(n), error=n.error or "failed",
+                            duration_ms=n.duration_ms)  # fmt: skip
+    if kind == "stop":
+        return ev.Stop(**common, stop_hook_active=n.stop_hook_active,
+                       last_message=n.last_assistant_message)  # fmt: skip
+    if kind in ("subagent-start", "subagent-stop"):
+        # agent_id/agent_type name the child here; the event runs in its parent.
+        child = ev.Agent(role="subagent", id=n.agent_id, type=n.agent_type)
+        common["agent"] = ev.MAIN
+        if kind == "subagent-start":
+            return ev.SubagentStart(**common, child=child)
+        return ev.SubagentStop(**common, child=child, final_text=ev.tail(n.last_assistant_message),
+                               child_transcript_path=n.agent_transcript_path,
+                               stop_hook_active=n.stop_hook_active)  # fmt: skip
+    if kind == "pre-compact":
+        return ev.PreCompact(**common, trigger=n.trigger, instructions=n.custom_instructions)
+    if kind == "session-end":
+        return ev.SessionEnd(**common, reason=n.reason)
+    return ev.Other(**common)
+
+
+# -- encode ----------------------------------------------------------------------------
+
+#: A top-level ``decision: "block"`` acts here (``isBlockingDecision``); on Stop and
+#: SubagentStop it is "keep working".
+BLOCKABLE = {"UserPromptSubmit", "PostToolUse", "PostToolUseFailure"}
+STOPS = {"Stop", "SubagentStop"}
+#: ``hookSpecificOutput.additionalContext`` is read.
+CONTEXT = {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
+           "PostToolUseFailure", "SubagentStart"}  # fmt: skip
+#: Advisory events: nothing in their output acts.
+SILENT = {"Notification", "SessionEnd", "PreCompact"}
+
+Drop = Callable[[str, str], None]
+
+
+def _decision(name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any],
+              drop: Drop) -> None:  # fmt: skip
+    decision, reason = reply.decision, reply.reason
+    if decision is None or decision == "allow":
+        return  # going on is the default; "allow" would also skip nothing in yolo mode
+    if name == "PreToolUse":
+        hso["permissionDecision"] = decision
+        if reason or decision == "deny":
+            hso["permissionDecisionReason"] = reason or "Denied by a hookbus handler."
+    elif name == "PermissionRequest":
+        if decision == "ask":
+            drop("decision", "ask is what the permission dialog does anyway")
+            return
+        hso["decision"] = {"behavior": "deny", "message": reason or "Denied by a hookbus handler."}
+    elif name in BLOCKABLE:
+        if decision == "ask":
+            drop("decision", "no ask here; blocked instead")
+        out["decision"], out["reason"] = "block", reason or "Blocked by a hookbus handler."
+    else:
+        drop("decision", f"{decision} has no effect on this event")
+
+
+def encode(name: str, reply: Reply) -> Encoded:
+    out: dict[str, Any] = {}
+    hso: dict[str, Any] = {}
+    dropped: list[Dropped] = []
+
+    def drop(field: str, why: str) -> None:
+        dropped.append(Dropped(handler="qwen", field=field, why=f"{name}: {why}"))
+
+    _decision(name, reply, out, hso, drop)
+    if reply.updated_input is not None:
+        if name == "PreToolUse":
+            hso["updatedInput"] = reply.updated_input
+        else:
+            drop("updated_input", "only PreToolUse input can be rewritten")
+    if reply.keep_working is not None:
+        if name in STOPS:
+            out["decision"], out["reason"] = "block", reply.keep_working
+        else:
+            drop("keep_working", "only Stop and SubagentStop can keep working")
+    if reply.context:
+        if name in CONTEXT:
+            hso["additionalContext"] = reply.context
+        else:
+            drop("context", "Qwen adds no context here")
+    for field, value in (("message", reply.message), ("halt", reply.halt)):
+        if value is not None and value != "" and name in SILENT:
+            drop(field, "Qwen ignores this event's output")
+    if reply.message and name not in SILENT:
+        out["systemMessage"] = reply.message
+    if reply.halt is not None and name not in SILENT:
+        out["continue"], out["stopReason"] = False, reply.halt
+    if hso:
+        out["hookSpecificOutput"] = {"hookEventName": name, **hso}
+    stdout = msgspec.json.encode(out) + b"\n" if out else b""
+    return Encoded(output=HookOutput(stdout=stdout), dropped=tuple(dropped))
+
+
+# -- host facts ------------------------------------------------------------------------
+
+
+def capabilities(native: str) -> Capabilities:
+    return Capabilities(
+        decide=native in BLOCKABLE or native in ("PreToolUse", "PermissionRequest"),
+        ask=native == "PreToolUse",
+        rewrite_input=native == "PreToolUse",
+        context=native in CONTEXT,
+        user_message=native not in SILENT,
+        keep_working=native in STOPS,
+        halt=native not in SILENT,
+    )
+
+
+class QwenDriver(BaseDriver):
+    name = "qwen"
+    facts = HOSTS["qwen"]
+    events = ALL_EVENTS
+    kinds = KIND_OF
+    tools = TOOLS
+    mcp_prefix = MCP_PREFIX
+    samples = "hookbus.drivers.qwen_samples"
+    after_edit_from = ("PostToolUse",)  # PostToolUseFailure changed nothing
+
+    def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
+        return decode(data, native)
+
+    def encode(self, native: str, reply: Reply) -> Encoded:
+        return encode(native, reply)
+
+    def capabilities(self, native: str) -> Capabilities:
+        return capabilities(native)
+
+
+driver = QwenDriver()
