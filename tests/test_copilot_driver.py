@@ -238,7 +238,7 @@ def test_a_copilot_payload_reaching_a_claude_command_is_copilots() -> None:
     """Copilot's PascalCase payload (what ``.claude/settings.json`` hooks get) is told
     from Claude's by the keys Claude never sends; Claude's own stays Claude's."""
     claude = HOSTS["claude"]
-    pascal = json.loads((GOLDEN / "PreToolUse.bash.pascal.json").read_text())
+    pascal = json.loads((GOLDEN / "real/PreToolUse.Bash.claude-settings.json").read_text())
     assert dialect(claude, pascal) is HOSTS["copilot"]
     own = json.loads((Path(__file__).parent / "golden/claude/PreToolUse.Bash.json").read_text())
     assert dialect(claude, own) is claude
@@ -247,7 +247,7 @@ def test_a_copilot_payload_reaching_a_claude_command_is_copilots() -> None:
 DENY_HANDLER = """
 import hookbus
 
-@hookbus.handler("before-tool")
+@hookbus.handler("before-tool", tools="shell")
 def no(event):
     return hookbus.Reply.deny(f"no from {event.host}")
 """
@@ -259,7 +259,8 @@ def test_a_claude_install_run_by_copilot_answers_in_copilots_flat_form(tmp_path:
     (tmp_path / "guards_no.py").write_text(DENY_HANDLER)
     config = tmp_path / "no.toml"
     config.write_text('python_path = ["."]\nenable = ["guards_no:no"]\n')
-    payload = json.loads((GOLDEN / "PreToolUse.bash.pascal.json").read_text())
+    # What a real 1.0.102 run gave a .claude/settings.json hook: Claude's tool name, too.
+    payload = json.loads((GOLDEN / "real/PreToolUse.Bash.claude-settings.json").read_text())
     payload["cwd"] = str(tmp_path)
     env = {**os.environ, "HOOKBUS_CONFIG": str(config), "HOOKBUS_STATE_DIR": str(tmp_path / "st")}
     done = subprocess.run([sys.executable, "-m", "hookbus", "run", "--host", "claude"],

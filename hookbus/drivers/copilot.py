@@ -339,6 +339,13 @@ class CopilotDriver(BaseDriver):
     samples = "hookbus.drivers.copilot_samples"
     after_edit_from = ("postToolUse", "PostToolUse")
 
+    def natives(self, kind: str, named: tuple[str, ...] = ()) -> tuple[str, ...]:
+        # The PascalCase spelling is routed too: .claude/settings.json hooks reach the
+        # Copilot driver as PreToolUse, Stop ... (a real 1.0.102 run). Manifests still
+        # write only the camelCase events.
+        found = super().natives(kind, tuple(camel(n) for n in named))
+        return (*found, *(ALIASES[n] for n in found if n in ALIASES))
+
     def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
         return decode(data, native)
 
