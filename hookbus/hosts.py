@@ -195,7 +195,7 @@ HOSTS: dict[str, HostFacts] = {
     "copilot": HostFacts(
         "copilot",
         driver="hookbus.drivers.copilot",
-        manifest=None,  # the manifest lands next
+        manifest="hookbus.manifests.copilot",
         event_paths=(("hook_event_name",), ("hookName",)),
         event_required=True,
         tool_paths=(("toolName",), ("tool_name",)),
