@@ -147,6 +147,9 @@ HOSTS: dict[str, HostFacts] = {
         event_paths=(("hook_event_name",),),
         tool_paths=(("tool_name",),),
         project_env=("CLAUDE_PROJECT_DIR",),
+        # Copilot CLI runs .claude/settings.json hooks too, with its PascalCase dialect:
+        # hook_event_name like Claude's, plus a timestamp Claude's payloads never carry.
+        dialects=(Dialect("copilot", keys=("timestamp", "sessionId")),),
         default_timeout=600.0,
         timeouts={"UserPromptSubmit": 30.0, "SessionEnd": 1.5, "MessageDisplay": 10.0},
     ),
@@ -219,12 +222,29 @@ HOSTS: dict[str, HostFacts] = {
         default_timeout=60.0,
         timeout_unit="ms",
     ),
+    # GitHub Copilot CLI 1.0.102 (runtime settings schema, hooks reference, real runs
+    # offline): camelCase hooks get no event name (permissionRequest aside, hookName), so
+    # the manifest passes --event; PascalCase ones (and .claude/settings.json hooks) get
+    # hook_event_name. Exit 0 with empty stdout is every event's no-opinion (exit 1
+    # blocks). timeoutSec is whole seconds, 30 by default.
+    "copilot": HostFacts(
+        "copilot",
+        driver="hookbus.drivers.copilot",
+        manifest="hookbus.manifests.copilot",
+        event_paths=(("hook_event_name",), ("hookName",)),
+        event_required=True,
+        tool_paths=(("toolName",), ("tool_name",)),
+        project_env=("COPILOT_PROJECT_DIR",),
+        project_paths=(("cwd",),),
+        no_opinion=HookOutput(),
+        default_timeout=30.0,
+    ),
 }
 
 #: Host names a handler may filter on before their driver exists: a typo fails when the
 #: bus is built, while a handler written for a host whose driver comes later does not.
 PLANNED_HOSTS = frozenset(
-    ("copilot", "cursor", "antigravity", "hermes", "opencode", "kilo",
+    ("cursor", "antigravity", "hermes", "opencode", "kilo",
      "pi", "kiro")
 )  # fmt: skip
 

@@ -1,0 +1,359 @@
+"""The GitHub Copilot CLI driver: Copilot's two hook dialects, decoded and answered.
+
+Contract (``@github/copilot@1.0.102``: the runtime's settings schema, the hooks
+reference, and real runs of 1.0.102 offline, logs in ``tests/golden/copilot/real``):
+
+- camelCase hooks (``.github/hooks/*.json``, events ``preToolUse`` ...) get a payload
+  that does not name its event (only ``permissionRequest`` carries ``hookName``), so the
+  manifest passes ``--event``. Fields are camelCase; ``timestamp`` is Unix milliseconds;
+  ``toolArgs`` is an object in 1.0.102 and a JSON-encoded string in older builds.
+- PascalCase hooks (``PreToolUse`` ..., and every hook of ``.claude/settings.json``,
+  which Copilot also runs) get ``hook_event_name`` and snake_case fields, with an
+  ISO-8601 ``timestamp``: that is how a Copilot payload reaching a Claude install is
+  told from Claude's own (``hookbus.hosts``, the claude host's dialects).
+
+Replies are flat JSON on stdout with exit 0, the same in both dialects: a
+``permissionDecision: "deny"`` blocks the tool, while Claude's nested
+``hookSpecificOutput`` and a bare ``decision: "deny"`` are ignored (real runs). A hook
+that exits 1 *blocks* (``Denied by preToolUse hook (hook errored)``), one past its
+timeout is dropped and the tool runs; so hookbus never exits non-zero here.
+"""
+
+import contextlib
+import datetime
+from typing import Any, ClassVar
+
+import msgspec
+
+from hookbus.bus import events as ev
+from hookbus.bus.replies import Reply
+from hookbus.drivers.base import BaseDriver
+from hookbus.errors import DecodeError
+from hookbus.hosts import HOSTS
+from hookbus.output import HookOutput
+from hookbus.types import Capabilities, Dropped, Encoded
+
+# -- native events ---------------------------------------------------------------------
+
+#: camelCase event -> its PascalCase alias (the runtime's two name lists).
+ALIASES: dict[str, str] = {
+    "sessionStart": "SessionStart", "userPromptSubmitted": "UserPromptSubmit",
+    "preToolUse": "PreToolUse", "permissionRequest": "PermissionRequest",
+    "postToolUse": "PostToolUse", "postToolUseFailure": "PostToolUseFailure",
+    "agentStop": "Stop", "subagentStart": "SubagentStart", "subagentStop": "SubagentStop",
+    "preCompact": "PreCompact", "errorOccurred": "ErrorOccurred", "sessionEnd": "SessionEnd",
+}  # fmt: skip
+#: PascalCase -> camelCase: encode answers both the same way.
+CAMEL = {pascal: camel for camel, pascal in ALIASES.items()}
+ALL_EVENTS = tuple(ALIASES)
+
+KIND_OF: dict[str, str] = {
+    "sessionStart": "session-start",
+    "userPromptSubmitted": "prompt-submit",
+    "preToolUse": "before-tool",
+    "postToolUse": "after-tool",
+    "postToolUseFailure": "after-tool",
+    "agentStop": "stop",
+    "subagentStart": "subagent-start",
+    "subagentStop": "subagent-stop",
+    "preCompact": "pre-compact",
+    "sessionEnd": "session-end",
+}
+TOOL_EVENTS = {"preToolUse", "permissionRequest", "postToolUse", "postToolUseFailure"}
+
+
+def camel(native: str) -> str:
+    """The camelCase name of either spelling of an event."""
+    return CAMEL.get(native, native)
+
+
+class Camel(msgspec.Struct, kw_only=True):
+    """A camelCase payload; every event's own fields defaulted, unknown keys ignored."""
+
+    sessionId: str  # Copilot spells its fields so
+    cwd: str
+    timestamp: float | None = None
+    transcriptPath: str | None = None
+    source: str = "startup"
+    prompt: str = ""
+    toolName: str | None = None
+    toolArgs: Any = None
+    toolInput: Any = None  # permissionRequest spells it so
+    toolResult: Any = None
+    error: Any = None
+    stop_hook_active: bool = False  # spelled so in camelCase payloads too (real runs)
+    agentId: str | None = None
+    agentType: str | None = None
+    agentName: str | None = None
+    parentAgentId: str | None = None
+    response: str | None = None
+    stopReason: str | None = None
+    trigger: str = "auto"
+    customInstructions: str | None = None
+    reason: str = "other"
+
+
+class Snake(msgspec.Struct, kw_only=True):
+    """A PascalCase-dialect payload: ``hook_event_name`` and snake_case fields."""
+
+    hook_event_name: str | None = None
+    session_id: str
+    cwd: str
+    timestamp: str | float | None = None
+    transcript_path: str | None = None
+    source: str = "startup"
+    prompt: str = ""
+    tool_name: str | None = None
+    tool_input: Any = None
+    tool_result: Any = None
+    error: Any = None
+    stop_hook_active: bool = False
+    agent_id: str | None = None
+    agent_type: str | None = None
+    agent_name: str | None = None
+    stop_reason: str | None = None
+    trigger: str = "auto"
+    custom_instructions: str | None = None
+    reason: str = "other"
+
+
+class Head(msgspec.Struct):
+    hook_event_name: str | None = None
+    hookName: str | None = None
+
+
+_HEAD = msgspec.json.Decoder(Head)
+_ANY = msgspec.json.Decoder()
+_CAMEL = msgspec.json.Decoder(Camel)
+_SNAKE = msgspec.json.Decoder(Snake)
+
+# -- tools -----------------------------------------------------------------------------
+
+#: Copilot's tool names, and Claude's (a "Claude-format" config sees those).
+TOOLS: dict[str, ev.ToolKind] = {
+    **dict.fromkeys(("bash", "powershell", "shell", "Bash"), "shell"),
+    **dict.fromkeys(("edit", "create", "str_replace_editor", "Edit", "Write", "MultiEdit"), "edit"),
+    **dict.fromkeys(("view", "glob", "grep", "Read", "Glob", "Grep"), "read"),
+    **dict.fromkeys(("web_fetch", "WebFetch", "WebSearch"), "web"),
+    **dict.fromkeys(("task", "Task", "Agent"), "agent"),
+}  # fmt: skip
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _args(value: object) -> dict[str, Any]:
+    """``toolArgs`` as an object: older builds send it JSON-encoded in a string."""
+    if isinstance(value, str):
+        with contextlib.suppress(msgspec.DecodeError, RecursionError):
+            value = _ANY.decode(value)
+    return value if isinstance(value, dict) else {}
+
+
+def tool_call(name: str, data: dict[str, Any]) -> ev.ToolCall:
+    kind: ev.ToolKind = TOOLS.get(name, "other")
+    server = None
+    if name.startswith("mcp__"):
+        kind, server = "mcp", name.split("__")[1]
+    path = _text(data.get("path")) or _text(data.get("file_path"))
+    spawns: tuple[ev.Spawn, ...] = ()
+    if kind == "agent":
+        kind_of = _text(data.get("agent_type")) or _text(data.get("subagent_type"))
+        spawns = (ev.Spawn(agent_type=kind_of, model=_text(data.get("model")),
+                           prompt=_text(data.get("prompt")),
+                           description=_text(data.get("description"))),)  # fmt: skip
+    return ev.ToolCall(
+        name=name, kind=kind, mcp_server=server, input=data,
+        command=_text(data.get("command")) if kind == "shell" else None,
+        paths=(path,) if path and kind in ("edit", "read") else (), spawns=spawns,
+    )  # fmt: skip
+
+
+def _result(value: object) -> tuple[str | None, str | None]:
+    """(the text the model read, the failure) of a ``toolResult``/``tool_result``."""
+    if not isinstance(value, dict):
+        return None, None
+    text = _text(value.get("textResultForLlm")) or _text(value.get("text_result_for_llm"))
+    kind = value.get("resultType") or value.get("result_type")
+    return ev.head(text), ev.head(text) if kind not in (None, "success") else None
+
+
+def _seconds(value: object) -> float | None:
+    if isinstance(value, int | float):
+        return value / 1000  # camelCase: Unix milliseconds
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            return datetime.datetime.fromisoformat(value).timestamp()
+    return None
+
+
+# -- decode ----------------------------------------------------------------------------
+
+
+def decode(data: bytes, native: str | None = None) -> ev.Event:
+    head = _HEAD.decode(data)
+    name = head.hook_event_name or head.hookName or native
+    if not name:
+        raise DecodeError("copilot", "no hook_event_name and no --event given")
+    if head.hook_event_name is not None:
+        s = _SNAKE.decode(data)
+        session, stamp, transcript = s.session_id, s.timestamp, s.transcript_path
+        tool, args = s.tool_name, _args(s.tool_input)
+        result, error, active = s.tool_result, s.error, s.stop_hook_active
+        agent_id, agent_type, parent = s.agent_id, s.agent_type or s.agent_name, None
+        prompt, source, reason, trigger = s.prompt, s.source, s.reason, s.trigger
+        instructions, last = s.custom_instructions, None
+    else:
+        c = _CAMEL.decode(data)
+        session, stamp, transcript = c.sessionId, c.timestamp, c.transcriptPath
+        tool, args = c.toolName, _args(c.toolArgs if c.toolArgs is not None else c.toolInput)
+        result, error, active = c.toolResult, c.error, c.stop_hook_active
+        agent_id, agent_type, parent = c.agentId, c.agentType or c.agentName, c.parentAgentId
+        prompt, source, reason, trigger = c.prompt, c.source, c.reason, c.trigger
+        instructions, last = c.customInstructions, c.response
+    key = camel(name)
+    kind = KIND_OF.get(key, "other")
+    if key in TOOL_EVENTS and not tool:
+        raise DecodeError("copilot", f"{name} without a tool name", "toolName")
+    # A subagent's own events carry its agentId (and its id as sessionId).
+    child = ev.Agent(role="subagent", id=agent_id, type=agent_type, parent_id=parent)
+    in_child = bool(agent_id) and kind not in ("subagent-start", "subagent-stop")
+    common: dict[str, Any] = {
+        "host": "copilot", "native": name, "session_id": session, "cwd": _cwd(data),
+        "transcript_path": transcript, "timestamp": _seconds(stamp),
+        "agent": child if in_child else ev.MAIN,
+        "raw": msgspec.Raw(data),
+    }  # fmt: skip
+    if kind == "session-start":
+        return ev.SessionStart(**common, source=source)
+    if kind == "prompt-submit":
+        return ev.PromptSubmit(**common, prompt=prompt)
+    if kind == "before-tool":
+        return ev.BeforeTool(**common, tool=tool_call(tool or "", args))
+    if kind == "after-tool":
+        output, failed = _result(result)
+        failure = _text(error) or failed if key == "postToolUseFailure" else failed
+        response = msgspec.Raw(msgspec.json.encode(result))
+        return ev.AfterTool(**common, tool=tool_call(tool or "", args), output=output,
+                            error=failure, response=response)  # fmt: skip
+    if kind == "stop":
+        return ev.Stop(**common, stop_hook_active=active)
+    if kind == "subagent-start":
+        return ev.SubagentStart(**common, child=child)
+    if kind == "subagent-stop":
+        return ev.SubagentStop(**common, child=child, final_text=ev.tail(last),
+                               stop_hook_active=active)  # fmt: skip
+    if kind == "pre-compact":
+        return ev.PreCompact(**common, trigger=trigger, instructions=instructions)
+    if kind == "session-end":
+        return ev.SessionEnd(**common, reason=reason)
+    return ev.Other(**common)
+
+
+class _Cwd(msgspec.Struct):
+    cwd: str
+
+
+def _cwd(data: bytes) -> str:
+    return msgspec.json.decode(data, type=_Cwd).cwd
+
+
+# -- encode: what each event reads, one set per reply part -------------------------------
+
+#: A flat ``permissionDecision`` acts here (any deny blocks; ask is a deny in autopilot).
+DECIDES = {"preToolUse"}
+#: ``decision: "block"`` + ``reason`` keeps the agent working (the reason is the prompt).
+STOPS = {"agentStop", "subagentStop"}
+CONTEXT = {"sessionStart", "userPromptSubmitted", "preToolUse", "postToolUse",
+           "postToolUseFailure", "subagentStart"}  # fmt: skip
+DEFAULT_REASON = "Denied by a hookbus handler."
+
+
+def encode(name: str, reply: Reply) -> Encoded:
+    key = camel(name)
+    out: dict[str, Any] = {}
+    dropped: list[Dropped] = []
+
+    def drop(field: str, why: str) -> None:
+        dropped.append(Dropped(handler="copilot", field=field, why=f"{name}: {why}"))
+
+    decision, reason = reply.decision, reply.reason.strip() or DEFAULT_REASON
+    if decision and key in DECIDES:
+        out["permissionDecision"] = decision
+        if decision != "allow" or reply.reason.strip():
+            out["permissionDecisionReason"] = reason
+    elif decision in ("allow", "deny") and key == "permissionRequest":
+        out["behavior"] = decision
+        if decision == "deny":
+            out["message"] = reason
+    elif decision == "deny" and key == "userPromptSubmitted":
+        # No block here: answering the prompt ends it with the reason instead.
+        out["handled"], out["responseContent"] = True, reason
+    elif decision:
+        drop("decision", f"{decision} has no effect on this event")
+    if reply.updated_input is not None:
+        if key == "preToolUse" and decision != "deny":
+            out["modifiedArgs"] = reply.updated_input
+        else:
+            drop("updated_input", "only preToolUse input can be rewritten, and not in a deny")
+    if reply.keep_working is not None:
+        if key in STOPS:
+            out["decision"], out["reason"] = "block", reply.keep_working.strip() or DEFAULT_REASON
+        else:
+            drop("keep_working", "only agentStop and subagentStop can keep working")
+    if reply.context:
+        if key in CONTEXT:
+            out["additionalContext"] = reply.context
+        else:
+            drop("context", "Copilot adds no context here")
+    if reply.message:
+        drop("message", "Copilot shows hook output to nobody")
+    if reply.halt is not None:
+        if key == "permissionRequest" and out.get("behavior") == "deny":
+            out["interrupt"] = True
+        else:
+            drop("halt", "Copilot stops the agent only with a permissionRequest deny")
+    stdout = msgspec.json.encode(out) + b"\n" if out else b""
+    return Encoded(output=HookOutput(stdout=stdout), dropped=tuple(dropped))
+
+
+def capabilities(native: str) -> Capabilities:
+    key = camel(native)
+    return Capabilities(
+        decide=key in DECIDES or key in ("permissionRequest", "userPromptSubmitted"),
+        rewrite_input=key == "preToolUse",
+        context=key in CONTEXT,
+        keep_working=key in STOPS,
+        halt=key == "permissionRequest",
+    )
+
+
+class CopilotDriver(BaseDriver):
+    name = "copilot"
+    facts = HOSTS["copilot"]
+    events = ALL_EVENTS
+    kinds: ClassVar[dict[str, str]] = {**KIND_OF, **{ALIASES[k]: v for k, v in KIND_OF.items()}}
+    tools = TOOLS
+    mcp_prefix = "mcp__"
+    samples = "hookbus.drivers.copilot_samples"
+    after_edit_from = ("postToolUse", "PostToolUse")
+
+    def natives(self, kind: str, named: tuple[str, ...] = ()) -> tuple[str, ...]:
+        # The PascalCase spelling is routed too: .claude/settings.json hooks reach the
+        # Copilot driver as PreToolUse, Stop ... (a real 1.0.102 run). Manifests still
+        # write only the camelCase events.
+        found = super().natives(kind, tuple(camel(n) for n in named))
+        return (*found, *(ALIASES[n] for n in found if n in ALIASES))
+
+    def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
+        return decode(data, native)
+
+    def encode(self, native: str, reply: Reply) -> Encoded:
+        return encode(native, reply)
+
+    def capabilities(self, native: str) -> Capabilities:
+        return capabilities(native)
+
+
+driver = CopilotDriver()
