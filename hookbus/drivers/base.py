@@ -18,10 +18,28 @@ from hookbus.bus.replies import Reply
 from hookbus.errors import DecodeError, SampleError
 from hookbus.hosts import HostFacts
 from hookbus.output import HookOutput
-from hookbus.types import Capabilities, Encoded, ToolRoute
+from hookbus.types import Capabilities, Dropped, Encoded, ToolRoute
 
 #: The portable event kinds whose handlers filter on tools.
 TOOL_EVENT_KINDS = frozenset({"before-tool", "after-tool", "after-edit"})
+
+
+class Drops:
+    """What an encode could not send, as :class:`~hookbus.types.Dropped` parts: call it
+    with the reply field and why; ``parts`` is what :class:`~hookbus.types.Encoded` takes."""
+
+    __slots__ = ("found", "host", "native")
+
+    def __init__(self, host: str, native: str) -> None:
+        self.host, self.native = host, native
+        self.found: list[Dropped] = []
+
+    def __call__(self, field: str, why: str) -> None:
+        self.found.append(Dropped(handler=self.host, field=field, why=f"{self.native}: {why}"))
+
+    @property
+    def parts(self) -> tuple[Dropped, ...]:
+        return tuple(self.found)
 
 
 class BaseDriver:

@@ -15,11 +15,11 @@ import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import Reply
-from hookbus.drivers.base import BaseDriver
+from hookbus.drivers.base import BaseDriver, Drops
 from hookbus.errors import DecodeError
 from hookbus.hosts import HOSTS
 from hookbus.output import HookOutput
-from hookbus.types import Capabilities, Dropped, Encoded
+from hookbus.types import Capabilities, Encoded
 
 # -- native events ---------------------------------------------------------------------
 
@@ -379,10 +379,7 @@ def _decision(
 def encode(name: str, reply: Reply) -> Encoded:
     out: dict[str, Any] = {}
     hso: dict[str, Any] = {}
-    dropped: list[Dropped] = []
-
-    def drop(field: str, why: str) -> None:
-        dropped.append(Dropped(handler="claude", field=field, why=f"{name}: {why}"))
+    drop = Drops("claude", name)
 
     _decision(name, reply, out, hso, drop)
     if reply.updated_input is not None:
@@ -413,7 +410,7 @@ def encode(name: str, reply: Reply) -> Encoded:
     if hso:
         out["hookSpecificOutput"] = {"hookEventName": name, **hso}
     stdout = msgspec.json.encode(out) + b"\n" if out else b""
-    return Encoded(output=HookOutput(stdout=stdout), dropped=tuple(dropped))
+    return Encoded(output=HookOutput(stdout=stdout), dropped=drop.parts)
 
 
 # -- host facts ------------------------------------------------------------------------

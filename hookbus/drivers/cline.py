@@ -28,11 +28,11 @@ import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import Reply
-from hookbus.drivers.base import BaseDriver
+from hookbus.drivers.base import BaseDriver, Drops
 from hookbus.errors import DecodeError
 from hookbus.hosts import HOSTS
 from hookbus.output import HookOutput
-from hookbus.types import Capabilities, Dropped, Encoded
+from hookbus.types import Capabilities, Encoded
 
 # -- native events: the hook file names, in the order the CLI documents them -------------
 
@@ -277,17 +277,14 @@ TASK_WIDE = "Cline cannot refuse one tool: cancel stops the tool and the whole t
 
 def encode(name: str, reply: Reply) -> Encoded:
     out: dict[str, Any] = {}
-    dropped: list[Dropped] = []
-
-    def drop(field: str, why: str) -> None:
-        dropped.append(Dropped(handler="cline", field=field, why=f"{name}: {why}"))
+    drop = Drops("cline", name)
 
     if name not in TOOL_EVENTS:
         for field in ("decision", "updated_input", "context", "message", "keep_working",
                       "halt"):  # fmt: skip
             if getattr(reply, field):
                 drop(field, "Cline runs this hook detached and reads nothing it prints")
-        return Encoded(output=HookOutput(), dropped=tuple(dropped))
+        return Encoded(output=HookOutput(), dropped=drop.parts)
     reason = reply.reason.strip() or DEFAULT_REASON
     context = [reply.context] if reply.context else []
     if reply.decision in ("deny", "ask") and name == "PreToolUse":
@@ -312,7 +309,7 @@ def encode(name: str, reply: Reply) -> Encoded:
     if reply.keep_working is not None:
         drop("keep_working", "Cline hooks cannot keep the agent working")
     stdout = msgspec.json.encode(out) + b"\n" if out else b""
-    return Encoded(output=HookOutput(stdout=stdout), dropped=tuple(dropped))
+    return Encoded(output=HookOutput(stdout=stdout), dropped=drop.parts)
 
 
 def capabilities(native: str) -> Capabilities:

@@ -27,11 +27,11 @@ import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import Reply
-from hookbus.drivers.base import BaseDriver
+from hookbus.drivers.base import BaseDriver, Drops
 from hookbus.errors import DecodeError
 from hookbus.hosts import HOSTS
 from hookbus.output import HookOutput
-from hookbus.types import Capabilities, Dropped, Encoded
+from hookbus.types import Capabilities, Encoded
 
 # -- native events ---------------------------------------------------------------------
 
@@ -273,10 +273,7 @@ DEFAULT_REASON = "Denied by a hookbus handler."
 def encode(name: str, reply: Reply) -> Encoded:
     key = camel(name)
     out: dict[str, Any] = {}
-    dropped: list[Dropped] = []
-
-    def drop(field: str, why: str) -> None:
-        dropped.append(Dropped(handler="copilot", field=field, why=f"{name}: {why}"))
+    drop = Drops("copilot", name)
 
     decision, reason = reply.decision, reply.reason.strip() or DEFAULT_REASON
     if decision and key in DECIDES:
@@ -315,7 +312,7 @@ def encode(name: str, reply: Reply) -> Encoded:
         else:
             drop("halt", "Copilot stops the agent only with a permissionRequest deny")
     stdout = msgspec.json.encode(out) + b"\n" if out else b""
-    return Encoded(output=HookOutput(stdout=stdout), dropped=tuple(dropped))
+    return Encoded(output=HookOutput(stdout=stdout), dropped=drop.parts)
 
 
 def capabilities(native: str) -> Capabilities:

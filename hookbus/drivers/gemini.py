@@ -27,11 +27,11 @@ import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import Reply
-from hookbus.drivers.base import BaseDriver
+from hookbus.drivers.base import BaseDriver, Drops
 from hookbus.errors import DecodeError
 from hookbus.hosts import HOSTS
 from hookbus.output import HookOutput
-from hookbus.types import Capabilities, Dropped, Encoded
+from hookbus.types import Capabilities, Encoded
 
 # -- native events ---------------------------------------------------------------------
 
@@ -311,16 +311,13 @@ def _decision(name: str, reply: Reply, out: dict[str, Any], drop: Drop) -> None:
 def encode(name: str, reply: Reply) -> Encoded:
     out: dict[str, Any] = {}
     hso: dict[str, Any] = {}
-    dropped: list[Dropped] = []
-
-    def drop(field: str, why: str) -> None:
-        dropped.append(Dropped(handler="gemini", field=field, why=f"{name}: {why}"))
+    drop = Drops("gemini", name)
 
     if name in SILENT:
         for field in ("decision", "updated_input", "keep_working", "context", "message", "halt"):
             if getattr(reply, field) not in (None, ""):
                 drop(field, "Gemini takes no reply here")
-        return Encoded(output=HookOutput(), dropped=tuple(dropped))
+        return Encoded(output=HookOutput(), dropped=drop.parts)
     if reply.message:
         out["systemMessage"] = reply.message
     _decision(name, reply, out, drop)
@@ -347,7 +344,7 @@ def encode(name: str, reply: Reply) -> Encoded:
     if hso:
         out["hookSpecificOutput"] = hso
     return Encoded(output=HookOutput(stdout=msgspec.json.encode(out) + b"\n"),
-                   dropped=tuple(dropped))  # fmt: skip
+                   dropped=drop.parts)  # fmt: skip
 
 
 # -- host facts ------------------------------------------------------------------------

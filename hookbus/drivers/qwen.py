@@ -22,11 +22,11 @@ import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import Reply
-from hookbus.drivers.base import BaseDriver
+from hookbus.drivers.base import BaseDriver, Drops
 from hookbus.errors import DecodeError
 from hookbus.hosts import HOSTS
 from hookbus.output import HookOutput
-from hookbus.types import Capabilities, Dropped, Encoded
+from hookbus.types import Capabilities, Encoded
 
 # -- native events ---------------------------------------------------------------------
 
@@ -316,10 +316,7 @@ def _decision(name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any],
 def encode(name: str, reply: Reply) -> Encoded:
     out: dict[str, Any] = {}
     hso: dict[str, Any] = {}
-    dropped: list[Dropped] = []
-
-    def drop(field: str, why: str) -> None:
-        dropped.append(Dropped(handler="qwen", field=field, why=f"{name}: {why}"))
+    drop = Drops("qwen", name)
 
     _decision(name, reply, out, hso, drop)
     if reply.updated_input is not None:
@@ -347,7 +344,7 @@ def encode(name: str, reply: Reply) -> Encoded:
     if hso:
         out["hookSpecificOutput"] = {"hookEventName": name, **hso}
     stdout = msgspec.json.encode(out) + b"\n" if out else b""
-    return Encoded(output=HookOutput(stdout=stdout), dropped=tuple(dropped))
+    return Encoded(output=HookOutput(stdout=stdout), dropped=drop.parts)
 
 
 # -- host facts ------------------------------------------------------------------------
