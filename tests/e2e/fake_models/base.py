@@ -223,11 +223,13 @@ class FakeModelServer(ABC):
 
 
 def sse_lines(events: Iterable[tuple[str | None, Any]]) -> bytes:
-    """The SSE encoding of ``(event name or None, data)`` pairs."""
+    """The SSE encoding of ``(event name or None, data)`` pairs: a string is sent as it is
+    (OpenAI's closing ``[DONE]``), anything else as JSON."""
     out = []
     for name, data in events:
         head = f"event: {name}\n" if name else ""
-        out.append(f"{head}data: {json.dumps(data)}\n\n")
+        text = data if isinstance(data, str) else json.dumps(data)
+        out.append(f"{head}data: {text}\n\n")
     return "".join(out).encode()
 
 
