@@ -64,7 +64,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             callspec = getattr(item, "callspec", None)
             params = callspec.params if callspec else {}
             wanted["claude", params.get("claude_version", hosts.HOSTS["claude"].version)] = None
-        for host in ("codex", "gemini"):
+        for host in hosts.HOSTS.keys() - {"claude"}:
             if f"{host}_executable" in names:
                 wanted[host, hosts.HOSTS[host].version] = None
     for host, version in wanted:
