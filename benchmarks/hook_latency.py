@@ -9,12 +9,14 @@ hooks, with a PreToolUse Bash payload on stdin. hookbus's command is the one
 
   (a) an index exists but nobody subscribes to PreToolUse;
   (b) one synchronous handler on before-tool/shell (deny ``rm -rf /``, allow the rest);
-  (c) the same handler, async.
+  (c) the same handler, async;
+  (b) on each other host: handler (b) behind the command ``hookbus manifest --host H``
+      prints for that host's pre-tool event, fed the driver's own sample payload.
 
 Baselines from the same run: the shell alone, ``python -c pass``, ``python -I -S -c pass``
 and ``stdlib_hook.py`` (the same rule with json + re). Each case is warmed up and its
 verdict checked on an allow and a deny payload; then every round runs each case once, in
-a fresh random order, on the allow payload. Method and caveats: README.md.
+a fresh random order, on its allow payload. Method and caveats: README.md.
 
 Standard library only. Exit status 0 when the measurement succeeded, targets met or not;
 1 when it cannot be trusted (a wrong verdict, a failing hook, hookbus diagnostics).
@@ -137,6 +139,49 @@ SETUPS: dict[str, Setup] = {
 }
 
 
+@dataclass(frozen=True)
+class HostRow:
+    """Case (b) on another host: its pre-tool event and shell tool, and how the tool's
+    input holds a command."""
+
+    native: str
+    tool: str
+    input_key: str
+    #: Cline's run_commands takes a list of commands.
+    as_list: bool = False
+    #: Diagnostic codes the deny payload is documented to record.
+    expected: frozenset[str] = frozenset()
+
+
+#: Every other host driven by command hooks. The payload is the driver's own sample (what
+#: ``hookbus try`` sends), the command what ``hookbus manifest --host H`` prints.
+HOST_ROWS: dict[str, HostRow] = {
+    "codex": HostRow("PreToolUse", "Bash", "command"),
+    "gemini": HostRow("BeforeTool", "run_shell_command", "command"),
+    "copilot": HostRow("preToolUse", "bash", "command"),
+    "qwen": HostRow("PreToolUse", "run_shell_command", "command"),
+    # A deny becomes Cline's cancel, which also ends the task: docs/hosts/cline.md.
+    "cline": HostRow(
+        "PreToolUse",
+        "run_commands",
+        "commands",
+        as_list=True,
+        expected=frozenset({"reply-degraded"}),
+    ),
+}
+
+#: Prints a driver's sample payload: argv is host, native, tool, input key, "1" for a
+#: list, cwd, command.
+_SAMPLE = """\
+import sys
+from hookbus.drivers import load
+host, native, tool, key, as_list, cwd, command = sys.argv[1:]
+tool_input = {key: [command] if as_list == "1" else command}
+sys.stdout.buffer.write(load(host).sample(native, tool=tool, tool_input=tool_input,
+                                          cwd=cwd, session_id="bench-session"))
+"""
+
+
 class BenchmarkError(Exception):
     """The measurement cannot be trusted (wrong verdict, failing hook, bad setup)."""
 
@@ -151,7 +196,12 @@ class Case:
     cwd: Path
     env: Mapping[str, str]
     denies: bool
+    #: The payload timed (an allow) and the one that must be denied when ``denies``.
+    allow: bytes
+    deny: bytes
     state_dir: Path | None = None
+    #: Diagnostic codes this case may record (a documented degradation).
+    expected: frozenset[str] = frozenset()
 
     def run(self, payload: bytes) -> subprocess.CompletedProcess[bytes]:
         return subprocess.run(
@@ -240,12 +290,15 @@ def bash_command(hooks: Mapping[str, Any], key: str) -> str:
 def baseline_cases(python: str, cwd: Path, env: Mapping[str, str]) -> list[Case]:
     py = shlex.quote(python)
     hook = shlex.quote(str(HERE / "stdlib_hook.py"))
-    return [
-        Case("shell", f"{SHELL} -c true (shell floor)", "true", cwd, env, denies=False),
-        Case("pass", "python -c pass", f"{py} -c pass", cwd, env, denies=False),
-        Case("isolated", "python -I -S -c pass", f"{py} -I -S -c pass", cwd, env, denies=False),
-        Case("stdlib", "stdlib hook (json + re)", f"{py} {hook}", cwd, env, denies=True),
+    allow, deny = payloads()
+    rows = [
+        ("shell", f"{SHELL} -c true (shell floor)", "true", False),
+        ("pass", "python -c pass", f"{py} -c pass", False),
+        ("isolated", "python -I -S -c pass", f"{py} -I -S -c pass", False),
+        ("stdlib", "stdlib hook (json + re)", f"{py} {hook}", True),
     ]
+    return [Case(key, label, command, cwd, env, denies, allow, deny)
+            for key, label, command, denies in rows]  # fmt: skip
 
 
 def hookbus_cases(
@@ -270,24 +323,103 @@ def hookbus_cases(
     command = bash_command(manifests["b"], "b")
     if bash_command(manifests["c"], "c") != command:
         raise BenchmarkError("cases (b) and (c) install different PreToolUse commands")
+    allow, deny = payloads()
     cases = [
-        Case(key, SETUPS[key].label, command, project, case_env, key != "a", state)
+        Case(key, SETUPS[key].label, command, project, case_env, key != "a", allow, deny, state)
         for key, (project, case_env, state) in places.items()
     ]
+    for host, row in HOST_ROWS.items():
+        case, manifests[f"b-{host}"] = host_case(python, root, env, host, row)
+        cases.append(case)
     return cases, manifests
+
+
+def host_case(
+    python: str, root: Path, env: Mapping[str, str], host: str, row: HostRow
+) -> tuple[Case, Any]:
+    """Case (b) on ``host``: handler (b) in its own project, the command the host's
+    manifest installs for ``row.native``, the driver's sample payloads."""
+    setup = SETUPS["b"]
+    project, state = root / f"case-b-{host}", root / f"state-b-{host}"
+    project.mkdir()
+    (project / f"{setup.module}.py").write_text(setup.source)
+    (project / ".hookbus.toml").write_text(f'enable = ["{setup.module}:{setup.function}"]\n')
+    case_env = {**env, "HOOKBUS_STATE_DIR": str(state)}
+    argv = [python, "-m", "hookbus", "manifest", "--host", host]
+    done = subprocess.run(argv, capture_output=True, cwd=project, env=case_env, check=False)
+    if done.returncode != 0:
+        raise BenchmarkError(f"{shlex.join(argv)} failed: {done.stderr.decode(errors='replace')}")
+    printed = done.stdout.decode()
+    command = installed_command(printed, host, row.native)
+
+    def sample(shell_command: str) -> bytes:
+        args = [host, row.native, row.tool, row.input_key, "1" if row.as_list else "0",
+                str(project), shell_command]  # fmt: skip
+        made = subprocess.run([python, "-c", _SAMPLE, *args], capture_output=True,
+                              env=case_env, check=False)  # fmt: skip
+        if made.returncode != 0:
+            raise BenchmarkError(f"{host} sample: {made.stderr.decode(errors='replace')}")
+        return made.stdout
+
+    allow, deny = sample(PAYLOAD["tool_input"]["command"]), sample("rm -rf /")
+    label = f"(b) {host}: 1 sync handler"
+    case = Case(f"b-{host}", label, command, project, case_env, True, allow, deny, state,
+                row.expected)  # fmt: skip
+    return case, printed
+
+
+def installed_command(printed: str, host: str, native: str) -> str:
+    """The command of ``native`` in what ``hookbus manifest`` printed: the one JSON
+    string that runs it, or (a host configured by whole files, Cline) the file itself,
+    written where the install would put it."""
+    wanted = f"run --host {host} --event {native} "
+    if printed.startswith("# /"):
+        files = {}
+        for part in ("\n" + printed).split("\n# /")[1:]:
+            head, _, text = part.partition("\n")
+            files["/" + head.rsplit(" (", 1)[0]] = text
+        found = [path for path, text in files.items() if wanted in text]
+        if len(found) != 1:
+            raise BenchmarkError(f"{host}: no single hook file runs {native}: {sorted(files)}")
+        path = Path(found[0])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(files[found[0]])
+        path.chmod(0o755)
+        return shlex.quote(str(path))
+    commands = [text for text in strings(json.loads(printed)) if wanted in text]
+    if len(commands) != 1:
+        raise BenchmarkError(f"{host}: expected one command for {native}, got {commands}")
+    return commands[0]
+
+
+def strings(value: Any) -> list[str]:
+    """Every string inside a JSON value."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [s for item in value for s in strings(item)] if isinstance(value, list) else []
 
 
 # -- checks ----------------------------------------------------------------------------
 
 
 def verdict(stdout: bytes) -> str:
-    """``allow`` for no output (no opinion), else Claude's ``permissionDecision``."""
-    if not stdout.strip():
+    """``allow`` for each host's no opinion (no output, or Gemini's ``{}``); ``deny`` for
+    its block: Claude's, Codex's and Qwen's ``hookSpecificOutput.permissionDecision``,
+    Copilot's flat ``permissionDecision``, Gemini's ``decision``, Cline's ``cancel``."""
+    if stdout.strip() in (b"", b"{}"):
         return "allow"
     try:
-        return str(json.loads(stdout)["hookSpecificOutput"]["permissionDecision"])
-    except (ValueError, KeyError, TypeError):
+        reply = json.loads(stdout)
+        nested = reply.get("hookSpecificOutput") or {}
+        said = {reply.get("permissionDecision"), nested.get("permissionDecision"),
+                reply.get("decision")}  # fmt: skip
+    except (ValueError, AttributeError, TypeError):
         return f"unparsable stdout {stdout[:200]!r}"
+    if said & {"deny", "block"} or reply.get("cancel") is True:
+        return "deny"
+    return f"unexpected stdout {stdout[:200]!r}"
 
 
 def check_run(case: Case, done: subprocess.CompletedProcess[bytes], expected: str) -> None:
@@ -302,17 +434,19 @@ def check_run(case: Case, done: subprocess.CompletedProcess[bytes], expected: st
         raise BenchmarkError(f"{case.label}: {'; '.join(problems)}")
 
 
-def prepare(case: Case, allow: bytes, deny: bytes) -> None:
+def prepare(case: Case) -> None:
     """Warm ``case`` up, check its verdicts, and check hookbus's state afterwards."""
     for _ in range(WARMUP):
-        check_run(case, case.run(allow), "allow")
-    check_run(case, case.run(allow), "allow")
-    check_run(case, case.run(deny), "deny" if case.denies else "allow")
+        check_run(case, case.run(case.allow), "allow")
+    check_run(case, case.run(case.allow), "allow")
+    check_run(case, case.run(case.deny), "deny" if case.denies else "allow")
     if case.state_dir is None:
         return
     diagnostics = case.state_dir / "diagnostics.jsonl"
-    if diagnostics.exists() and diagnostics.read_text().strip():
-        raise BenchmarkError(f"{case.label}: diagnostics recorded:\n{diagnostics.read_text()}")
+    lines = diagnostics.read_text().splitlines() if diagnostics.exists() else []
+    unexpected = [line for line in lines if json.loads(line).get("event") not in case.expected]
+    if unexpected:
+        raise BenchmarkError(f"{case.label}: diagnostics recorded:\n" + "\n".join(unexpected))
     cached = list((case.state_dir / "index").glob("*.json"))
     if len(cached) != 1:
         raise BenchmarkError(f"{case.label}: expected one cached index, found {cached}")
@@ -321,9 +455,7 @@ def prepare(case: Case, allow: bytes, deny: bytes) -> None:
 # -- timing ----------------------------------------------------------------------------
 
 
-def time_rounds(
-    cases: Sequence[Case], payload: bytes, rounds: int, rng: random.Random
-) -> dict[str, list[float]]:
+def time_rounds(cases: Sequence[Case], rounds: int, rng: random.Random) -> dict[str, list[float]]:
     """Milliseconds per case: each round runs every case once, in a fresh shuffled order."""
     samples: dict[str, list[float]] = {case.key: [] for case in cases}
     order = list(cases)
@@ -331,7 +463,7 @@ def time_rounds(
         rng.shuffle(order)
         for case in order:
             started = time.perf_counter()
-            done = case.run(payload)
+            done = case.run(case.allow)
             elapsed = time.perf_counter() - started
             check_run(case, done, "allow")
             samples[case.key].append(elapsed * 1000)
@@ -468,10 +600,11 @@ def print_table(cases: Sequence[Case], stats: Mapping[str, Stats]) -> None:
 def check_targets(cases: Sequence[Case], stats: Mapping[str, Stats]) -> list[dict[str, Any]]:
     stdlib = stats["stdlib"].median
     labels = {c.key: c.label for c in cases}
-    width = max(len(labels[key]) for key in TARGETS)
+    wanted = {**TARGETS, **{f"b-{host}": None for host in HOST_ROWS}}
+    width = max(len(labels[key]) for key in wanted)
     print("\ntargets (median / stdlib hook's median):")
     results = []
-    for key, target in TARGETS.items():
+    for key, target in wanted.items():
         ratio = stats[key].median / stdlib
         if target is None:
             goal, outcome = "reported", "REPORTED"
@@ -516,7 +649,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     opts = parse_args(argv)
     seed = opts.seed if opts.seed is not None else random.randrange(2**32)
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    allow, deny = payloads()
+    allow, _ = payloads()
     with tempfile.TemporaryDirectory(prefix="hookbus-bench-") as tmp:
         root = Path(tmp)
         env = base_env(root)
@@ -530,10 +663,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"payload: PreToolUse Bash, {len(allow)} bytes; rounds: {opts.rounds}; "
                   f"seed: {seed}")  # fmt: skip
             for case in cases:
-                prepare(case, allow, deny)
+                prepare(case)
             print(f"verdicts checked on allow and deny payloads; {WARMUP} warm-up runs each")
             load_before = os.getloadavg()
-            samples = time_rounds(cases, allow, opts.rounds, random.Random(seed))
+            samples = time_rounds(cases, opts.rounds, random.Random(seed))
             load_after = os.getloadavg()
             stats = {key: Stats.of(values) for key, values in samples.items()}
             print_table(cases, stats)

@@ -61,6 +61,19 @@ def test_install_writes_an_executable_per_subscribed_event(project: Path) -> Non
         assert f"--event {path.name}" in path.read_text()
 
 
+def test_manifest_prints_each_file_install_would_write_and_writes_nothing(project: Path) -> None:
+    """``manifest`` shows a host configured by whole files its files, byte for byte."""
+    printed = hookbus_cli(project, "manifest", "--host", "cline")
+    assert printed.returncode == 0, printed.stderr
+    assert not (project / ".clinerules").exists()
+    hooks = project / ".clinerules" / "hooks"
+    assert printed.stdout.startswith(f"# {hooks / 'PreToolUse'} (executable)\n#!/bin/sh\n")
+    assert hookbus_cli(project, "install", "--host", "cline").returncode == 0
+    expected = "".join(f"# {hooks / name} (executable)\n{(hooks / name).read_text()}"
+                       for name in ("PreToolUse", "SessionShutdown"))  # fmt: skip
+    assert printed.stdout == expected
+
+
 def test_installed_file_answers_a_real_payload_with_a_cancel(project: Path) -> None:
     """The installed PreToolUse, run as Cline runs it, cancels a refused command."""
     assert hookbus_cli(project, "install", "--host", "cline").returncode == 0

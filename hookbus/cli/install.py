@@ -186,6 +186,11 @@ def _host(opts: argparse.Namespace) -> int:
 
         for document in plan.documents:
             print(json.dumps({"hooks": document.entries}, indent=2))
+        for owned in plan.owned:
+            # A host configured by whole files (Cline's hook scripts): each file as written.
+            mode = "executable" if owned.executable else "not executable"
+            text = owned.text if owned.text.endswith("\n") else owned.text + "\n"
+            print(f"# {owned.path} ({mode})\n{text}", end="")
         return 0
     if invalid and not opts.force:
         print(f"hookbus: not installed: {_count(invalid, 'problem')} above would make hooks "
