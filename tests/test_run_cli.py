@@ -394,6 +394,8 @@ if os.environ.get("GUARD_IMPORT") == "exit":
     sys.exit(2)                              # e.g. an argparse at module level
 if os.environ.get("GUARD_IMPORT") == "sleep":
     time.sleep(3)
+if os.environ.get("GUARD_IMPORT") == "hang":
+    time.sleep(30)
 
 @hookbus.handler("before-tool", tools="shell", timeout=2, fail_closed=True)
 def guard(event):
@@ -457,11 +459,12 @@ def test_slow_handler_import_is_waited_for_within_the_budget(
 def test_a_guard_whose_import_outlives_the_budget_denies_and_is_remembered(
     guarded: Path, isolated_environment: Path
 ) -> None:
-    """With a 1 s budget the same import is cut by the watchdog: the call is denied (the
+    """An import longer than the 3 s budget is cut by the watchdog: the call is denied (the
     declaration is unknown, so it may be a guard), the hung import is remembered, and the
-    next call denies at once, saying which module hung, without importing it again."""
-    configure(guarded, 'budget = 1\nenable = ["guard:guard"]')
-    env = {**os.environ, "GUARD_IMPORT": "sleep"}
+    next call denies at once, saying which module hung, without importing it again (with
+    the whole budget to spare: a loaded machine must not turn it into a second cut)."""
+    configure(guarded, 'budget = 3\nenable = ["guard:guard"]')
+    env = {**os.environ, "GUARD_IMPORT": "hang"}
     first = run_cli("claude", pre_tool("ls", guarded), cwd=guarded, env=env)
     assert json.loads(first.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
     fired = [d for d in diagnostics(isolated_environment) if d["event"] == "watchdog-fired"]
@@ -528,7 +531,7 @@ def test_config_fail_closed_without_timeout_keeps_the_guard(
     """fail_closed set in configuration without a timeout uses the budget as its timeout
     (and says so) rather than dropping the guard altogether."""
     configure(project, """
-        budget = 1.0
+        budget = 3.0
         enable = ["mypkg.hooks:explode"]
         [handlers."mypkg.hooks:explode"]
         fail_closed = true
