@@ -81,6 +81,7 @@ HOSTS: dict[str, HostSpec] = {
     # A Node bundle (Node 20 or later); its optional native modules (node-pty, keytar) are
     # not needed headless.
     "gemini": HostSpec("gemini-cli", "@google/gemini-cli", "0.61.0", "gemini"),
+    "copilot": HostSpec("copilot", "@github/copilot", "1.0.102", "copilot"),
 }
 
 
@@ -148,7 +149,8 @@ def _check_runs(pin: Pin, prefix: Path) -> None:
     version = _version_of(executable)
     if version is None:
         raise HostUnavailable(f"{executable} was installed but does not run")
-    if pin.version not in version.split():
+    # Copilot says "GitHub Copilot CLI 1.0.102." (a full stop after the number).
+    if pin.version not in (word.rstrip(".") for word in version.split()):
         raise HostUnavailable(f"{executable} is {version!r}, not {pin.version}")
 
 
