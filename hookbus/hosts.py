@@ -137,6 +137,17 @@ def find(payload: Mapping[str, object], path: Path) -> object:
     return value
 
 
+#: Copilot CLI's camelCase events and their PascalCase aliases (the runtime's two name
+#: lists, 1.0.102): read by its driver, and by a Claude command that gets a Copilot
+#: payload (``hookbus.runtime.native_install``).
+COPILOT_EVENTS: dict[str, str] = {
+    "sessionStart": "SessionStart", "userPromptSubmitted": "UserPromptSubmit",
+    "preToolUse": "PreToolUse", "permissionRequest": "PermissionRequest",
+    "postToolUse": "PostToolUse", "postToolUseFailure": "PostToolUseFailure",
+    "agentStop": "Stop", "subagentStart": "SubagentStart", "subagentStop": "SubagentStop",
+    "preCompact": "PreCompact", "errorOccurred": "ErrorOccurred", "sessionEnd": "SessionEnd",
+}  # fmt: skip
+
 HOSTS: dict[str, HostFacts] = {
     # Claude Code hooks reference: every input names its event in hook_event_name; 600 s
     # per command hook, UserPromptSubmit 30 s, SessionEnd hooks 1.5 s in all.

@@ -29,20 +29,14 @@ from hookbus.bus import events as ev
 from hookbus.bus.replies import Reply
 from hookbus.drivers.base import BaseDriver, Drops
 from hookbus.errors import DecodeError
-from hookbus.hosts import HOSTS
+from hookbus.hosts import COPILOT_EVENTS, HOSTS
 from hookbus.output import HookOutput
 from hookbus.types import Capabilities, Encoded
 
 # -- native events ---------------------------------------------------------------------
 
 #: camelCase event -> its PascalCase alias (the runtime's two name lists).
-ALIASES: dict[str, str] = {
-    "sessionStart": "SessionStart", "userPromptSubmitted": "UserPromptSubmit",
-    "preToolUse": "PreToolUse", "permissionRequest": "PermissionRequest",
-    "postToolUse": "PostToolUse", "postToolUseFailure": "PostToolUseFailure",
-    "agentStop": "Stop", "subagentStart": "SubagentStart", "subagentStop": "SubagentStop",
-    "preCompact": "PreCompact", "errorOccurred": "ErrorOccurred", "sessionEnd": "SessionEnd",
-}  # fmt: skip
+ALIASES = COPILOT_EVENTS
 #: PascalCase -> camelCase: encode answers both the same way.
 CAMEL = {pascal: camel for camel, pascal in ALIASES.items()}
 ALL_EVENTS = tuple(ALIASES)

@@ -20,6 +20,7 @@ from hookbus.hosts import HOSTS
 from hookbus.manifests import grouped
 from hookbus.manifests.base import CommandForm, Scope
 from hookbus.manifests.grouped import project_root
+from hookbus.runtime.native_install import COPILOT_FILE, copilot_home
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,20 +31,17 @@ if TYPE_CHECKING:
 HOST = "copilot"
 Hooks = grouped.Hooks
 SCOPES: dict[Scope, bool] = {"project": True, "user": False}
-FILE = "hookbus.json"
+FILE = COPILOT_FILE
 TRUST_NOTE = (
     "Copilot runs a project's hooks only in a trusted folder: start it with "
     "--trust-folder (or trust the folder when asked)."
 )
 
 
-def copilot_home() -> str:
-    return os.environ.get("COPILOT_HOME") or os.path.join(os.path.expanduser("~"), ".copilot")
-
-
 def hooks_path(scope: str, project_dir: str | None = None) -> str:
+    # The same places a Claude command run by Copilot looks for this file to stand aside.
     if scope == "user":
-        return os.path.join(copilot_home(), "hooks", FILE)
+        return os.path.join(copilot_home(os.environ), "hooks", FILE)
     return os.path.join(project_dir or project_root(), ".github", "hooks", FILE)
 
 

@@ -8,6 +8,8 @@ until it knows a handler may want the event:
 3. a peek at the event and tool names (:mod:`~hookbus.runtime.peek`);
 4. the configuration files and the subscription index (:mod:`~hookbus.runtime.index`):
    a fresh index that routes the event to nobody is answered "no opinion" at once;
+   another host's payload whose own hookbus install has the event is answered "no
+   opinion" too (:mod:`~hookbus.runtime.native_install`: handled once, by that install);
 5. otherwise :mod:`hookbus.runtime.worker` decodes, dispatches in a watched worker and
    encodes.
 
@@ -191,8 +193,17 @@ def _run(
         peeked = peek(intake.data, facts, opts.event)
     except ValueError as exc:
         return _unreadable(intake, facts, opts, str(exc), started, emergency, after)
-    facts, native, tool = peeked.facts, peeked.native, peeked.tool
+    command, (facts, native, tool) = facts, (peeked.facts, peeked.native, peeked.tool)
     no_opinion = facts.no_opinion_for(native)
+    if facts is not command:
+        # Another host's payload (Copilot running .claude/settings.json): its own
+        # install, when it has this event, is the one that answers.
+        from hookbus.runtime.native_install import stands_aside
+
+        if stands_aside(command, facts, native=native, tool=tool, payload=peeked.payload,
+                        environ=os.environ):  # fmt: skip
+            emergency.set(no_opinion)
+            return emergency.answer(no_opinion)
     # Until the index says who wants this event, a hook that must give up (a signal, a
     # bug of ours, a hung read of the state folder) refuses it if a guard may want it.
     emergency.set_lazy(lambda: _guarded_answer(facts, native, peeked.payload))

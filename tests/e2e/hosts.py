@@ -81,6 +81,11 @@ HOSTS: dict[str, HostSpec] = {
     # A Node bundle (Node 20 or later); its optional native modules (node-pty, keytar) are
     # not needed headless.
     "gemini": HostSpec("gemini-cli", "@google/gemini-cli", "0.61.0", "gemini"),
+    # A Node loader (npm-loader.js) that spawns the platform's native binary, an optional
+    # dependency (@github/copilot-linux-x64): the loader is what npm puts on PATH and it
+    # picks the right platform; it costs ~0.1 s a run over the binary itself. No GitHub
+    # sign-in is needed with a provider of one's own (COPILOT_PROVIDER_BASE_URL).
+    "copilot": HostSpec("copilot", "@github/copilot", "1.0.102", "copilot"),
 }
 
 
@@ -148,7 +153,8 @@ def _check_runs(pin: Pin, prefix: Path) -> None:
     version = _version_of(executable)
     if version is None:
         raise HostUnavailable(f"{executable} was installed but does not run")
-    if pin.version not in version.split():
+    # Copilot says "GitHub Copilot CLI 1.0.102." (a full stop after the number).
+    if pin.version not in (word.rstrip(".") for word in version.split()):
         raise HostUnavailable(f"{executable} is {version!r}, not {pin.version}")
 
 

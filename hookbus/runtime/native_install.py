@@ -1,0 +1,107 @@
+"""Whether a payload's own host runs hookbus for this event from its own hook file, so
+that a command of another host's install that got the payload stands aside.
+
+Copilot CLI runs the hooks of ``.claude/settings.json`` as well as its own
+``.github/hooks/*.json`` (a real 1.0.102 run): with both ``hookbus install --host claude``
+and ``--host copilot`` in a project, each event reached hookbus twice, once per file
+(camelCase then PascalCase), and every handler ran twice. The Copilot install is the
+host's own, so it is the one that answers; the Claude command, recognising Copilot's
+payload (:func:`hookbus.runtime.peek.dialect`), answers Copilot's no-opinion without
+looking further. It stands aside only when it is sure the Copilot command runs for the
+same event: ``hookbus.json`` in a folder Copilot reads holds hookbus's command for the
+event's camelCase name, whose matcher (if any) takes the tool. Where it cannot be sure
+(no such file, another event, a tool name Claude and Copilot spell differently), it
+handles the event itself: handled twice is a nuisance, never handled a hole in a guard.
+
+Standard library only: this runs on the cold path of every Claude command Copilot runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from hookbus.discover import project_candidates
+from hookbus.hosts import COPILOT_EVENTS, HostFacts
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+#: The file ``hookbus install --host copilot`` writes, in each folder Copilot reads hooks from.
+COPILOT_FILE = "hookbus.json"
+#: camelCase names of the PascalCase events (Copilot's two name lists).
+_CAMEL = {pascal: camel for camel, pascal in COPILOT_EVENTS.items()}
+#: Bigger than any hooks file hookbus writes: anything larger is not ours to trust.
+_MAX_BYTES = 1 << 20
+
+
+def copilot_home(environ: Mapping[str, str]) -> str:
+    """``$COPILOT_HOME``, else ``~/.copilot`` (Copilot's user folder)."""
+    return environ.get("COPILOT_HOME") or os.path.join(os.path.expanduser("~"), ".copilot")
+
+
+def copilot_files(project: str | None, environ: Mapping[str, str]) -> Iterator[str]:
+    """Where a Copilot install of hookbus may be: ``.github/hooks/hookbus.json`` in the
+    project folder or a parent (as far as ``.hookbus.toml`` is looked for, since install
+    writes beside it), then the user's ``$COPILOT_HOME/hooks/hookbus.json``."""
+    if project:
+        for candidate in project_candidates(project):
+            yield os.path.join(os.path.dirname(candidate), ".github", "hooks", COPILOT_FILE)
+    yield os.path.join(copilot_home(environ), "hooks", COPILOT_FILE)
+
+
+def copilot_handles(
+    native: str, tool: str | None, project: str | None, environ: Mapping[str, str]
+) -> str | None:
+    """The Copilot ``hookbus.json`` whose command runs for ``native`` (either spelling)
+    and ``tool``, or None."""
+    camel = _CAMEL.get(native, native)
+    for path in copilot_files(project, environ):
+        entries = _entries(path, camel)
+        if any(_runs(entry, camel, tool) for entry in entries):
+            return path
+    return None
+
+
+def _entries(path: str, event: str) -> list[object]:
+    try:
+        with open(path, "rb") as f:
+            data = f.read(_MAX_BYTES + 1)
+        document = json.loads(data) if len(data) <= _MAX_BYTES else None
+    except (OSError, ValueError, RecursionError):
+        return []
+    hooks = document.get("hooks") if isinstance(document, dict) else None
+    found = hooks.get(event) if isinstance(hooks, dict) else None
+    return found if isinstance(found, list) else []
+
+
+def _runs(entry: object, event: str, tool: str | None) -> bool:
+    """True when ``entry`` is hookbus's Copilot command for ``event`` and its matcher
+    takes ``tool`` (ignoring case: Claude's ``Bash`` is Copilot's ``bash``)."""
+    if not isinstance(entry, dict) or entry.get("type", "command") != "command":
+        return False
+    command = entry.get("bash")
+    if not isinstance(command, str) or "run --host copilot" not in command:
+        return False
+    if f"--event {event} " not in f"{command} ":
+        return False
+    matcher = entry.get("matcher")
+    if matcher is None or tool is None:
+        return matcher is None
+    try:
+        return isinstance(matcher, str) and re.fullmatch(matcher, tool, re.IGNORECASE) is not None
+    except re.error:
+        return False
+
+
+def stands_aside(
+    command: HostFacts, payload_host: HostFacts, *, native: str, tool: str | None,
+    payload: Mapping[str, object], environ: Mapping[str, str],
+) -> str | None:  # fmt: skip
+    """The hook file of ``payload_host``'s own install that handles this event, when a
+    command of ``command``'s install got the payload (see the module docstring)."""
+    if payload_host is command or payload_host.name != "copilot":
+        return None
+    return copilot_handles(native, tool, payload_host.project_dir(environ, payload), environ)

@@ -1,0 +1,149 @@
+"""A Claude install run by Copilot stands aside for Copilot's own hookbus install, and
+only when that install surely runs for the same event and tool."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hookbus.hosts import HOSTS
+from hookbus.runtime.native_install import copilot_handles, stands_aside
+
+GOLDEN = Path(__file__).parent / "golden"
+COMMAND = ("/usr/bin/python3 -P /x/hookbus/__main__.py run --host copilot --event {event} "
+           "--timeout 10; exit 0")  # fmt: skip
+
+
+def copilot_install(folder: Path, entries: dict[str, list[dict[str, object]]]) -> Path:
+    path = folder / ".github" / "hooks" / "hookbus.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"version": 1, "hooks": entries}))
+    return path
+
+
+def entry(event: str, matcher: str | None = None) -> dict[str, object]:
+    found: dict[str, object] = {"type": "command", "bash": COMMAND.format(event=event)}
+    if matcher is not None:
+        found["matcher"] = matcher
+    return found
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "proj" / ".git").mkdir(parents=True)  # the project search stops here
+    return tmp_path / "proj"
+
+
+NO_HOME = {"COPILOT_HOME": "/nonexistent/copilot-home"}
+
+
+def test_the_copilot_file_of_the_same_event_is_found(project: Path) -> None:
+    """hookbus's command for the camelCase name of a PascalCase event is found, whichever
+    spelling is asked, and from a subfolder of the project too."""
+    path = copilot_install(project, {"preToolUse": [entry("preToolUse")]})
+    (project / "sub").mkdir()
+    assert copilot_handles("PreToolUse", "Bash", str(project), NO_HOME) == str(path)
+    assert copilot_handles("preToolUse", "bash", str(project / "sub"), NO_HOME) == str(path)
+    assert copilot_handles("Stop", None, str(project), NO_HOME) is None
+
+
+def test_stop_is_agent_stop_and_the_user_scope_counts(project: Path, tmp_path: Path) -> None:
+    """Stop is Copilot's agentStop; ``$COPILOT_HOME/hooks/hookbus.json`` counts too."""
+    home = tmp_path / "copilot-home"
+    path = home / "hooks" / "hookbus.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"hooks": {"agentStop": [entry("agentStop")]}}))
+    env = {"COPILOT_HOME": str(home)}
+    assert copilot_handles("Stop", None, str(project), env) == str(path)
+
+
+@pytest.mark.parametrize(
+    ("tool", "matcher", "handled"),
+    [
+        ("Bash", "^(?:bash|powershell)$", True),  # Claude's Bash is Copilot's bash
+        ("Write", "^(?:create|edit)$", False),  # spelled differently: not sure, not aside
+        ("Bash", "^(?:view)$", False),
+        (None, "^(?:bash)$", False),
+        ("Bash", "([", False),  # a matcher Copilot could not use either
+    ],
+)
+def test_a_matcher_must_take_the_tool(
+    project: Path, tool: str | None, matcher: str, handled: bool
+) -> None:
+    """With a matcher, the Copilot command counts only when it takes the tool."""
+    copilot_install(project, {"preToolUse": [entry("preToolUse", matcher)]})
+    assert (copilot_handles("PreToolUse", tool, str(project), NO_HOME) is not None) is handled
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        "not json",
+        json.dumps({"hooks": {"preToolUse": [{"type": "command", "bash": "my-own-hook"}]}}),
+        json.dumps({"hooks": {"preToolUse": [entry("postToolUse")]}}),
+        json.dumps({"hooks": {"preToolUse": [{**entry("preToolUse"), "type": "prompt"}]}}),
+        json.dumps({"hooks": {"preToolUse": [COMMAND.format(event="preToolUse")]}}),
+        json.dumps({"hooks": []}),
+        json.dumps([]),
+    ],
+)
+def test_anything_but_hookbuss_own_command_for_the_event_is_not_enough(
+    project: Path, document: str
+) -> None:
+    """A user's hook, another event's command, a broken file: the Claude command does
+    not stand aside (handled twice is a nuisance, never handled a hole in a guard)."""
+    path = project / ".github" / "hooks" / "hookbus.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(document)
+    assert copilot_handles("PreToolUse", "Bash", str(project), NO_HOME) is None
+
+
+def test_only_a_copilot_payload_reaching_another_hosts_command_stands_aside(
+    project: Path,
+) -> None:
+    """Copilot's own command, and Claude's payload in Claude's command, never stand aside."""
+    copilot_install(project, {"preToolUse": [entry("preToolUse")]})
+    payload = {"cwd": str(project)}
+    claude, copilot = HOSTS["claude"], HOSTS["copilot"]
+    same = {"payload": payload, "environ": NO_HOME}
+    assert stands_aside(claude, copilot, native="PreToolUse", tool="Bash", **same)
+    assert not stands_aside(copilot, copilot, native="preToolUse", tool="bash", **same)
+    assert not stands_aside(claude, claude, native="PreToolUse", tool="Bash", **same)
+
+
+DENY_HANDLER = """
+import hookbus
+
+@hookbus.handler("before-tool", tools="shell")
+def no(event):
+    return hookbus.Reply.deny(f"no from {event.host}")
+"""
+
+
+def run_claude_command(project: Path) -> subprocess.CompletedProcess[bytes]:
+    (project / "guards_no.py").write_text(DENY_HANDLER)
+    config = project / "no.toml"
+    config.write_text('python_path = ["."]\nenable = ["guards_no:no"]\n')
+    payload = json.loads((GOLDEN / "copilot/real/PreToolUse.Bash.claude-settings.json").read_text())
+    payload["cwd"] = str(project)
+    env = {**os.environ, **NO_HOME, "HOOKBUS_CONFIG": str(config),
+           "HOOKBUS_STATE_DIR": str(project / "st")}  # fmt: skip
+    env.pop("COPILOT_PROJECT_DIR", None)
+    return subprocess.run([sys.executable, "-m", "hookbus", "run", "--host", "claude"],
+                          input=json.dumps(payload).encode(), capture_output=True, cwd=project,
+                          env=env, timeout=60, check=False)  # fmt: skip
+
+
+def test_a_claude_command_leaves_the_event_to_copilots_install(project: Path) -> None:
+    """With Copilot's own install of the event beside it, the Claude command answers
+    Copilot's no-opinion (the Copilot command denies); without it, it denies itself."""
+    done = run_claude_command(project)
+    assert (done.returncode, json.loads(done.stdout)["permissionDecision"]) == (0, "deny")
+    copilot_install(project, {"preToolUse": [entry("preToolUse", "^(?:bash|powershell)$")]})
+    done = run_claude_command(project)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
