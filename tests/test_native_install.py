@@ -11,12 +11,16 @@ from pathlib import Path
 
 import pytest
 
+import hookbus
 from hookbus.hosts import HOSTS
 from hookbus.runtime.native_install import copilot_handles, stands_aside
 
 GOLDEN = Path(__file__).parent / "golden"
-COMMAND = ("/usr/bin/python3 -P /x/hookbus/__main__.py run --host copilot --event {event} "
-           "--timeout 10; exit 0")  # fmt: skip
+MAIN = str(Path(hookbus.__file__).with_name("__main__.py"))
+#: The shape ``hookbus install --host copilot`` writes (absolute form), with real paths.
+COMMAND = (f"if [ -x {sys.executable} ] && [ -f {MAIN} ]; then {sys.executable} -P {MAIN} run "
+           "--host copilot --event {event} --timeout 10; s=$?; [ $s -ne 1 ] && [ $s -lt 126 ] "
+           "&& exit $s; fi; exit 0")  # fmt: skip
 
 
 def copilot_install(folder: Path, entries: dict[str, list[dict[str, object]]]) -> Path:
@@ -147,3 +151,27 @@ def test_a_claude_command_leaves_the_event_to_copilots_install(project: Path) ->
     copilot_install(project, {"preToolUse": [entry("preToolUse", "^(?:bash|powershell)$")]})
     done = run_claude_command(project)
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+@pytest.mark.parametrize(
+    "checks",
+    [
+        "[ -x /nonexistent/python3 ] && [ -f {main} ]",
+        "[ -x {python} ] && [ -f /nonexistent/hookbus/__main__.py ]",
+        "command -v hookbus-not-on-this-path >/dev/null 2>&1",
+        "true",
+    ],
+)
+def test_a_copilot_command_that_would_fall_back_is_not_relied_on(
+    project: Path, checks: str
+) -> None:
+    """When the Copilot command's checks fail now (its interpreter or hookbus gone), Copilot
+    runs its fallback, which may be a no-opinion: the Claude command handles the event."""
+    bash = COMMAND.format(event="preToolUse").replace(
+        f"[ -x {sys.executable} ] && [ -f {MAIN} ]",
+        checks.format(main=MAIN, python=sys.executable),
+    )
+    copilot_install(project, {"preToolUse": [{"type": "command", "bash": bash}]})
+    assert copilot_handles("PreToolUse", "Bash", str(project), NO_HOME) is None
+    copilot_install(project, {"preToolUse": [entry("preToolUse")]})
+    assert copilot_handles("PreToolUse", "Bash", str(project), NO_HOME) is not None

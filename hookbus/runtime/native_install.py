@@ -9,9 +9,12 @@ host's own, so it is the one that answers; the Claude command, recognising Copil
 payload (:func:`hookbus.runtime.peek.dialect`), answers Copilot's no-opinion without
 looking further. It stands aside only when it is sure the Copilot command runs for the
 same event: ``hookbus.json`` in a folder Copilot reads holds hookbus's command for the
-event's camelCase name, whose matcher (if any) takes the tool. Where it cannot be sure
-(no such file, another event, a tool name Claude and Copilot spell differently), it
-handles the event itself: handled twice is a nuisance, never handled a hole in a guard.
+event's camelCase name, whose matcher (if any) takes the tool, and whose checks (the
+``if [ -x PYTHON ] && [ -f HOOKBUS ]`` or ``command -v hookbus`` before ``then``) pass
+now, so that Copilot will run hookbus and not the command's fallback. Where it cannot be
+sure (no such file, another event, a tool name Claude and Copilot spell differently, an
+interpreter gone), it handles the event itself: handled twice is a nuisance, never
+handled a hole in a guard.
 
 Standard library only: this runs on the cold path of every Claude command Copilot runs.
 """
@@ -21,6 +24,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
+import shutil
 
 from hookbus.discover import project_candidates
 from hookbus.hosts import COPILOT_EVENTS, HostFacts
@@ -85,7 +90,7 @@ def _runs(entry: object, event: str, tool: str | None) -> bool:
     command = entry.get("bash")
     if not isinstance(command, str) or "run --host copilot" not in command:
         return False
-    if f"--event {event} " not in f"{command} ":
+    if f"--event {event} " not in f"{command} " or not _checks_pass(command):
         return False
     matcher = entry.get("matcher")
     if matcher is None or tool is None:
@@ -94,6 +99,37 @@ def _runs(entry: object, event: str, tool: str | None) -> bool:
         return isinstance(matcher, str) and re.fullmatch(matcher, tool, re.IGNORECASE) is not None
     except re.error:
         return False
+
+
+def _checks_pass(command: str) -> bool:
+    """True when the shell checks of an installed command (``if CHECKS; then``, see
+    :func:`hookbus.manifests.base.shell_command`) pass now: the command will run hookbus,
+    not its fallback. A command of another shape is not one we can vouch for."""
+    head, then, _ = command.partition("; then ")
+    if not then or not head.startswith("if "):
+        return False
+    try:
+        words = shlex.split(head.removeprefix("if "))
+    except ValueError:
+        return False
+    checks: list[list[str]] = [[]]
+    for word in words:
+        if word == "&&":
+            checks.append([])
+        else:
+            checks[-1].append(word)
+    return all(_check(check) for check in checks)
+
+
+def _check(words: list[str]) -> bool:
+    match words:
+        case ["[", "-x", path, "]"]:
+            return os.path.isfile(path) and os.access(path, os.X_OK)
+        case ["[", "-f", path, "]"]:
+            return os.path.isfile(path)
+        case ["command", "-v", name, ">/dev/null", "2>&1"]:
+            return shutil.which(name) is not None
+    return False
 
 
 def stands_aside(
