@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -105,7 +106,8 @@ def test_deny_blocks_the_shell_tool_and_the_model_reads_why(
 ) -> None:
     """hookbus's deny (``hookSpecificOutput.permissionDecision``) stops the command, the
     model reads exactly the reason as the tool's result, and the user's own hook is kept
-    in the file and still runs."""
+    in the file and still runs. Qwen stamps ``$version`` into the file as it starts;
+    ``hookbus verify`` still finds its entries up to date."""
     reason = "E2E-DENY: echo is not allowed in this repo"
     install(workspace, {"deny_shell": {"reason": reason}})
     settings = json.loads((workspace.project / ".qwen" / "settings.json").read_text())
@@ -119,6 +121,12 @@ def test_deny_blocks_the_shell_tool_and_the_model_reads_why(
     [mine] = (workspace.project / "mine.jsonl").read_text().splitlines()
     assert json.loads(mine)["tool_name"] == "run_shell_command"
     assert workspace.diagnostics() == []
+    settings = json.loads((workspace.project / ".qwen" / "settings.json").read_text())
+    assert settings["$version"] == 4
+    verify = subprocess.run([sys.executable, "-m", "hookbus", "verify", "--host", "qwen"],
+                            cwd=workspace.project, env=workspace.base_env(), capture_output=True,
+                            text=True, timeout=60, check=False)  # fmt: skip
+    assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
 def test_allow_runs_the_command_with_the_exact_portable_events(
