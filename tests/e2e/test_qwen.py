@@ -43,6 +43,13 @@ USERS_HOOK = {
                "timeout": 5000}],
 }  # fmt: skip
 
+#: A user's hook that logs every UserPromptSubmit Qwen fires.
+PROMPT_LOGGER = {
+    "hooks": [{"type": "command",
+               "command": 'cat >> "$QWEN_PROJECT_DIR/prompts.jsonl"; echo >> '
+                          '"$QWEN_PROJECT_DIR/prompts.jsonl"'}],
+}  # fmt: skip
+
 
 @pytest.fixture(scope="session")
 def qwen_executable(pytestconfig: pytest.Config) -> Path:
@@ -134,12 +141,22 @@ def test_allow_runs_the_command_with_the_exact_portable_events(
 ) -> None:
     """The command runs, and hookbus decodes exactly the portable events of a headless
     session: no session end, and the second UserPromptSubmit (the tool results going
-    back, ``prompt`` empty) reaches no handler."""
-    install(workspace, {})
+    back, ``prompt`` empty: kind ``other``) reaches no handler, not even one of ``other``
+    (hookbus routes UserPromptSubmit to ``prompt-submit`` handlers)."""
+    settings = workspace.project / ".qwen" / "settings.json"
+    users = json.loads(settings.read_text())
+    users["hooks"]["UserPromptSubmit"] = [PROMPT_LOGGER]  # shows what Qwen fired
+    settings.write_text(json.dumps(users))
+    install(workspace, {"record_other": {"path": str(workspace.events_path)}})
     run = qwen.run("E2E-ALLOW: please run echo hi", tool_script("E2E-ALLOW"))
 
     assert_ok(run)
     assert (workspace.project / PROOF).read_text() == "hi\n"
+    fired = (workspace.project / "prompts.jsonl").read_text().splitlines()
+    assert [json.loads(line)["prompt"] for line in fired] == ["E2E-ALLOW: please run echo hi", ""]
+    natives = [e["native"] for e in workspace.events(other=True)]
+    assert natives == ["SessionStart", "Notification", "UserPromptSubmit", "PreToolUse",
+                       "PostToolUse", "Stop"]  # fmt: skip
     events = workspace.events()
     assert kinds(events) == ["session-start", "prompt-submit", "before-tool", "after-tool",
                              "stop"]  # fmt: skip
