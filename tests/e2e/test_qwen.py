@@ -2,7 +2,7 @@
 
 Each test scripts the model (a fake OpenAI Chat Completions server on 127.0.0.1),
 installs hookbus with ``hookbus install --host qwen`` next to a hook of the user's own,
-runs Qwen (``cli.js -p``-style, under the pinned Node 22) and checks what really happened:
+runs Qwen headless (``cli.js PROMPT``, under the pinned Node 22) and checks what happened:
 whether the command ran (``ran_proof.txt``), what the handlers got, what the model was
 told, and what hookbus wrote to its diagnostics.
 
