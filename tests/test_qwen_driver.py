@@ -110,7 +110,7 @@ def decode(name: str) -> Event:
     [
         ("real/PreToolUse.run_shell_command", "shell", None),
         ("PreToolUse.read_file", "read", None),
-        ("PreToolUse.agent", "agent", None),
+        ("real/PreToolUse.agent", "agent", None),
         ("PreToolUse.mcp", "mcp", "github"),
     ],
 )
@@ -130,7 +130,7 @@ def test_the_continuation_prompt_is_no_prompt_submit() -> None:
 
 def test_a_subagents_tool_call_names_the_subagent() -> None:
     """``agent_id`` marks a tool call made inside a subagent; the main one is main."""
-    assert decode("PreToolUse.run_shell_command.in-subagent").agent.role == "subagent"
+    assert decode("real/PreToolUse.run_shell_command.in-subagent").agent.role == "subagent"
     assert decode("real/PreToolUse.run_shell_command").agent.role == "main"
 
 

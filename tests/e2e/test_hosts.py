@@ -15,16 +15,30 @@ from . import hosts
 
 HOSTS_PY = Path(hosts.__file__)
 
-#: ``npm install --prefix PREFIX ... PACKAGE@VERSION``: counts its calls, then installs a
-#: ``claude`` that prints VERSION, or fails or installs a wrong version as FAKE_NPM_MODE says.
+#: ``npm install --prefix PREFIX ... PACKAGE@VERSION``: logs what it installs, then installs
+#: a ``claude`` that prints VERSION, or fails or installs a wrong version as FAKE_NPM_MODE
+#: says. ``fake-node`` is a runtime (``.bin/node``, which answers ``--version`` with
+#: vVERSION and runs a script with sh); ``fake-needy`` a host whose ``cli.js`` is not
+#: executable, so it prints its VERSION only when that runtime runs it.
 FAKE_NPM = """#!/bin/sh
-echo call >> "$FAKE_NPM_CALLS"
+for last; do :; done
+echo "$last" >> "$FAKE_NPM_CALLS"
 [ -n "$FAKE_NPM_SLEEP" ] && sleep "$FAKE_NPM_SLEEP"
 prefix=$3
-for last; do :; done
 version=${last##*@}
 [ "$FAKE_NPM_MODE" = wrong ] && version=0.0.1
 mkdir -p "$prefix/node_modules/.bin"
+case "$last" in
+fake-node@*)
+    printf '#!/bin/sh\\n[ "$1" = --version ] && exec echo v%s\\nexec /bin/sh "$@"\\n' \\
+        "$version" > "$prefix/node_modules/.bin/node"
+    chmod +x "$prefix/node_modules/.bin/node"
+    exit 0;;
+fake-needy@*)
+    mkdir -p "$prefix/node_modules/fake-needy"
+    printf 'echo "%s (needy)"\\n' "$version" > "$prefix/node_modules/fake-needy/cli.js"
+    exit 0;;
+esac
 printf '#!/bin/sh\\necho "%s (Claude Code)"\\n' "$version" > "$prefix/node_modules/.bin/claude"
 chmod +x "$prefix/node_modules/.bin/claude"
 [ "$FAKE_NPM_MODE" = fail ] && { echo "npm error 404 Not Found - GET $last" >&2; exit 1; }
@@ -126,3 +140,25 @@ def test_the_command_line_takes_several_names() -> None:
     assert hosts.parse_name(f"claude@{spec.version}") == [("claude", spec.version)]
     with pytest.raises(hosts.HostUnavailable, match="not pinned"):
         hosts.pin("claude", "0.0.1")
+
+
+def test_a_host_that_needs_a_runtime_gets_it_installed_and_runs_under_it(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host naming a runtime installs it first, into its own cached folder; the
+    ``--version`` probe and :func:`hosts.command` run the host's entry under it, and a
+    later run reuses both."""
+    monkeypatch.setitem(hosts.HOSTS, "rt", hosts.HostSpec("rt", "fake-node", "22.1.0", "node"))
+    needy = hosts.HostSpec("needy", "fake-needy", "1.0.0", "fake-needy/cli.js", runtime="rt")
+    monkeypatch.setitem(hosts.HOSTS, "needy", needy)
+
+    entry = hosts.ensure("needy")  # cli.js is not executable: only the runtime runs it
+    assert entry == cache / "needy-1.0.0" / "node_modules" / "fake-needy" / "cli.js"
+    node = cache / "rt-22.1.0" / "node_modules" / ".bin" / "node"
+    assert hosts.command("needy") == [str(node), str(entry)]
+    assert (cache / "rt-22.1.0" / hosts.COMPLETE).is_file()
+    assert (cache / "needy-1.0.0" / hosts.COMPLETE).is_file()
+    hosts.ensure.cache_clear()  # as a new run would
+    assert hosts.command("needy") == [str(node), str(entry)]
+    calls = (cache.parent / "npm-calls").read_text().split()
+    assert calls == ["fake-node@22.1.0", "fake-needy@1.0.0"]
