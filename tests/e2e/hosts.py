@@ -81,6 +81,8 @@ HOSTS: dict[str, HostSpec] = {
     # A Node bundle (Node 20 or later); its optional native modules (node-pty, keytar) are
     # not needed headless.
     "gemini": HostSpec("gemini-cli", "@google/gemini-cli", "0.61.0", "gemini"),
+    # A Node bundle (Node 20 or later) of the Cline CLI on ``@cline/sdk``.
+    "cline": HostSpec("cline", "cline", "3.0.65", "cline"),
 }
 
 
