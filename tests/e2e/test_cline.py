@@ -8,8 +8,9 @@ told, and what hookbus wrote to its diagnostics.
 
 Cline has no per-tool deny: hookbus's deny is a ``cancel``, which ends the whole task
 (``finishReason: aborted``) with no further model request, so no test can see the model
-read a reason. Its lifecycle hooks run detached with their output unread, so there is no
-session-start context and no keep-working to test (``docs/hosts/cline.md``).
+read a reason. Its lifecycle hooks run detached with their output unread: session-start
+context never reaches the model (a test pins that), and there is no keep-working to test
+(``docs/hosts/cline.md``).
 """
 
 from __future__ import annotations
