@@ -115,6 +115,13 @@ def session_context(event: hookbus.SessionStart, ctx: hookbus.Context) -> hookbu
     return hookbus.Reply.add_context(ctx.options.text)
 
 
+@hookbus.handler("after-tool", tools="shell", options=TextOptions)
+def tool_context(event: hookbus.AfterTool, ctx: hookbus.Context) -> hookbus.Reply:
+    """Context after a shell call: the one place Cline reads context from (its lifecycle
+    hooks run detached, their output unread)."""
+    return hookbus.Reply.add_context(ctx.options.text)
+
+
 @hookbus.handler("stop", options=TextOptions)
 def keep_working(event: hookbus.Stop, ctx: hookbus.Context) -> hookbus.Reply:
     """Asks to keep working every time; hookbus's loop guard must drop the second ask."""

