@@ -1,7 +1,8 @@
 """What every driver shares, so that a driver module is its host's tables plus a few
 small functions: decode-error translation, the no-opinion and refusal per native event,
-the host's timeouts, after-edit derivation, the native events of a portable kind, and
-the native tool names a set of tool patterns covers.
+the host's timeouts, after-edit derivation, the native events of a portable kind, the
+native tool names a set of tool patterns covers, and the few decode steps most hosts
+take alike (the event's name, a decoder per payload type, loosely typed fields).
 
 A driver subclasses :class:`BaseDriver`, fills the class attributes, implements
 ``decode_payload``, ``encode`` and ``sample_payload`` (the realistic payloads ``hookbus
@@ -9,7 +10,7 @@ try`` sends), and its module ends with ``driver = TheDriver()``.
 """
 
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import msgspec
 
@@ -22,6 +23,57 @@ from hookbus.types import Capabilities, Dropped, Encoded, ToolRoute
 
 #: The portable event kinds whose handlers filter on tools.
 TOOL_EVENT_KINDS = frozenset({"before-tool", "after-tool", "after-edit"})
+
+T = TypeVar("T")
+
+
+# -- decode steps most hosts share ---------------------------------------------------------
+
+
+class Head(msgspec.Struct):
+    """The event name of a payload that carries one (Claude, Codex, Gemini, Qwen)."""
+
+    hook_event_name: str | None = None
+
+
+_HEAD = msgspec.json.Decoder(Head)
+#: One decoder per payload type, built on first use: a hook process decodes one event,
+#: and building every type's up front costs it about a millisecond.
+_decoders: dict[type[Any], msgspec.json.Decoder[Any]] = {}
+
+
+def event_name(host: str, data: bytes, native: str | None) -> str:
+    """The native event of a payload: its ``hook_event_name``, else ``native`` (the
+    command's ``--event``). The payload wins: it is what the host says this call is."""
+    name = _HEAD.decode(data).hook_event_name or native
+    if not name:
+        raise DecodeError(host, "no hook_event_name and no --event given")
+    return name
+
+
+def decoder(native_type: type[T]) -> msgspec.json.Decoder[T]:
+    """The JSON decoder of ``native_type``, built once per process."""
+    found = _decoders.get(native_type)
+    if found is None:
+        found = _decoders[native_type] = msgspec.json.Decoder(native_type)
+    return found
+
+
+def as_text(value: object) -> str | None:
+    """``value`` if it is a string, else None: a field of a loosely typed tool input."""
+    return value if isinstance(value, str) else None
+
+
+def iso_seconds(value: str | None) -> float | None:
+    """An ISO-8601 timestamp as Unix seconds; None when there is none or it is unreadable."""
+    if not value:
+        return None
+    from datetime import datetime  # off the import path of hosts that send no timestamp
+
+    try:
+        return datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        return None
 
 
 class Drops:

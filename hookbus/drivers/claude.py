@@ -8,15 +8,13 @@ driver only ever answers with exit 0 and JSON. Hooks of one event run in paralle
 """
 
 import contextlib
-from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import Reply
-from hookbus.drivers.base import BaseDriver, Drops
-from hookbus.errors import DecodeError
+from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, event_name
 from hookbus.hosts import HOSTS
 from hookbus.output import HookOutput
 from hookbus.types import Capabilities, Encoded
@@ -48,10 +46,6 @@ KIND_OF: dict[str, str] = {
     "SessionEnd": "session-end",
     "PostModelSwitch": "model-switch",
 }
-
-
-class Head(msgspec.Struct):
-    hook_event_name: str | None = None
 
 
 class Native(msgspec.Struct, kw_only=True):
@@ -144,18 +138,7 @@ NATIVE_TYPES: dict[str, type[Native]] = {
     "SessionEnd": SessionEnd,
     "PostModelSwitch": PostModelSwitch,
 }
-_HEAD = msgspec.json.Decoder(Head)
 _WRITE = msgspec.json.Decoder(WriteResponse)
-#: One decoder per native type, built on first use: a hook process decodes one event,
-#: and building all twelve up front costs it about a millisecond.
-_decoders: dict[type[Native], msgspec.json.Decoder[Any]] = {}
-
-
-def _decoder(native_type: type[Native]) -> msgspec.json.Decoder[Any]:
-    found = _decoders.get(native_type)
-    if found is None:
-        found = _decoders[native_type] = msgspec.json.Decoder(native_type)
-    return found
 
 
 # -- tools -----------------------------------------------------------------------------
@@ -195,17 +178,13 @@ def tool_call(native: ToolInput) -> ev.ToolCall:
     )
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def _spawn(data: dict[str, Any]) -> ev.Spawn:
     # Agent tool input (sdk.d.ts AgentInput): subagent_type, model, prompt, description.
     return ev.Spawn(
-        agent_type=_text(data.get("subagent_type")),
-        model=_text(data.get("model")),
-        prompt=_text(data.get("prompt")),
-        description=_text(data.get("description")),
+        agent_type=as_text(data.get("subagent_type")),
+        model=as_text(data.get("model")),
+        prompt=as_text(data.get("prompt")),
+        description=as_text(data.get("description")),
     )
 
 
@@ -260,11 +239,8 @@ def _changes(tool: ev.ToolCall, response: msgspec.Raw) -> tuple[ev.FileChange, .
 
 
 def decode(data: bytes, native: str | None = None) -> ev.Event:
-    # A name in the payload wins over --event: it is what the host says this call is.
-    name = _HEAD.decode(data).hook_event_name or native
-    if not name:
-        raise DecodeError("claude", "no hook_event_name and no --event given")
-    n: Any = _decoder(NATIVE_TYPES.get(name, Native)).decode(data)
+    name = event_name("claude", data, native)
+    n: Any = decoder(NATIVE_TYPES.get(name, Native)).decode(data)
     common: dict[str, Any] = {
         "host": "claude",
         "native": name,
@@ -345,11 +321,8 @@ CONTEXT = {
 SILENT = {"SessionEnd", "StopFailure", "PostCompact", "Notification", "PreCompact"}
 
 
-Drop = Callable[[str, str], None]
-
-
 def _decision(
-    name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any], drop: Drop
+    name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any], drop: Drops
 ) -> None:
     decision, reason = reply.decision, reply.reason
     if decision and name in PERMISSION:

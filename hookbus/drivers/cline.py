@@ -21,14 +21,13 @@ the same files and the same reply, so one decoder takes both shapes rather than 
 
 import contextlib
 import posixpath
-from datetime import datetime
 from typing import Any
 
 import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import Reply
-from hookbus.drivers.base import BaseDriver, Drops
+from hookbus.drivers.base import BaseDriver, Drops, as_text, iso_seconds
 from hookbus.errors import DecodeError
 from hookbus.hosts import HOSTS
 from hookbus.output import HookOutput
@@ -143,10 +142,6 @@ TOOLS: dict[str, ev.ToolKind] = {
 }  # fmt: skip
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def _commands(value: object) -> str | None:
     """``run_commands``' ``commands``: strings or ``{command, args}`` items, one a line."""
     if isinstance(value, str):  # the legacy string map JSON-encodes the list
@@ -183,9 +178,9 @@ def tool_call(name: str, data: dict[str, Any], call_id: str | None, cwd: str) ->
         paths = tuple(_abs(cwd, p) for p in items if isinstance(p, str) and p)
     spawns: tuple[ev.Spawn, ...] = ()
     if kind == "agent":
-        spawns = (ev.Spawn(prompt=_text(data.get("task")) or _text(data.get("context")),
-                           description=_text(data.get("systemPrompt"))),)  # fmt: skip
-    server = _text(data.get("server_name")) if kind == "mcp" else None
+        spawns = (ev.Spawn(prompt=as_text(data.get("task")) or as_text(data.get("context")),
+                           description=as_text(data.get("systemPrompt"))),)  # fmt: skip
+    server = as_text(data.get("server_name")) if kind == "mcp" else None
     return ev.ToolCall(name=name, kind=kind, mcp_server=server, input=data, call_id=call_id,
                        command=command, paths=paths, spawns=spawns)  # fmt: skip
 
@@ -195,9 +190,7 @@ def _timestamp(value: str | None) -> float | None:
         return None
     if value.isdigit():  # the legacy extension: Date.now().toString()
         return int(value) / 1000
-    with contextlib.suppress(ValueError):
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    return None
+    return iso_seconds(value.replace("Z", "+00:00"))
 
 
 def _tool(n: Native, cwd: str) -> tuple[ev.ToolCall, RuntimeTool | None, LegacyTool | None]:
@@ -235,7 +228,7 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
     if kind == "session-start":
         return ev.SessionStart(**common, source="resume" if name == "TaskResume" else "startup")
     if kind == "prompt-submit":
-        return ev.PromptSubmit(**common, prompt=_text(n.userPromptSubmit.get("prompt")) or "")
+        return ev.PromptSubmit(**common, prompt=as_text(n.userPromptSubmit.get("prompt")) or "")
     if kind == "before-tool":
         return ev.BeforeTool(**common, tool=_tool(n, cwd)[0])
     if kind == "after-tool":
@@ -246,7 +239,7 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
             response = msgspec.json.encode(output)
         error = None
         if runtime is not None and runtime.error is not None:
-            error = _text(runtime.error) or msgspec.json.encode(runtime.error).decode()
+            error = as_text(runtime.error) or msgspec.json.encode(runtime.error).decode()
         elif legacy is not None and not legacy.success:
             error = output or "failed"
         duration = runtime.durationMs if runtime else None
@@ -260,7 +253,7 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
     if kind == "stop":
         return ev.Stop(**common, last_message=n.turn.outputText if n.turn else None)
     if kind == "pre-compact":
-        strategy = _text(n.preCompact.get("compactionStrategy"))
+        strategy = as_text(n.preCompact.get("compactionStrategy"))
         return ev.PreCompact(**common, trigger="manual" if strategy == "manual" else "auto")
     if kind == "session-end":
         return ev.SessionEnd(**common, reason=n.reason or "other")

@@ -13,15 +13,13 @@ the call too. Hooks run under ``$SHELL -lc``: nothing may print before the JSON.
 
 import contextlib
 import posixpath
-from collections.abc import Callable
 from typing import Any, Literal
 
 import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import Reply
-from hookbus.drivers.base import BaseDriver, Drops
-from hookbus.errors import DecodeError
+from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, event_name
 from hookbus.hosts import HOSTS
 from hookbus.output import HookOutput
 from hookbus.types import Capabilities, Encoded
@@ -45,10 +43,6 @@ KIND_OF: dict[str, str] = {
     "PreCompact": "pre-compact",
     "SessionEnd": "session-end",
 }
-
-
-class Head(msgspec.Struct):
-    hook_event_name: str | None = None
 
 
 class Native(msgspec.Struct, kw_only=True):
@@ -82,17 +76,7 @@ class ToolInput(Native, kw_only=True):
 
 
 TOOL_EVENTS = ("PreToolUse", "PermissionRequest", "PostToolUse")
-_HEAD = msgspec.json.Decoder(Head)
 _ANY = msgspec.json.Decoder()
-#: Built on first use: a hook process decodes one event.
-_decoders: dict[bool, msgspec.json.Decoder[Any]] = {}
-
-
-def _decoder(tool: bool) -> msgspec.json.Decoder[Any]:
-    found = _decoders.get(tool)
-    if found is None:
-        found = _decoders[tool] = msgspec.json.Decoder(ToolInput if tool else Native)
-    return found
 
 
 # -- tools -----------------------------------------------------------------------------
@@ -132,10 +116,6 @@ def _abs(cwd: str, path: str) -> str:
     return posixpath.join(cwd, path) if cwd and not posixpath.isabs(path) else path
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def tool_call(n: ToolInput) -> ev.ToolCall:
     name = n.tool_name
     data: dict[str, Any] = n.tool_input if isinstance(n.tool_input, dict) else {}
@@ -143,14 +123,14 @@ def tool_call(n: ToolInput) -> ev.ToolCall:
     server = None
     if name.startswith("mcp__"):
         kind, server = "mcp", name.split("__")[1]
-    command = _text(data.get("command")) if kind in ("shell", "edit") else None
+    command = as_text(data.get("command")) if kind in ("shell", "edit") else None
     changes = patch_changes(command or "", n.cwd) if kind == "edit" else ()
     paths = tuple(p for c in changes for p in (c.path, c.from_path) if p)
     spawns: tuple[ev.Spawn, ...] = ()
     if kind == "agent":  # v1: message, agent_type, model; v2 adds task_name, fork_turns
-        spawns = (ev.Spawn(agent_type=_text(data.get("agent_type")), model=_text(data.get("model")),
-                           prompt=_text(data.get("message")),
-                           description=_text(data.get("task_name"))),)  # fmt: skip
+        spawns = (ev.Spawn(agent_type=as_text(data.get("agent_type")),
+                           model=as_text(data.get("model")), prompt=as_text(data.get("message")),
+                           description=as_text(data.get("task_name"))),)  # fmt: skip
     return ev.ToolCall(
         name=name, kind=kind, mcp_server=server, input=data, call_id=n.tool_use_id,
         command=command if kind == "shell" else None, paths=paths, spawns=spawns,
@@ -184,10 +164,8 @@ def _child_ids(tool: ev.ToolCall, response: msgspec.Raw) -> tuple[str, ...]:
 
 
 def decode(data: bytes, native: str | None = None) -> ev.Event:
-    name = _HEAD.decode(data).hook_event_name or native
-    if not name:
-        raise DecodeError("codex", "no hook_event_name and no --event given")
-    n: Any = _decoder(name in TOOL_EVENTS).decode(data)
+    name = event_name("codex", data, native)
+    n: Any = decoder(ToolInput if name in TOOL_EVENTS else Native).decode(data)
     kind = KIND_OF.get(name, "other")
     in_child = bool(n.agent_id) and kind not in ("subagent-start", "subagent-stop")
     common: dict[str, Any] = {
@@ -205,7 +183,7 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
         return ev.BeforeTool(**common, tool=tool_call(n))
     if kind == "after-tool":
         tool = tool_call(n)
-        patch = _text(tool.input.get("command")) if tool.kind == "edit" else None
+        patch = as_text(tool.input.get("command")) if tool.kind == "edit" else None
         changes = patch_changes(patch, n.cwd) if patch else ()
         return ev.AfterTool(**common, tool=tool, response=n.tool_response,
                             output=_output(n.tool_response), changes=changes,
@@ -246,11 +224,8 @@ SILENT = {"SessionEnd"}
 DEFAULT_REASON = "Denied by a hookbus handler."
 
 
-Drop = Callable[[str, str], None]
-
-
 def _decision(
-    name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any], drop: Drop
+    name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any], drop: Drops
 ) -> None:
     decision, reason = reply.decision, reply.reason.strip() or DEFAULT_REASON
     if decision == "ask" and (name == "PreToolUse" or name in BLOCKABLE):

@@ -20,14 +20,13 @@ timeout is dropped and the tool runs; so hookbus never exits non-zero here.
 """
 
 import contextlib
-import datetime
 from typing import Any, ClassVar
 
 import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import Reply
-from hookbus.drivers.base import BaseDriver, Drops
+from hookbus.drivers.base import BaseDriver, Drops, as_text, iso_seconds
 from hookbus.errors import DecodeError
 from hookbus.hosts import HOSTS
 from hookbus.output import HookOutput
@@ -139,10 +138,6 @@ TOOLS: dict[str, ev.ToolKind] = {
 }  # fmt: skip
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def _args(value: object) -> dict[str, Any]:
     """``toolArgs`` as an object: older builds send it JSON-encoded in a string."""
     if isinstance(value, str):
@@ -156,16 +151,16 @@ def tool_call(name: str, data: dict[str, Any]) -> ev.ToolCall:
     server = None
     if name.startswith("mcp__"):
         kind, server = "mcp", name.split("__")[1]
-    path = _text(data.get("path")) or _text(data.get("file_path"))
+    path = as_text(data.get("path")) or as_text(data.get("file_path"))
     spawns: tuple[ev.Spawn, ...] = ()
     if kind == "agent":
-        kind_of = _text(data.get("agent_type")) or _text(data.get("subagent_type"))
-        spawns = (ev.Spawn(agent_type=kind_of, model=_text(data.get("model")),
-                           prompt=_text(data.get("prompt")),
-                           description=_text(data.get("description"))),)  # fmt: skip
+        kind_of = as_text(data.get("agent_type")) or as_text(data.get("subagent_type"))
+        spawns = (ev.Spawn(agent_type=kind_of, model=as_text(data.get("model")),
+                           prompt=as_text(data.get("prompt")),
+                           description=as_text(data.get("description"))),)  # fmt: skip
     return ev.ToolCall(
         name=name, kind=kind, mcp_server=server, input=data,
-        command=_text(data.get("command")) if kind == "shell" else None,
+        command=as_text(data.get("command")) if kind == "shell" else None,
         paths=(path,) if path and kind in ("edit", "read") else (), spawns=spawns,
     )  # fmt: skip
 
@@ -174,7 +169,7 @@ def _result(value: object) -> tuple[str | None, str | None]:
     """(the text the model read, the failure) of a ``toolResult``/``tool_result``."""
     if not isinstance(value, dict):
         return None, None
-    text = _text(value.get("textResultForLlm")) or _text(value.get("text_result_for_llm"))
+    text = as_text(value.get("textResultForLlm")) or as_text(value.get("text_result_for_llm"))
     kind = value.get("resultType") or value.get("result_type")
     return ev.head(text), ev.head(text) if kind not in (None, "success") else None
 
@@ -182,10 +177,7 @@ def _result(value: object) -> tuple[str | None, str | None]:
 def _seconds(value: object) -> float | None:
     if isinstance(value, int | float):
         return value / 1000  # camelCase: Unix milliseconds
-    if isinstance(value, str):
-        with contextlib.suppress(ValueError):
-            return datetime.datetime.fromisoformat(value).timestamp()
-    return None
+    return iso_seconds(value) if isinstance(value, str) else None
 
 
 # -- decode ----------------------------------------------------------------------------
@@ -233,7 +225,7 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
         return ev.BeforeTool(**common, tool=tool_call(tool or "", args))
     if kind == "after-tool":
         output, failed = _result(result)
-        failure = _text(error) or failed if key == "postToolUseFailure" else failed
+        failure = as_text(error) or failed if key == "postToolUseFailure" else failed
         response = msgspec.Raw(msgspec.json.encode(result))
         return ev.AfterTool(**common, tool=tool_call(tool or "", args), output=output,
                             error=failure, response=response)  # fmt: skip

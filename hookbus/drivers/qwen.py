@@ -15,15 +15,13 @@ when it sends tool results back to the model (seen in every real run): that call
 prompt the user submitted, so it decodes as ``other``. Hooks of one event run in parallel.
 """
 
-from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import Reply
-from hookbus.drivers.base import BaseDriver, Drops
-from hookbus.errors import DecodeError
+from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, event_name, iso_seconds
 from hookbus.hosts import HOSTS
 from hookbus.output import HookOutput
 from hookbus.types import Capabilities, Encoded
@@ -50,10 +48,6 @@ KIND_OF: dict[str, str] = {
     "PreCompact": "pre-compact",
     "SessionEnd": "session-end",
 }
-
-
-class Head(msgspec.Struct):
-    hook_event_name: str | None = None
 
 
 class Native(msgspec.Struct, kw_only=True):
@@ -134,18 +128,8 @@ NATIVE_TYPES: dict[str, type[Native]] = {
     "PreCompact": PreCompact,
     "SessionEnd": SessionEnd,
 }
-_HEAD = msgspec.json.Decoder(Head)
 _RESPONSE = msgspec.json.Decoder(ToolResponse | str | None)
 _ANY = msgspec.json.Decoder()
-#: Built on first use: a hook process decodes one event.
-_decoders: dict[type[Native], msgspec.json.Decoder[Any]] = {}
-
-
-def _decoder(native_type: type[Native]) -> msgspec.json.Decoder[Any]:
-    found = _decoders.get(native_type)
-    if found is None:
-        found = _decoders[native_type] = msgspec.json.Decoder(native_type)
-    return found
 
 
 # -- tools -----------------------------------------------------------------------------
@@ -166,10 +150,6 @@ MCP_PREFIX = "mcp__"
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def tool_call(native: ToolInput) -> ev.ToolCall:
     name, data = native.tool_name, native.tool_input
     kind: ev.ToolKind = TOOLS.get(name, "other")
@@ -180,10 +160,11 @@ def tool_call(native: ToolInput) -> ev.ToolCall:
     keys = _PATH_KEYS if kind != "shell" else ()
     paths = tuple(p for k in keys if isinstance(p := data.get(k), str))
     # The agent tool's input: subagent_type, description, prompt.
-    spawn = ev.Spawn(agent_type=_text(data.get("subagent_type")), prompt=_text(data.get("prompt")),
-                     description=_text(data.get("description")))  # fmt: skip
+    spawn = ev.Spawn(agent_type=as_text(data.get("subagent_type")),
+                     prompt=as_text(data.get("prompt")),
+                     description=as_text(data.get("description")))  # fmt: skip
     return ev.ToolCall(name=name, kind=kind, mcp_server=server, input=data,
-                       call_id=native.tool_use_id, command=_text(command), paths=paths,
+                       call_id=native.tool_use_id, command=as_text(command), paths=paths,
                        spawns=(spawn,) if kind == "agent" else ())  # fmt: skip
 
 
@@ -208,26 +189,12 @@ def _changes(tool: ev.ToolCall) -> tuple[ev.FileChange, ...]:
     return tuple(ev.FileChange(action="update", path=p) for p in tool.paths)
 
 
-def _timestamp(value: str | None) -> float | None:
-    if not value:
-        return None
-    from datetime import datetime
-
-    try:
-        return datetime.fromisoformat(value).timestamp()
-    except ValueError:
-        return None
-
-
 # -- decode ----------------------------------------------------------------------------
 
 
 def decode(data: bytes, native: str | None = None) -> ev.Event:
-    # A name in the payload wins over --event: it is what the host says this call is.
-    name = _HEAD.decode(data).hook_event_name or native
-    if not name:
-        raise DecodeError("qwen", "no hook_event_name and no --event given")
-    n: Any = _decoder(NATIVE_TYPES.get(name, Native)).decode(data)
+    name = event_name("qwen", data, native)
+    n: Any = decoder(NATIVE_TYPES.get(name, Native)).decode(data)
     common: dict[str, Any] = {
         "host": "qwen",
         "native": name,
@@ -239,7 +206,7 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
         else ev.MAIN,
         "model": n.model,
         "turn_id": n.prompt_id,
-        "timestamp": _timestamp(n.timestamp),
+        "timestamp": iso_seconds(n.timestamp),
         "raw": msgspec.Raw(data),
     }
     kind = KIND_OF.get(name, "other")
@@ -288,11 +255,9 @@ CONTEXT = {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
 #: Advisory events: nothing in their output acts.
 SILENT = {"Notification", "SessionEnd", "PreCompact"}
 
-Drop = Callable[[str, str], None]
-
 
 def _decision(name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any],
-              drop: Drop) -> None:  # fmt: skip
+              drop: Drops) -> None:  # fmt: skip
     decision, reason = reply.decision, reply.reason
     if decision is None or decision == "allow":
         return  # going on is the default; "allow" would also skip nothing in yolo mode
