@@ -14,6 +14,7 @@ import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import Reply
+from hookbus.drivers import claude_style as cs
 from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, event_name
 from hookbus.hosts import HOSTS
 from hookbus.output import HookOutput
@@ -48,74 +49,13 @@ KIND_OF: dict[str, str] = {
 }
 
 
-class Native(msgspec.Struct, kw_only=True):
-    """Fields every Claude hook input carries (``BaseHookInput``); unknown keys are ignored."""
-
-    session_id: str
-    cwd: str
-    transcript_path: str | None = None
-    hook_event_name: str | None = None
-    permission_mode: str | None = None
-    prompt_id: str | None = None
-    agent_id: str | None = None
-    agent_type: str | None = None
-    model: str | None = None
-
-
-class McpServer(msgspec.Struct):
-    name: str
-
-
-class ToolInput(Native, kw_only=True):
-    tool_name: str
-    tool_input: dict[str, Any] = msgspec.field(default_factory=dict)
-    tool_use_id: str | None = None
-    mcp_server: McpServer | None = None
-
-
-class SkillShellCommand(ToolInput, kw_only=True):
+class SkillShellCommand(cs.ToolInput, kw_only=True):
     # Newer than the Claude Code the e2e suite pins; sdk.d.ts 0.3.332 types tool_name, but
     # a payload without it must still reach shell guards.
     tool_name: str = "Bash"
 
 
-class SessionStart(Native, kw_only=True):
-    source: str = "startup"
-
-
-class UserPromptSubmit(Native, kw_only=True):
-    prompt: str = ""
-
-
-class PostToolUse(ToolInput, kw_only=True):
-    tool_response: msgspec.Raw = msgspec.Raw(b"null")
-    duration_ms: float | None = None
-
-
-class PostToolUseFailure(ToolInput, kw_only=True):
-    error: str = ""
-    duration_ms: float | None = None
-
-
-class Stop(Native, kw_only=True):
-    stop_hook_active: bool = False
-    last_assistant_message: str | None = None
-
-
-class SubagentStop(Stop, kw_only=True):
-    agent_transcript_path: str | None = None
-
-
-class PreCompact(Native, kw_only=True):
-    trigger: str = "auto"
-    custom_instructions: str | None = None
-
-
-class SessionEnd(Native, kw_only=True):
-    reason: str = "other"
-
-
-class PostModelSwitch(Native, kw_only=True):
+class PostModelSwitch(cs.Native, kw_only=True):
     from_model: str | None = None
     to_model: str | None = None
 
@@ -124,18 +64,10 @@ class WriteResponse(msgspec.Struct):
     type: str = "update"
 
 
-NATIVE_TYPES: dict[str, type[Native]] = {
-    "SessionStart": SessionStart,
-    "UserPromptSubmit": UserPromptSubmit,
-    "PreToolUse": ToolInput,
+#: The shapes of Claude's events: the Claude-style ones, plus Claude's own.
+NATIVE_TYPES: dict[str, type[cs.Native]] = {
+    **cs.NATIVE_TYPES,
     "PreSkillShellCommand": SkillShellCommand,
-    "PostToolUse": PostToolUse,
-    "PostToolUseFailure": PostToolUseFailure,
-    "Stop": Stop,
-    "SubagentStart": Native,
-    "SubagentStop": SubagentStop,
-    "PreCompact": PreCompact,
-    "SessionEnd": SessionEnd,
     "PostModelSwitch": PostModelSwitch,
 }
 _WRITE = msgspec.json.Decoder(WriteResponse)
@@ -157,7 +89,7 @@ TOOLS: dict[str, ev.ToolKind] = {
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 
 
-def tool_call(native: ToolInput) -> ev.ToolCall:
+def tool_call(native: cs.ToolInput) -> ev.ToolCall:
     name, data = native.tool_name, native.tool_input
     kind: ev.ToolKind = TOOLS.get(name, "other")
     server = native.mcp_server.name if native.mcp_server else None
@@ -240,28 +172,9 @@ def _changes(tool: ev.ToolCall, response: msgspec.Raw) -> tuple[ev.FileChange, .
 
 def decode(data: bytes, native: str | None = None) -> ev.Event:
     name = event_name("claude", data, native)
-    n: Any = decoder(NATIVE_TYPES.get(name, Native)).decode(data)
-    common: dict[str, Any] = {
-        "host": "claude",
-        "native": name,
-        "session_id": n.session_id,
-        "cwd": n.cwd,
-        "transcript_path": n.transcript_path or None,
-        # agent_type without agent_id: the main thread runs as a named agent (--agent).
-        "agent": ev.Agent(role="subagent", id=n.agent_id, type=n.agent_type)
-        if n.agent_id
-        else ev.Agent(type=n.agent_type),
-        "model": n.model,
-        "turn_id": n.prompt_id,
-        "raw": msgspec.Raw(data),
-    }
-    kind = KIND_OF.get(name, "other")
-    if kind == "session-start":
-        return ev.SessionStart(**common, source=n.source)
-    if kind == "prompt-submit":
-        return ev.PromptSubmit(**common, prompt=n.prompt)
-    if kind == "before-tool":
-        return ev.BeforeTool(**common, tool=tool_call(n))
+    n: Any = decoder(NATIVE_TYPES.get(name, cs.Native)).decode(data)
+    # agent_type without agent_id: the main thread runs as a named agent (--agent).
+    common = cs.common("claude", name, n, data, main=ev.Agent(type=n.agent_type))
     if name == "PostToolUse":
         tool = tool_call(n)
         return ev.AfterTool(
@@ -273,32 +186,9 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
             changes=_changes(tool, n.tool_response),
             child_ids=_child_ids(tool, n.tool_response),
         )
-    if name == "PostToolUseFailure":
-        return ev.AfterTool(**common, tool=tool_call(n), error=n.error or "failed",
-                            duration_ms=n.duration_ms)  # fmt: skip
-    if kind == "stop":
-        return ev.Stop(**common, stop_hook_active=n.stop_hook_active,
-                       last_message=n.last_assistant_message)  # fmt: skip
-    if kind in ("subagent-start", "subagent-stop"):
-        # agent_id/agent_type name the child here; the event runs in its parent.
-        child = ev.Agent(role="subagent", id=n.agent_id, type=n.agent_type)
-        common["agent"] = ev.MAIN
-        if kind == "subagent-start":
-            return ev.SubagentStart(**common, child=child)
-        return ev.SubagentStop(
-            **common,
-            child=child,
-            final_text=ev.tail(n.last_assistant_message),
-            child_transcript_path=n.agent_transcript_path,
-            stop_hook_active=n.stop_hook_active,
-        )
-    if kind == "pre-compact":
-        return ev.PreCompact(**common, trigger=n.trigger, instructions=n.custom_instructions)
-    if kind == "session-end":
-        return ev.SessionEnd(**common, reason=n.reason)
-    if kind == "model-switch":
+    if name == "PostModelSwitch":
         return ev.ModelSwitch(**{**common, "model": n.to_model}, from_model=n.from_model)
-    return ev.Other(**common)
+    return cs.event(KIND_OF.get(name, "other"), common, n, tool_call)
 
 
 # -- encode ----------------------------------------------------------------------------

@@ -21,6 +21,7 @@ import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import Reply
+from hookbus.drivers import claude_style as cs
 from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, event_name, iso_seconds
 from hookbus.hosts import HOSTS
 from hookbus.output import HookOutput
@@ -50,63 +51,15 @@ KIND_OF: dict[str, str] = {
 }
 
 
-class Native(msgspec.Struct, kw_only=True):
-    """Fields every Qwen hook input carries (``HookInput``); unknown keys are ignored."""
+class Stamp(msgspec.Struct):
+    """What every Qwen input adds to Claude's shapes (``HookInput``): an ISO timestamp."""
 
-    session_id: str
-    cwd: str
-    transcript_path: str | None = None
-    hook_event_name: str | None = None
     timestamp: str | None = None
-    permission_mode: str | None = None
-    prompt_id: str | None = None
-    agent_id: str | None = None
-    agent_type: str | None = None
-    model: str | None = None
 
 
-class ToolInput(Native, kw_only=True):
-    tool_name: str
-    tool_input: dict[str, Any] = msgspec.field(default_factory=dict)
-    tool_use_id: str | None = None
-
-
-class PostToolUse(ToolInput, kw_only=True):
-    tool_response: msgspec.Raw = msgspec.Raw(b"null")
-    duration_ms: float | None = None
-
-
-class PostToolUseFailure(ToolInput, kw_only=True):
-    error: str = ""
-    duration_ms: float | None = None
-
-
-class SessionStart(Native, kw_only=True):
-    source: str = "startup"
-
-
-class UserPromptSubmit(Native, kw_only=True):
-    prompt: str = ""
+class UserPromptSubmit(cs.UserPromptSubmit, kw_only=True):
     #: Present only on a prompt the user submitted (see the module docstring).
     submitted_prompt: str | None = None
-
-
-class Stop(Native, kw_only=True):
-    stop_hook_active: bool = False
-    last_assistant_message: str | None = None
-
-
-class SubagentStop(Stop, kw_only=True):
-    agent_transcript_path: str | None = None
-
-
-class PreCompact(Native, kw_only=True):
-    trigger: str = "auto"
-    custom_instructions: str | None = None
-
-
-class SessionEnd(Native, kw_only=True):
-    reason: str = "other"
 
 
 class ToolResponse(msgspec.Struct):
@@ -115,19 +68,13 @@ class ToolResponse(msgspec.Struct):
     llmContent: msgspec.Raw = msgspec.Raw(b"null")
 
 
-NATIVE_TYPES: dict[str, type[Native]] = {
-    "SessionStart": SessionStart,
+#: Claude's shapes, and a PermissionRequest that names its tool.
+NATIVE_TYPES: dict[str, type[cs.Native]] = {
+    **cs.NATIVE_TYPES,
     "UserPromptSubmit": UserPromptSubmit,
-    "PreToolUse": ToolInput,
-    "PermissionRequest": ToolInput,
-    "PostToolUse": PostToolUse,
-    "PostToolUseFailure": PostToolUseFailure,
-    "Stop": Stop,
-    "SubagentStart": Native,
-    "SubagentStop": SubagentStop,
-    "PreCompact": PreCompact,
-    "SessionEnd": SessionEnd,
+    "PermissionRequest": cs.ToolInput,
 }
+_STAMP = msgspec.json.Decoder(Stamp)
 _RESPONSE = msgspec.json.Decoder(ToolResponse | str | None)
 _ANY = msgspec.json.Decoder()
 
@@ -150,7 +97,7 @@ MCP_PREFIX = "mcp__"
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 
 
-def tool_call(native: ToolInput) -> ev.ToolCall:
+def tool_call(native: cs.ToolInput) -> ev.ToolCall:
     name, data = native.tool_name, native.tool_input
     kind: ev.ToolKind = TOOLS.get(name, "other")
     server = None
@@ -194,53 +141,18 @@ def _changes(tool: ev.ToolCall) -> tuple[ev.FileChange, ...]:
 
 def decode(data: bytes, native: str | None = None) -> ev.Event:
     name = event_name("qwen", data, native)
-    n: Any = decoder(NATIVE_TYPES.get(name, Native)).decode(data)
-    common: dict[str, Any] = {
-        "host": "qwen",
-        "native": name,
-        "session_id": n.session_id,
-        "cwd": n.cwd,
-        "transcript_path": n.transcript_path or None,
-        "agent": ev.Agent(role="subagent", id=n.agent_id, type=n.agent_type)
-        if n.agent_id
-        else ev.MAIN,
-        "model": n.model,
-        "turn_id": n.prompt_id,
-        "timestamp": iso_seconds(n.timestamp),
-        "raw": msgspec.Raw(data),
-    }
+    n: Any = decoder(NATIVE_TYPES.get(name, cs.Native)).decode(data)
+    common = cs.common("qwen", name, n, data, main=ev.MAIN)
+    common["timestamp"] = iso_seconds(_STAMP.decode(data).timestamp)
     kind = KIND_OF.get(name, "other")
-    if kind == "session-start":
-        return ev.SessionStart(**common, source=n.source)
-    if kind == "prompt-submit" and (n.submitted_prompt is not None or n.prompt):
-        return ev.PromptSubmit(**common, prompt=n.prompt)
-    if kind == "before-tool":
-        return ev.BeforeTool(**common, tool=tool_call(n))
+    if kind == "prompt-submit" and n.submitted_prompt is None and not n.prompt:
+        kind = "other"  # tool results going back to the model (see the module docstring)
     if name == "PostToolUse":
         tool = tool_call(n)
         return ev.AfterTool(**common, tool=tool, response=n.tool_response,
                             output=_output(n.tool_response), duration_ms=n.duration_ms,
                             changes=_changes(tool))  # fmt: skip
-    if name == "PostToolUseFailure":
-        return ev.AfterTool(**common, tool=tool_call(n), error=n.error or "failed",
-                            duration_ms=n.duration_ms)  # fmt: skip
-    if kind == "stop":
-        return ev.Stop(**common, stop_hook_active=n.stop_hook_active,
-                       last_message=n.last_assistant_message)  # fmt: skip
-    if kind in ("subagent-start", "subagent-stop"):
-        # agent_id/agent_type name the child here; the event runs in its parent.
-        child = ev.Agent(role="subagent", id=n.agent_id, type=n.agent_type)
-        common["agent"] = ev.MAIN
-        if kind == "subagent-start":
-            return ev.SubagentStart(**common, child=child)
-        return ev.SubagentStop(**common, child=child, final_text=ev.tail(n.last_assistant_message),
-                               child_transcript_path=n.agent_transcript_path,
-                               stop_hook_active=n.stop_hook_active)  # fmt: skip
-    if kind == "pre-compact":
-        return ev.PreCompact(**common, trigger=n.trigger, instructions=n.custom_instructions)
-    if kind == "session-end":
-        return ev.SessionEnd(**common, reason=n.reason)
-    return ev.Other(**common)
+    return cs.event(kind, common, n, tool_call)
 
 
 # -- encode ----------------------------------------------------------------------------
