@@ -17,7 +17,6 @@ from hookbus.bus.replies import Reply
 from hookbus.drivers import claude_style as cs
 from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, event_name
 from hookbus.hosts import HOSTS
-from hookbus.output import HookOutput
 from hookbus.types import Capabilities, Encoded
 
 # -- native events ---------------------------------------------------------------------
@@ -201,7 +200,6 @@ BLOCKABLE = {
     "PostToolBatch", "ConfigChange", "PreCompact", "TaskCreated", "TaskCompleted",
     "TeammateIdle",
 }  # fmt: skip
-STOPS = {"Stop", "SubagentStop"}
 CONTEXT = {
     "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification",
     "Setup", "SubagentStart", "PostModelSwitch", "UserPromptSubmit", "UserPromptExpansion",
@@ -239,41 +237,13 @@ def _decision(
         drop("decision", f"{decision} has no effect on this event")
 
 
-def encode(name: str, reply: Reply) -> Encoded:
-    out: dict[str, Any] = {}
-    hso: dict[str, Any] = {}
-    drop = Drops("claude", name)
+RULES = cs.Rules(host="claude", title="Claude", context=CONTEXT, silent=SILENT,
+                 unread_message="Claude discards systemMessage here",
+                 unread_halt="Claude ignores continue here")  # fmt: skip
 
-    _decision(name, reply, out, hso, drop)
-    if reply.updated_input is not None:
-        if name == "PreToolUse":
-            hso["updatedInput"] = reply.updated_input
-        else:
-            drop("updated_input", "only PreToolUse input can be rewritten")
-    if reply.keep_working is not None:
-        if name in STOPS:
-            out["decision"], out["reason"] = "block", reply.keep_working
-        else:
-            drop("keep_working", "only Stop and SubagentStop can keep working")
-    if reply.context:
-        if name in CONTEXT:
-            hso["additionalContext"] = reply.context
-        else:
-            drop("context", "Claude adds no context here")
-    if reply.message:
-        if name in SILENT:
-            drop("message", "Claude discards systemMessage here")
-        else:
-            out["systemMessage"] = reply.message
-    if reply.halt is not None:
-        if name in SILENT:
-            drop("halt", "Claude ignores continue here")
-        else:
-            out["continue"], out["stopReason"] = False, reply.halt
-    if hso:
-        out["hookSpecificOutput"] = {"hookEventName": name, **hso}
-    stdout = msgspec.json.encode(out) + b"\n" if out else b""
-    return Encoded(output=HookOutput(stdout=stdout), dropped=drop.parts)
+
+def encode(name: str, reply: Reply) -> Encoded:
+    return cs.encode(RULES, name, reply, _decision)
 
 
 # -- host facts ------------------------------------------------------------------------
@@ -287,7 +257,7 @@ def capabilities(native: str) -> Capabilities:
         spawn_model=native == "PreToolUse",  # updatedInput may set the Agent's model
         context=native in CONTEXT,
         user_message=native not in SILENT,
-        keep_working=native in STOPS,
+        keep_working=native in cs.STOPS,
         halt=native not in SILENT,
         text_limit=10_000,  # longer additionalContext/systemMessage is spilled to a file
     )

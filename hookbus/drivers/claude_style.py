@@ -15,12 +15,16 @@ adds, which events read which part of a reply (its :class:`Rules`), and its deci
 table, where the hosts disagree most.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from typing import Any
 
 import msgspec
 
 from hookbus.bus import events as ev
+from hookbus.bus.replies import Reply
+from hookbus.drivers.base import Drops
+from hookbus.output import HookOutput
+from hookbus.types import Encoded
 
 # -- input -----------------------------------------------------------------------------
 
@@ -153,3 +157,87 @@ def event(kind: str, common: dict[str, Any], n: Any, tool_call: Callable[[Any], 
     if kind == "session-end":
         return ev.SessionEnd(**common, reason=n.reason)
     return ev.Other(**common)
+
+
+# -- reply -----------------------------------------------------------------------------
+
+#: The only events whose input a reply rewrites (``hookSpecificOutput.updatedInput``).
+REWRITE = frozenset({"PreToolUse"})
+#: ``decision: "block"`` + ``reason`` keeps the agent working here.
+STOPS = frozenset({"Stop", "SubagentStop"})
+
+#: A host's decision table: writes ``reply.decision`` into the top-level output and the
+#: ``hookSpecificOutput`` of native event ``name``, or drops it.
+Decide = Callable[[str, Reply, dict[str, Any], dict[str, Any], Drops], None]
+
+
+class Rules(msgspec.Struct, frozen=True, kw_only=True):
+    """Which native events of a host read each part of a Claude-style reply, and what the
+    diagnostic of a part dropped elsewhere says."""
+
+    host: str
+    #: The host's name in a sentence ("Claude adds no context here").
+    title: str
+    #: ``hookSpecificOutput.additionalContext`` is read.
+    context: Set[str]
+    #: ``systemMessage`` (and, unless ``halt`` says otherwise, ``continue``) is not read.
+    silent: Set[str]
+    #: Where ``continue: false`` stops the agent; None: everywhere outside ``silent``.
+    halt: Set[str] | None = None
+    #: Why a systemMessage, a continue, an updatedInput went unsent where it is not read.
+    unread_message: str
+    unread_halt: str
+    unread_rewrite: str = "only PreToolUse input can be rewritten"
+    #: The rewrite rides on ``permissionDecision: "allow"``, granting the call too
+    #: (Codex), so there is none after a decision.
+    rewrite_allows: bool = False
+    #: What a blank keep-working reason becomes (Codex refuses a block without one);
+    #: None: it is sent as it is.
+    blank_reason: str | None = None
+
+    def halts(self, name: str) -> bool:
+        return name not in self.silent if self.halt is None else name in self.halt
+
+
+def encode(rules: Rules, name: str, reply: Reply, decide: Decide) -> Encoded:
+    """``reply`` to native event ``name`` as the JSON a Claude-style host reads, its
+    decision written by the host's ``decide``."""
+    out: dict[str, Any] = {}
+    hso: dict[str, Any] = {}
+    drop = Drops(rules.host, name)
+
+    decide(name, reply, out, hso, drop)
+    if reply.updated_input is not None:
+        if name in REWRITE and not (rules.rewrite_allows and "permissionDecision" in hso):
+            if rules.rewrite_allows:
+                hso["permissionDecision"] = "allow"
+            hso["updatedInput"] = reply.updated_input
+        else:
+            drop("updated_input", rules.unread_rewrite)
+    if reply.keep_working is not None:
+        if name in STOPS:
+            reason = reply.keep_working
+            if rules.blank_reason is not None:
+                reason = reason.strip() or rules.blank_reason
+            out["decision"], out["reason"] = "block", reason
+        else:
+            drop("keep_working", "only Stop and SubagentStop can keep working")
+    if reply.context:
+        if name in rules.context:
+            hso["additionalContext"] = reply.context
+        else:
+            drop("context", f"{rules.title} adds no context here")
+    if reply.message:
+        if name in rules.silent:
+            drop("message", rules.unread_message)
+        else:
+            out["systemMessage"] = reply.message
+    if reply.halt is not None:
+        if rules.halts(name):
+            out["continue"], out["stopReason"] = False, reply.halt
+        else:
+            drop("halt", rules.unread_halt)
+    if hso:
+        out["hookSpecificOutput"] = {"hookEventName": name, **hso}
+    stdout = msgspec.json.encode(out) + b"\n" if out else b""
+    return Encoded(output=HookOutput(stdout=stdout), dropped=drop.parts)

@@ -19,9 +19,9 @@ import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import Reply
+from hookbus.drivers import claude_style as cs
 from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, event_name
 from hookbus.hosts import HOSTS
-from hookbus.output import HookOutput
 from hookbus.types import Capabilities, Encoded
 
 # -- native events ---------------------------------------------------------------------
@@ -212,7 +212,6 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
 #: A top-level ``decision: "block"`` + ``reason`` acts here (a deny blocks the prompt, or
 #: replaces a tool's result with the reason); on Stop/SubagentStop it keeps working.
 BLOCKABLE = {"UserPromptSubmit", "PostToolUse"}
-STOPS = {"Stop", "SubagentStop"}
 CONTEXT = {"SessionStart", "SubagentStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"}
 #: ``continue: false`` + ``stopReason``: an error on the permission events, outside the
 #: schema of Interrupt (systemMessage only) and SessionEnd (no output), and without effect
@@ -247,41 +246,16 @@ def _decision(
         drop("decision", f"{decision} has no effect on this event")
 
 
-def encode(name: str, reply: Reply) -> Encoded:
-    out: dict[str, Any] = {}
-    hso: dict[str, Any] = {}
-    drop = Drops("codex", name)
+#: The only rewrite is allow + ``updatedInput`` (see the module docstring).
+RULES = cs.Rules(host="codex", title="Codex", context=CONTEXT, silent=SILENT, halt=HALT,
+                 unread_message="Codex reads no output of SessionEnd",
+                 unread_halt="Codex cannot stop the agent from here",
+                 unread_rewrite="only PreToolUse input can be rewritten, and not in a deny",
+                 rewrite_allows=True, blank_reason=DEFAULT_REASON)  # fmt: skip
 
-    _decision(name, reply, out, hso, drop)
-    if reply.updated_input is not None:
-        if name == "PreToolUse" and "permissionDecision" not in hso:
-            hso["permissionDecision"], hso["updatedInput"] = "allow", reply.updated_input
-        else:
-            drop("updated_input", "only PreToolUse input can be rewritten, and not in a deny")
-    if reply.keep_working is not None:
-        if name in STOPS:
-            out["decision"], out["reason"] = "block", reply.keep_working.strip() or DEFAULT_REASON
-        else:
-            drop("keep_working", "only Stop and SubagentStop can keep working")
-    if reply.context:
-        if name in CONTEXT:
-            hso["additionalContext"] = reply.context
-        else:
-            drop("context", "Codex adds no context here")
-    if reply.message:
-        if name in SILENT:
-            drop("message", "Codex reads no output of SessionEnd")
-        else:
-            out["systemMessage"] = reply.message
-    if reply.halt is not None:
-        if name in HALT:
-            out["continue"], out["stopReason"] = False, reply.halt
-        else:
-            drop("halt", "Codex cannot stop the agent from here")
-    if hso:
-        out["hookSpecificOutput"] = {"hookEventName": name, **hso}
-    stdout = msgspec.json.encode(out) + b"\n" if out else b""
-    return Encoded(output=HookOutput(stdout=stdout), dropped=drop.parts)
+
+def encode(name: str, reply: Reply) -> Encoded:
+    return cs.encode(RULES, name, reply, _decision)
 
 
 def capabilities(native: str) -> Capabilities:
@@ -292,7 +266,7 @@ def capabilities(native: str) -> Capabilities:
         spawn_model=native == "PreToolUse",  # updatedInput may set spawn_agent's model
         context=native in CONTEXT,
         user_message=native not in SILENT,
-        keep_working=native in STOPS,
+        keep_working=native in cs.STOPS,
         halt=native in HALT,
     )
 

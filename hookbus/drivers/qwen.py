@@ -24,7 +24,6 @@ from hookbus.bus.replies import Reply
 from hookbus.drivers import claude_style as cs
 from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, event_name, iso_seconds
 from hookbus.hosts import HOSTS
-from hookbus.output import HookOutput
 from hookbus.types import Capabilities, Encoded
 
 # -- native events ---------------------------------------------------------------------
@@ -160,7 +159,6 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
 #: A top-level ``decision: "block"`` acts here (``isBlockingDecision``); on Stop and
 #: SubagentStop it is "keep working".
 BLOCKABLE = {"UserPromptSubmit", "PostToolUse", "PostToolUseFailure"}
-STOPS = {"Stop", "SubagentStop"}
 #: ``hookSpecificOutput.additionalContext`` is read.
 CONTEXT = {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
            "PostToolUseFailure", "SubagentStart"}  # fmt: skip
@@ -190,38 +188,13 @@ def _decision(name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any],
         drop("decision", f"{decision} has no effect on this event")
 
 
-def encode(name: str, reply: Reply) -> Encoded:
-    out: dict[str, Any] = {}
-    hso: dict[str, Any] = {}
-    drop = Drops("qwen", name)
+RULES = cs.Rules(host="qwen", title="Qwen", context=CONTEXT, silent=SILENT,
+                 unread_message="Qwen ignores this event's output",
+                 unread_halt="Qwen ignores this event's output")  # fmt: skip
 
-    _decision(name, reply, out, hso, drop)
-    if reply.updated_input is not None:
-        if name == "PreToolUse":
-            hso["updatedInput"] = reply.updated_input
-        else:
-            drop("updated_input", "only PreToolUse input can be rewritten")
-    if reply.keep_working is not None:
-        if name in STOPS:
-            out["decision"], out["reason"] = "block", reply.keep_working
-        else:
-            drop("keep_working", "only Stop and SubagentStop can keep working")
-    if reply.context:
-        if name in CONTEXT:
-            hso["additionalContext"] = reply.context
-        else:
-            drop("context", "Qwen adds no context here")
-    for field, value in (("message", reply.message), ("halt", reply.halt)):
-        if value is not None and value != "" and name in SILENT:
-            drop(field, "Qwen ignores this event's output")
-    if reply.message and name not in SILENT:
-        out["systemMessage"] = reply.message
-    if reply.halt is not None and name not in SILENT:
-        out["continue"], out["stopReason"] = False, reply.halt
-    if hso:
-        out["hookSpecificOutput"] = {"hookEventName": name, **hso}
-    stdout = msgspec.json.encode(out) + b"\n" if out else b""
-    return Encoded(output=HookOutput(stdout=stdout), dropped=drop.parts)
+
+def encode(name: str, reply: Reply) -> Encoded:
+    return cs.encode(RULES, name, reply, _decision)
 
 
 # -- host facts ------------------------------------------------------------------------
@@ -234,7 +207,7 @@ def capabilities(native: str) -> Capabilities:
         rewrite_input=native == "PreToolUse",
         context=native in CONTEXT,
         user_message=native not in SILENT,
-        keep_working=native in STOPS,
+        keep_working=native in cs.STOPS,
         halt=native not in SILENT,
     )
 
