@@ -4,9 +4,10 @@ the host's timeouts, after-edit derivation, the native events of a portable kind
 native tool names a set of tool patterns covers, and the few decode steps most hosts
 take alike (the event's name, a decoder per payload type, loosely typed fields).
 
-A driver subclasses :class:`BaseDriver`, fills the class attributes, implements
-``decode_payload``, ``encode`` and ``sample_payload`` (the realistic payloads ``hookbus
-try`` sends), and its module ends with ``driver = TheDriver()``.
+A driver subclasses :class:`BaseDriver`, fills the class attributes, binds its module's
+``decode``, ``encode`` and ``capabilities`` functions (``encode = staticmethod(encode)``),
+names the module of the realistic payloads ``hookbus try`` sends (``samples``), and its
+module ends with ``driver = TheDriver()``.
 """
 
 from collections.abc import Mapping
@@ -144,7 +145,7 @@ class BaseDriver:
 
     # -- encode --------------------------------------------------------------------------
 
-    def encode(self, native: str, reply: Reply) -> Encoded:
+    def encode(self, native: str, reply: Reply, /) -> Encoded:
         raise NotImplementedError
 
     def no_opinion(self, native: str | None) -> HookOutput:

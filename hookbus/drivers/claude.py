@@ -281,14 +281,9 @@ class ClaudeDriver(BaseDriver):
         "PreSkillShellCommand": ("Bash", "PowerShell")
     }
 
-    def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
-        return decode(data, native)
-
-    def encode(self, native: str, reply: Reply) -> Encoded:
-        return encode(native, reply)
-
-    def capabilities(self, native: str) -> Capabilities:
-        return capabilities(native)
+    decode_payload = staticmethod(decode)
+    encode = staticmethod(encode)
+    capabilities = staticmethod(capabilities)
 
 
 driver = ClaudeDriver()

@@ -324,14 +324,9 @@ class ClineDriver(BaseDriver):
     samples = "hookbus.drivers.cline_samples"
     after_edit_from = ("PostToolUse",)
 
-    def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
-        return decode(data, native)
-
-    def encode(self, native: str, reply: Reply) -> Encoded:
-        return encode(native, reply)
-
-    def capabilities(self, native: str) -> Capabilities:
-        return capabilities(native)
+    decode_payload = staticmethod(decode)
+    encode = staticmethod(encode)
+    capabilities = staticmethod(capabilities)
 
 
 driver = ClineDriver()

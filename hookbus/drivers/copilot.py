@@ -335,14 +335,9 @@ class CopilotDriver(BaseDriver):
         found = super().natives(kind, tuple(camel(n) for n in named))
         return (*found, *(ALIASES[n] for n in found if n in ALIASES))
 
-    def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
-        return decode(data, native)
-
-    def encode(self, native: str, reply: Reply) -> Encoded:
-        return encode(native, reply)
-
-    def capabilities(self, native: str) -> Capabilities:
-        return capabilities(native)
+    decode_payload = staticmethod(decode)
+    encode = staticmethod(encode)
+    capabilities = staticmethod(capabilities)
 
 
 driver = CopilotDriver()

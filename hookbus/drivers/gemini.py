@@ -340,14 +340,9 @@ class GeminiDriver(BaseDriver):
     #: each is a cost to opt into (``natives=``).
     opt_in = ("BeforeModel", "AfterModel", "BeforeToolSelection")
 
-    def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
-        return decode(data, native)
-
-    def encode(self, native: str, reply: Reply) -> Encoded:
-        return encode(native, reply)
-
-    def capabilities(self, native: str) -> Capabilities:
-        return capabilities(native)
+    decode_payload = staticmethod(decode)
+    encode = staticmethod(encode)
+    capabilities = staticmethod(capabilities)
 
     def mcp_tool_prefix(self, server: str) -> str:
         return f"{MCP_PREFIX}{server}_"

@@ -222,14 +222,9 @@ class QwenDriver(BaseDriver):
     samples = "hookbus.drivers.qwen_samples"
     after_edit_from = ("PostToolUse",)  # PostToolUseFailure changed nothing
 
-    def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
-        return decode(data, native)
-
-    def encode(self, native: str, reply: Reply) -> Encoded:
-        return encode(native, reply)
-
-    def capabilities(self, native: str) -> Capabilities:
-        return capabilities(native)
+    decode_payload = staticmethod(decode)
+    encode = staticmethod(encode)
+    capabilities = staticmethod(capabilities)
 
 
 driver = QwenDriver()
