@@ -45,20 +45,13 @@ KIND_OF: dict[str, str] = {
 }
 
 
-class Native(msgspec.Struct, kw_only=True):
-    """The fields of every Codex hook input, each event's own ones defaulted; unknown keys
-    are ignored. ``agent_id`` and ``agent_type`` name the child on Subagent*, and appear
-    on a turn's other events only inside a thread-spawned subagent."""
+class Native(cs.Native, kw_only=True):
+    """The fields of every Codex hook input: Claude's plus ``turn_id``, and each event's
+    own ones, defaulted; unknown keys are ignored. ``agent_id`` and ``agent_type`` name
+    the child on Subagent*, and appear on a turn's other events only inside a
+    thread-spawned subagent."""
 
-    session_id: str
-    cwd: str
-    transcript_path: str | None = None
-    hook_event_name: str | None = None
-    model: str | None = None
-    permission_mode: str | None = None
     turn_id: str | None = None
-    agent_id: str | None = None
-    agent_type: str | None = None
     source: str = "startup"
     prompt: str = ""
     trigger: str = "auto"
@@ -166,21 +159,8 @@ def _child_ids(tool: ev.ToolCall, response: msgspec.Raw) -> tuple[str, ...]:
 def decode(data: bytes, native: str | None = None) -> ev.Event:
     name = event_name("codex", data, native)
     n: Any = decoder(ToolInput if name in TOOL_EVENTS else Native).decode(data)
+    common = {**cs.common("codex", name, n, data, main=ev.MAIN), "turn_id": n.turn_id}
     kind = KIND_OF.get(name, "other")
-    in_child = bool(n.agent_id) and kind not in ("subagent-start", "subagent-stop")
-    common: dict[str, Any] = {
-        "host": "codex", "native": name, "session_id": n.session_id, "cwd": n.cwd,
-        "transcript_path": n.transcript_path or None, "model": n.model, "turn_id": n.turn_id,
-        "agent": ev.Agent(role="subagent", id=n.agent_id, type=n.agent_type)
-        if in_child else ev.MAIN,
-        "raw": msgspec.Raw(data),
-    }  # fmt: skip
-    if kind == "session-start":
-        return ev.SessionStart(**common, source=n.source)
-    if kind == "prompt-submit":
-        return ev.PromptSubmit(**common, prompt=n.prompt)
-    if kind == "before-tool":
-        return ev.BeforeTool(**common, tool=tool_call(n))
     if kind == "after-tool":
         tool = tool_call(n)
         patch = as_text(tool.input.get("command")) if tool.kind == "edit" else None
@@ -188,23 +168,9 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
         return ev.AfterTool(**common, tool=tool, response=n.tool_response,
                             output=_output(n.tool_response), changes=changes,
                             child_ids=_child_ids(tool, n.tool_response))  # fmt: skip
-    if kind == "stop":
-        return ev.Stop(**common, stop_hook_active=n.stop_hook_active,
-                       last_message=n.last_assistant_message)  # fmt: skip
-    if kind in ("subagent-start", "subagent-stop"):
-        # agent_id/agent_type name the child; session_id is the parent's.
-        child = ev.Agent(role="subagent", id=n.agent_id, type=n.agent_type)
-        if kind == "subagent-start":
-            return ev.SubagentStart(**common, child=child)
-        return ev.SubagentStop(**common, child=child,
-                               final_text=ev.tail(n.last_assistant_message),
-                               child_transcript_path=n.agent_transcript_path,
-                               stop_hook_active=n.stop_hook_active)  # fmt: skip
-    if kind == "pre-compact":
+    if kind == "pre-compact":  # without Claude's custom_instructions
         return ev.PreCompact(**common, trigger=n.trigger)
-    if kind == "session-end":
-        return ev.SessionEnd(**common, reason=n.reason)
-    return ev.Other(**common)
+    return cs.event(kind, common, n, tool_call)
 
 
 # -- encode: what each event's output schema admits, one set per reply part -------------
