@@ -77,6 +77,20 @@ def iso_seconds(value: str | None) -> float | None:
         return None
 
 
+def filled(value: Any, names: Mapping[str, str]) -> Any:
+    """A sample table's ``value`` with each ``{name}`` in its strings, through dicts and
+    lists, replaced by ``names[name]`` (an unknown one is left as it is)."""
+    if isinstance(value, str):
+        import re  # samples only: off a hook's path
+
+        return re.sub(r"\{(\w+)\}", lambda m: names.get(m[1], m[0]), value)
+    if isinstance(value, dict):
+        return {k: filled(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [filled(v, names) for v in value]
+    return value
+
+
 class Drops:
     """What an encode could not send, as :class:`~hookbus.types.Dropped` parts: call it
     with the reply field and why; ``parts`` is what :class:`~hookbus.types.Encoded` takes."""
@@ -175,13 +189,17 @@ class BaseDriver:
     ) -> dict[str, object]:
         """The payload of a known ``native`` as the host sends it, as JSON data; a
         :class:`SampleError` when ``tool`` does not fit the event. By default the
-        ``payload`` function of the :attr:`samples` module, imported only here: a hook
-        process never needs the table."""
+        ``payload`` function of the :attr:`samples` module, imported only here (a hook
+        process never needs the table), for the events its ``TOOL_EVENTS`` names when a
+        tool is given."""
         if self.samples is None:
             raise NotImplementedError(f"the {self.name} driver has no sample payloads")
         import importlib
 
         table = importlib.import_module(self.samples)
+        if native not in table.TOOL_EVENTS and (tool is not None or tool_input is not None):
+            raise SampleError(self.name, f"{self.name}'s {native} carries no tool", tool or "",
+                              table.TOOL_EVENTS, "the events with one are")  # fmt: skip
         found: dict[str, object] = table.payload(native, tool, tool_input, cwd=cwd,
                                                   session_id=session_id)  # fmt: skip
         return found
