@@ -32,18 +32,10 @@ ALL_EVENTS = (
 )  # fmt: skip
 
 KIND_OF: dict[str, str] = {
-    "SessionStart": "session-start",
-    "UserPromptSubmit": "prompt-submit",
-    "PreToolUse": "before-tool",
+    **cs.KIND_OF,
     # A shell command embedded in a skill, about to run: a shell guard must see it too.
     "PreSkillShellCommand": "before-tool",
-    "PostToolUse": "after-tool",
     "PostToolUseFailure": "after-tool",
-    "Stop": "stop",
-    "SubagentStart": "subagent-start",
-    "SubagentStop": "subagent-stop",
-    "PreCompact": "pre-compact",
-    "SessionEnd": "session-end",
     "PostModelSwitch": "model-switch",
 }
 

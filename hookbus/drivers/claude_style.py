@@ -28,6 +28,19 @@ from hookbus.types import Encoded
 
 # -- input -----------------------------------------------------------------------------
 
+#: The portable kind of each event every Claude-style host has, by Claude's name.
+KIND_OF: dict[str, str] = {
+    "SessionStart": "session-start",
+    "UserPromptSubmit": "prompt-submit",
+    "PreToolUse": "before-tool",
+    "PostToolUse": "after-tool",
+    "Stop": "stop",
+    "SubagentStart": "subagent-start",
+    "SubagentStop": "subagent-stop",
+    "PreCompact": "pre-compact",
+    "SessionEnd": "session-end",
+}
+
 
 class Native(msgspec.Struct, kw_only=True):
     """Fields every Claude-style hook input carries (``BaseHookInput``); unknown keys are

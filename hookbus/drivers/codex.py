@@ -32,17 +32,8 @@ ALL_EVENTS = (
     "SessionEnd",
 )  # fmt: skip
 
-KIND_OF: dict[str, str] = {
-    "SessionStart": "session-start",
-    "UserPromptSubmit": "prompt-submit",
-    "PreToolUse": "before-tool",
-    "PostToolUse": "after-tool",
-    "Stop": "stop",
-    "SubagentStart": "subagent-start",
-    "SubagentStop": "subagent-stop",
-    "PreCompact": "pre-compact",
-    "SessionEnd": "session-end",
-}
+#: Claude's (Codex has no PostToolUseFailure).
+KIND_OF: dict[str, str] = dict(cs.KIND_OF)
 
 
 class Native(cs.Native, kw_only=True):

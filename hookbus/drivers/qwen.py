@@ -36,18 +36,7 @@ ALL_EVENTS = (
     "PreCompact", "SessionEnd",
 )  # fmt: skip
 
-KIND_OF: dict[str, str] = {
-    "SessionStart": "session-start",
-    "UserPromptSubmit": "prompt-submit",
-    "PreToolUse": "before-tool",
-    "PostToolUse": "after-tool",
-    "PostToolUseFailure": "after-tool",
-    "Stop": "stop",
-    "SubagentStart": "subagent-start",
-    "SubagentStop": "subagent-stop",
-    "PreCompact": "pre-compact",
-    "SessionEnd": "session-end",
-}
+KIND_OF: dict[str, str] = {**cs.KIND_OF, "PostToolUseFailure": "after-tool"}
 
 
 class Stamp(msgspec.Struct):
