@@ -65,6 +65,13 @@ def as_text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def absolute(cwd: str, path: str) -> str:
+    """``path`` joined to ``cwd`` when it is relative (hosts send POSIX paths)."""
+    import posixpath
+
+    return posixpath.join(cwd, path) if cwd and not posixpath.isabs(path) else path
+
+
 def iso_seconds(value: str | None) -> float | None:
     """An ISO-8601 timestamp as Unix seconds; None when there is none or it is unreadable."""
     if not value:

@@ -20,14 +20,13 @@ the same files and the same reply, so one decoder takes both shapes rather than 
 """
 
 import contextlib
-import posixpath
 from typing import Any
 
 import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import Reply
-from hookbus.drivers.base import BaseDriver, Drops, as_text, iso_seconds
+from hookbus.drivers.base import BaseDriver, Drops, absolute, as_text, iso_seconds
 from hookbus.errors import DecodeError
 from hookbus.hosts import HOSTS
 from hookbus.output import HookOutput
@@ -162,10 +161,6 @@ def _commands(value: object) -> str | None:
     return "\n".join(lines)
 
 
-def _abs(cwd: str, path: str) -> str:
-    return posixpath.join(cwd, path) if cwd and not posixpath.isabs(path) else path
-
-
 def tool_call(name: str, data: dict[str, Any], call_id: str | None, cwd: str) -> ev.ToolCall:
     kind: ev.ToolKind = TOOLS.get(name, "other")
     command = None
@@ -175,7 +170,7 @@ def tool_call(name: str, data: dict[str, Any], call_id: str | None, cwd: str) ->
     if kind in ("edit", "read"):
         found = data.get("path") or data.get("files") or data.get("file_paths") or data.get("paths")
         items = found if isinstance(found, list) else [found]
-        paths = tuple(_abs(cwd, p) for p in items if isinstance(p, str) and p)
+        paths = tuple(absolute(cwd, p) for p in items if isinstance(p, str) and p)
     spawns: tuple[ev.Spawn, ...] = ()
     if kind == "agent":
         spawns = (ev.Spawn(prompt=as_text(data.get("task")) or as_text(data.get("context")),

@@ -12,7 +12,6 @@ the call too. Hooks run under ``$SHELL -lc``: nothing may print before the JSON.
 """
 
 import contextlib
-import posixpath
 from typing import Any, Literal
 
 import msgspec
@@ -20,7 +19,7 @@ import msgspec
 from hookbus.bus import events as ev
 from hookbus.bus.replies import Reply
 from hookbus.drivers import claude_style as cs
-from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, event_name
+from hookbus.drivers.base import BaseDriver, Drops, absolute, as_text, decoder, event_name
 from hookbus.hosts import HOSTS
 from hookbus.types import Capabilities, Encoded
 
@@ -85,19 +84,13 @@ def patch_changes(patch: str, cwd: str = "") -> tuple[ev.FileChange, ...]:
     changes: list[ev.FileChange] = []
     for line in patch.splitlines():
         if line.startswith(_MOVE) and changes and changes[-1].action == "update":
-            old = changes.pop().path
-            changes.append(ev.FileChange(action="move", path=_abs(cwd, line[len(_MOVE):]),
-                                         from_path=old))  # fmt: skip
+            path = absolute(cwd, line[len(_MOVE) :].strip())
+            changes.append(ev.FileChange(action="move", path=path, from_path=changes.pop().path))
             continue
         for head, action in _PATCH_HEADS.items():
-            if line.startswith(head) and line[len(head) :].strip():
-                changes.append(ev.FileChange(action=action, path=_abs(cwd, line[len(head) :])))
+            if line.startswith(head) and (path := line[len(head) :].strip()):
+                changes.append(ev.FileChange(action=action, path=absolute(cwd, path)))
     return tuple(changes)
-
-
-def _abs(cwd: str, path: str) -> str:
-    path = path.strip()
-    return posixpath.join(cwd, path) if cwd and not posixpath.isabs(path) else path
 
 
 def tool_call(n: ToolInput) -> ev.ToolCall:
