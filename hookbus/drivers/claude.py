@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from hookbus.bus import events as ev
-from hookbus.bus.replies import Reply
+from hookbus.bus.replies import BLOCKED, DENIED, Reply
 from hookbus.drivers import claude_style as cs
 from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, event_name
 from hookbus.hosts import HOSTS
@@ -211,20 +211,20 @@ def _decision(
             drop("decision", "no ask here; denied instead")
         hso["permissionDecision"] = decision
         if reason or decision == "deny":
-            hso["permissionDecisionReason"] = reason or "Denied by a hookbus handler."
+            hso["permissionDecisionReason"] = reason or DENIED
     elif decision == "ask" and name == "PermissionRequest":
         drop("decision", "ask is what the permission dialog does anyway")
     elif decision and name == "PermissionRequest":
         verdict: dict[str, str] = {"behavior": decision}
         if decision == "deny":
-            verdict["message"] = reason or "Denied by a hookbus handler."
+            verdict["message"] = reason or DENIED
         hso["decision"] = verdict
     elif decision == "allow":
         pass  # no opinion beyond "go on", which is the default everywhere else
     elif decision and name in BLOCKABLE:
         if decision == "ask":
             drop("decision", "no ask here; blocked instead")
-        out["decision"], out["reason"] = "block", reason or "Blocked by a hookbus handler."
+        out["decision"], out["reason"] = "block", reason or BLOCKED
     elif decision:
         drop("decision", f"{decision} has no effect on this event")
 

@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 
 from hookbus.bus import events as ev
-from hookbus.bus.replies import Reply
+from hookbus.bus.replies import DENIED, Reply
 from hookbus.drivers.base import BaseDriver, Drops, absolute, as_text, iso_seconds
 from hookbus.errors import DecodeError
 from hookbus.hosts import HOSTS
@@ -259,7 +259,6 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
 
 #: The only events whose stdout Cline reads (the rest run detached).
 TOOL_EVENTS = {"PreToolUse", "PostToolUse"}
-DEFAULT_REASON = "Denied by a hookbus handler."
 TASK_WIDE = "Cline cannot refuse one tool: cancel stops the tool and the whole task"
 
 
@@ -273,7 +272,7 @@ def encode(name: str, reply: Reply) -> Encoded:
             if getattr(reply, field):
                 drop(field, "Cline runs this hook detached and reads nothing it prints")
         return Encoded(output=HookOutput(), dropped=drop.parts)
-    reason = reply.reason.strip() or DEFAULT_REASON
+    reason = reply.reason.strip() or DENIED
     context = [reply.context] if reply.context else []
     if reply.decision in ("deny", "ask") and name == "PreToolUse":
         out["cancel"], out["errorMessage"] = True, reason
@@ -284,7 +283,7 @@ def encode(name: str, reply: Reply) -> Encoded:
     elif reply.decision:
         drop("decision", f"{reply.decision} has no effect: Cline hooks cannot grant or ask")
     if reply.halt is not None and "cancel" not in out:
-        out["cancel"], out["errorMessage"] = True, reply.halt.strip() or DEFAULT_REASON
+        out["cancel"], out["errorMessage"] = True, reply.halt.strip() or DENIED
     if reply.updated_input is not None:
         if name == "PreToolUse" and "cancel" not in out:
             out["overrideInput"] = reply.updated_input

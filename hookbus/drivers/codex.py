@@ -17,7 +17,7 @@ from typing import Any, Literal
 import msgspec
 
 from hookbus.bus import events as ev
-from hookbus.bus.replies import Reply
+from hookbus.bus.replies import DENIED, Reply
 from hookbus.drivers import claude_style as cs
 from hookbus.drivers.base import BaseDriver, Drops, absolute, as_text, decoder, event_name
 from hookbus.hosts import HOSTS
@@ -170,13 +170,12 @@ HALT = {"SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "PostCo
         "Stop", "SubagentStop"}  # fmt: skip
 #: SessionEnd has no output schema in 0.171.0: nothing it prints is read.
 SILENT = {"SessionEnd"}
-DEFAULT_REASON = "Denied by a hookbus handler."
 
 
 def _decision(
     name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any], drop: Drops
 ) -> None:
-    decision, reason = reply.decision, reply.reason.strip() or DEFAULT_REASON
+    decision, reason = reply.decision, reply.reason.strip() or DENIED
     if decision == "ask" and (name == "PreToolUse" or name in BLOCKABLE):
         drop("decision", "Codex has no ask here; denied instead")
         decision = "deny"
@@ -201,7 +200,7 @@ RULES = cs.Rules(host="codex", title="Codex", context=CONTEXT, silent=SILENT, ha
                  unread_message="Codex reads no output of SessionEnd",
                  unread_halt="Codex cannot stop the agent from here",
                  unread_rewrite="only PreToolUse input can be rewritten, and not in a deny",
-                 rewrite_allows=True, blank_reason=DEFAULT_REASON)  # fmt: skip
+                 rewrite_allows=True, blank_reason=DENIED)  # fmt: skip
 
 
 def encode(name: str, reply: Reply) -> Encoded:

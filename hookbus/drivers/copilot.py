@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from hookbus.bus import events as ev
-from hookbus.bus.replies import Reply
+from hookbus.bus.replies import DENIED, Reply
 from hookbus.drivers.base import BaseDriver, Drops, as_text, iso_seconds
 from hookbus.errors import DecodeError
 from hookbus.hosts import HOSTS
@@ -245,7 +245,6 @@ DECIDES = {"preToolUse"}
 STOPS = {"agentStop", "subagentStop"}
 CONTEXT = {"sessionStart", "userPromptSubmitted", "preToolUse", "postToolUse",
            "postToolUseFailure", "subagentStart"}  # fmt: skip
-DEFAULT_REASON = "Denied by a hookbus handler."
 
 
 def encode(name: str, reply: Reply) -> Encoded:
@@ -253,7 +252,7 @@ def encode(name: str, reply: Reply) -> Encoded:
     out: dict[str, Any] = {}
     drop = Drops("copilot", name)
 
-    decision, reason = reply.decision, reply.reason.strip() or DEFAULT_REASON
+    decision, reason = reply.decision, reply.reason.strip() or DENIED
     if decision and key in DECIDES:
         out["permissionDecision"] = decision
         if decision != "allow" or reply.reason.strip():
@@ -274,7 +273,7 @@ def encode(name: str, reply: Reply) -> Encoded:
             drop("updated_input", "only preToolUse input can be rewritten, and not in a deny")
     if reply.keep_working is not None:
         if key in STOPS:
-            out["decision"], out["reason"] = "block", reply.keep_working.strip() or DEFAULT_REASON
+            out["decision"], out["reason"] = "block", reply.keep_working.strip() or DENIED
         else:
             drop("keep_working", "only agentStop and subagentStop can keep working")
     if reply.context:

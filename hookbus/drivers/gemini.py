@@ -25,7 +25,7 @@ from typing import Any, Literal
 import msgspec
 
 from hookbus.bus import events as ev
-from hookbus.bus.replies import Reply
+from hookbus.bus.replies import DENIED, Reply
 from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, event_name, iso_seconds
 from hookbus.hosts import HOSTS
 from hookbus.output import HookOutput
@@ -267,7 +267,7 @@ def _decision(name: str, reply: Reply, out: dict[str, Any], drop: Drops) -> None
     elif name in DENY:
         if decision == "ask":
             drop("decision", "no ask here; denied instead")
-        out["decision"], out["reason"] = "deny", reason or "Denied by a hookbus handler."
+        out["decision"], out["reason"] = "deny", reason or DENIED
     else:
         drop("decision", f"{decision} has no effect on this event")
 

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from hookbus.bus import events as ev
-from hookbus.bus.replies import Reply
+from hookbus.bus.replies import BLOCKED, DENIED, Reply
 from hookbus.drivers import claude_style as cs
 from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, event_name, iso_seconds
 from hookbus.hosts import HOSTS
@@ -163,16 +163,16 @@ def _decision(name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any],
     if name == "PreToolUse":
         hso["permissionDecision"] = decision
         if reason or decision == "deny":
-            hso["permissionDecisionReason"] = reason or "Denied by a hookbus handler."
+            hso["permissionDecisionReason"] = reason or DENIED
     elif name == "PermissionRequest":
         if decision == "ask":
             drop("decision", "ask is what the permission dialog does anyway")
             return
-        hso["decision"] = {"behavior": "deny", "message": reason or "Denied by a hookbus handler."}
+        hso["decision"] = {"behavior": "deny", "message": reason or DENIED}
     elif name in BLOCKABLE:
         if decision == "ask":
             drop("decision", "no ask here; blocked instead")
-        out["decision"], out["reason"] = "block", reason or "Blocked by a hookbus handler."
+        out["decision"], out["reason"] = "block", reason or BLOCKED
     else:
         drop("decision", f"{decision} has no effect on this event")
 
