@@ -10,6 +10,8 @@ names the module of the realistic payloads ``hookbus try`` sends (``samples``), 
 module ends with ``driver = TheDriver()``.
 """
 
+from __future__ import annotations
+
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 

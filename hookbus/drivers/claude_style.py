@@ -15,6 +15,8 @@ adds, which events read which part of a reply (its :class:`Rules`), and its deci
 table, where the hosts disagree most.
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable, Set
 from typing import Any
 
