@@ -82,7 +82,7 @@ class Driver(Protocol):
         """Native payload bytes to a portable event; raises :class:`hookbus.errors.DecodeError`."""
         ...
 
-    def encode(self, native: str, reply: "Reply") -> Encoded:
+    def encode(self, native: str, reply: "Reply", /) -> Encoded:
         """A merged reply to native event ``native`` as the host's stdout, stderr, exit code."""
         ...
 

@@ -37,6 +37,9 @@ from hookbus.types import Dropped
 
 Decision = Literal["allow", "deny", "ask"]
 _STRENGTH: dict[str | None, int] = {None: 0, "allow": 1, "ask": 2, "deny": 3}
+#: What a driver's refusal says where the host wants a reason and no handler gave one.
+DENIED = "Denied by a hookbus handler."
+BLOCKED = "Blocked by a hookbus handler."
 
 
 class Reply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -1,15 +1,19 @@
 """What every driver shares, so that a driver module is its host's tables plus a few
 small functions: decode-error translation, the no-opinion and refusal per native event,
-the host's timeouts, after-edit derivation, the native events of a portable kind, and
-the native tool names a set of tool patterns covers.
+the host's timeouts, after-edit derivation, the native events of a portable kind, the
+native tool names a set of tool patterns covers, and the few decode steps most hosts
+take alike (the event's name, a decoder per payload type, loosely typed fields).
 
-A driver subclasses :class:`BaseDriver`, fills the class attributes, implements
-``decode_payload``, ``encode`` and ``sample_payload`` (the realistic payloads ``hookbus
-try`` sends), and its module ends with ``driver = TheDriver()``.
+A driver subclasses :class:`BaseDriver`, fills the class attributes, binds its module's
+``decode``, ``encode`` and ``capabilities`` functions (``encode = staticmethod(encode)``),
+names the module of the realistic payloads ``hookbus try`` sends (``samples``), and its
+module ends with ``driver = TheDriver()``.
 """
 
+from __future__ import annotations
+
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import msgspec
 
@@ -22,6 +26,78 @@ from hookbus.types import Capabilities, Dropped, Encoded, ToolRoute
 
 #: The portable event kinds whose handlers filter on tools.
 TOOL_EVENT_KINDS = frozenset({"before-tool", "after-tool", "after-edit"})
+
+T = TypeVar("T")
+
+
+# -- decode steps most hosts share ---------------------------------------------------------
+
+
+class Head(msgspec.Struct):
+    """The event name of a payload that carries one (Claude, Codex, Gemini, Qwen)."""
+
+    hook_event_name: str | None = None
+
+
+_HEAD = msgspec.json.Decoder(Head)
+#: One decoder per payload type, built on first use: a hook process decodes one event,
+#: and building every type's up front costs it about a millisecond.
+_decoders: dict[type[Any], msgspec.json.Decoder[Any]] = {}
+
+
+def event_name(host: str, data: bytes, native: str | None) -> str:
+    """The native event of a payload: its ``hook_event_name``, else ``native`` (the
+    command's ``--event``). The payload wins: it is what the host says this call is."""
+    name = _HEAD.decode(data).hook_event_name or native
+    if not name:
+        raise DecodeError(host, "no hook_event_name and no --event given")
+    return name
+
+
+def decoder(native_type: type[T]) -> msgspec.json.Decoder[T]:
+    """The JSON decoder of ``native_type``, built once per process."""
+    found = _decoders.get(native_type)
+    if found is None:
+        found = _decoders[native_type] = msgspec.json.Decoder(native_type)
+    return found
+
+
+def as_text(value: object) -> str | None:
+    """``value`` if it is a string, else None: a field of a loosely typed tool input."""
+    return value if isinstance(value, str) else None
+
+
+def absolute(cwd: str, path: str) -> str:
+    """``path`` joined to ``cwd`` when it is relative (hosts send POSIX paths)."""
+    import posixpath
+
+    return posixpath.join(cwd, path) if cwd and not posixpath.isabs(path) else path
+
+
+def iso_seconds(value: str | None) -> float | None:
+    """An ISO-8601 timestamp as Unix seconds; None when there is none or it is unreadable."""
+    if not value:
+        return None
+    from datetime import datetime  # off the import path of hosts that send no timestamp
+
+    try:
+        return datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        return None
+
+
+def filled(value: Any, names: Mapping[str, str]) -> Any:
+    """A sample table's ``value`` with each ``{name}`` in its strings, through dicts and
+    lists, replaced by ``names[name]`` (an unknown one is left as it is)."""
+    if isinstance(value, str):
+        import re  # samples only: off a hook's path
+
+        return re.sub(r"\{(\w+)\}", lambda m: names.get(m[1], m[0]), value)
+    if isinstance(value, dict):
+        return {k: filled(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [filled(v, names) for v in value]
+    return value
 
 
 class Drops:
@@ -92,7 +168,7 @@ class BaseDriver:
 
     # -- encode --------------------------------------------------------------------------
 
-    def encode(self, native: str, reply: Reply) -> Encoded:
+    def encode(self, native: str, reply: Reply, /) -> Encoded:
         raise NotImplementedError
 
     def no_opinion(self, native: str | None) -> HookOutput:
@@ -122,13 +198,17 @@ class BaseDriver:
     ) -> dict[str, object]:
         """The payload of a known ``native`` as the host sends it, as JSON data; a
         :class:`SampleError` when ``tool`` does not fit the event. By default the
-        ``payload`` function of the :attr:`samples` module, imported only here: a hook
-        process never needs the table."""
+        ``payload`` function of the :attr:`samples` module, imported only here (a hook
+        process never needs the table), for the events its ``TOOL_EVENTS`` names when a
+        tool is given."""
         if self.samples is None:
             raise NotImplementedError(f"the {self.name} driver has no sample payloads")
         import importlib
 
         table = importlib.import_module(self.samples)
+        if native not in table.TOOL_EVENTS and (tool is not None or tool_input is not None):
+            raise SampleError(self.name, f"{self.name}'s {native} carries no tool", tool or "",
+                              table.TOOL_EVENTS, "the events with one are")  # fmt: skip
         found: dict[str, object] = table.payload(native, tool, tool_input, cwd=cwd,
                                                   session_id=session_id)  # fmt: skip
         return found

@@ -8,17 +8,15 @@ driver only ever answers with exit 0 and JSON. Hooks of one event run in paralle
 """
 
 import contextlib
-from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 import msgspec
 
 from hookbus.bus import events as ev
-from hookbus.bus.replies import Reply
-from hookbus.drivers.base import BaseDriver, Drops
-from hookbus.errors import DecodeError
+from hookbus.bus.replies import BLOCKED, DENIED, Reply
+from hookbus.drivers import claude_style as cs
+from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, event_name
 from hookbus.hosts import HOSTS
-from hookbus.output import HookOutput
 from hookbus.types import Capabilities, Encoded
 
 # -- native events ---------------------------------------------------------------------
@@ -34,94 +32,21 @@ ALL_EVENTS = (
 )  # fmt: skip
 
 KIND_OF: dict[str, str] = {
-    "SessionStart": "session-start",
-    "UserPromptSubmit": "prompt-submit",
-    "PreToolUse": "before-tool",
+    **cs.KIND_OF,
     # A shell command embedded in a skill, about to run: a shell guard must see it too.
     "PreSkillShellCommand": "before-tool",
-    "PostToolUse": "after-tool",
     "PostToolUseFailure": "after-tool",
-    "Stop": "stop",
-    "SubagentStart": "subagent-start",
-    "SubagentStop": "subagent-stop",
-    "PreCompact": "pre-compact",
-    "SessionEnd": "session-end",
     "PostModelSwitch": "model-switch",
 }
 
 
-class Head(msgspec.Struct):
-    hook_event_name: str | None = None
-
-
-class Native(msgspec.Struct, kw_only=True):
-    """Fields every Claude hook input carries (``BaseHookInput``); unknown keys are ignored."""
-
-    session_id: str
-    cwd: str
-    transcript_path: str | None = None
-    hook_event_name: str | None = None
-    permission_mode: str | None = None
-    prompt_id: str | None = None
-    agent_id: str | None = None
-    agent_type: str | None = None
-    model: str | None = None
-
-
-class McpServer(msgspec.Struct):
-    name: str
-
-
-class ToolInput(Native, kw_only=True):
-    tool_name: str
-    tool_input: dict[str, Any] = msgspec.field(default_factory=dict)
-    tool_use_id: str | None = None
-    mcp_server: McpServer | None = None
-
-
-class SkillShellCommand(ToolInput, kw_only=True):
+class SkillShellCommand(cs.ToolInput, kw_only=True):
     # Newer than the Claude Code the e2e suite pins; sdk.d.ts 0.3.332 types tool_name, but
     # a payload without it must still reach shell guards.
     tool_name: str = "Bash"
 
 
-class SessionStart(Native, kw_only=True):
-    source: str = "startup"
-
-
-class UserPromptSubmit(Native, kw_only=True):
-    prompt: str = ""
-
-
-class PostToolUse(ToolInput, kw_only=True):
-    tool_response: msgspec.Raw = msgspec.Raw(b"null")
-    duration_ms: float | None = None
-
-
-class PostToolUseFailure(ToolInput, kw_only=True):
-    error: str = ""
-    duration_ms: float | None = None
-
-
-class Stop(Native, kw_only=True):
-    stop_hook_active: bool = False
-    last_assistant_message: str | None = None
-
-
-class SubagentStop(Stop, kw_only=True):
-    agent_transcript_path: str | None = None
-
-
-class PreCompact(Native, kw_only=True):
-    trigger: str = "auto"
-    custom_instructions: str | None = None
-
-
-class SessionEnd(Native, kw_only=True):
-    reason: str = "other"
-
-
-class PostModelSwitch(Native, kw_only=True):
+class PostModelSwitch(cs.Native, kw_only=True):
     from_model: str | None = None
     to_model: str | None = None
 
@@ -130,32 +55,13 @@ class WriteResponse(msgspec.Struct):
     type: str = "update"
 
 
-NATIVE_TYPES: dict[str, type[Native]] = {
-    "SessionStart": SessionStart,
-    "UserPromptSubmit": UserPromptSubmit,
-    "PreToolUse": ToolInput,
+#: The shapes of Claude's events: the Claude-style ones, plus Claude's own.
+NATIVE_TYPES: dict[str, type[cs.Native]] = {
+    **cs.NATIVE_TYPES,
     "PreSkillShellCommand": SkillShellCommand,
-    "PostToolUse": PostToolUse,
-    "PostToolUseFailure": PostToolUseFailure,
-    "Stop": Stop,
-    "SubagentStart": Native,
-    "SubagentStop": SubagentStop,
-    "PreCompact": PreCompact,
-    "SessionEnd": SessionEnd,
     "PostModelSwitch": PostModelSwitch,
 }
-_HEAD = msgspec.json.Decoder(Head)
 _WRITE = msgspec.json.Decoder(WriteResponse)
-#: One decoder per native type, built on first use: a hook process decodes one event,
-#: and building all twelve up front costs it about a millisecond.
-_decoders: dict[type[Native], msgspec.json.Decoder[Any]] = {}
-
-
-def _decoder(native_type: type[Native]) -> msgspec.json.Decoder[Any]:
-    found = _decoders.get(native_type)
-    if found is None:
-        found = _decoders[native_type] = msgspec.json.Decoder(native_type)
-    return found
 
 
 # -- tools -----------------------------------------------------------------------------
@@ -174,7 +80,7 @@ TOOLS: dict[str, ev.ToolKind] = {
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 
 
-def tool_call(native: ToolInput) -> ev.ToolCall:
+def tool_call(native: cs.ToolInput) -> ev.ToolCall:
     name, data = native.tool_name, native.tool_input
     kind: ev.ToolKind = TOOLS.get(name, "other")
     server = native.mcp_server.name if native.mcp_server else None
@@ -195,17 +101,13 @@ def tool_call(native: ToolInput) -> ev.ToolCall:
     )
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def _spawn(data: dict[str, Any]) -> ev.Spawn:
     # Agent tool input (sdk.d.ts AgentInput): subagent_type, model, prompt, description.
     return ev.Spawn(
-        agent_type=_text(data.get("subagent_type")),
-        model=_text(data.get("model")),
-        prompt=_text(data.get("prompt")),
-        description=_text(data.get("description")),
+        agent_type=as_text(data.get("subagent_type")),
+        model=as_text(data.get("model")),
+        prompt=as_text(data.get("prompt")),
+        description=as_text(data.get("description")),
     )
 
 
@@ -260,32 +162,10 @@ def _changes(tool: ev.ToolCall, response: msgspec.Raw) -> tuple[ev.FileChange, .
 
 
 def decode(data: bytes, native: str | None = None) -> ev.Event:
-    # A name in the payload wins over --event: it is what the host says this call is.
-    name = _HEAD.decode(data).hook_event_name or native
-    if not name:
-        raise DecodeError("claude", "no hook_event_name and no --event given")
-    n: Any = _decoder(NATIVE_TYPES.get(name, Native)).decode(data)
-    common: dict[str, Any] = {
-        "host": "claude",
-        "native": name,
-        "session_id": n.session_id,
-        "cwd": n.cwd,
-        "transcript_path": n.transcript_path or None,
-        # agent_type without agent_id: the main thread runs as a named agent (--agent).
-        "agent": ev.Agent(role="subagent", id=n.agent_id, type=n.agent_type)
-        if n.agent_id
-        else ev.Agent(type=n.agent_type),
-        "model": n.model,
-        "turn_id": n.prompt_id,
-        "raw": msgspec.Raw(data),
-    }
-    kind = KIND_OF.get(name, "other")
-    if kind == "session-start":
-        return ev.SessionStart(**common, source=n.source)
-    if kind == "prompt-submit":
-        return ev.PromptSubmit(**common, prompt=n.prompt)
-    if kind == "before-tool":
-        return ev.BeforeTool(**common, tool=tool_call(n))
+    name = event_name("claude", data, native)
+    n: Any = decoder(NATIVE_TYPES.get(name, cs.Native)).decode(data)
+    # agent_type without agent_id: the main thread runs as a named agent (--agent).
+    common = cs.common("claude", name, n, data, main=ev.Agent(type=n.agent_type))
     if name == "PostToolUse":
         tool = tool_call(n)
         return ev.AfterTool(
@@ -297,32 +177,9 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
             changes=_changes(tool, n.tool_response),
             child_ids=_child_ids(tool, n.tool_response),
         )
-    if name == "PostToolUseFailure":
-        return ev.AfterTool(**common, tool=tool_call(n), error=n.error or "failed",
-                            duration_ms=n.duration_ms)  # fmt: skip
-    if kind == "stop":
-        return ev.Stop(**common, stop_hook_active=n.stop_hook_active,
-                       last_message=n.last_assistant_message)  # fmt: skip
-    if kind in ("subagent-start", "subagent-stop"):
-        # agent_id/agent_type name the child here; the event runs in its parent.
-        child = ev.Agent(role="subagent", id=n.agent_id, type=n.agent_type)
-        common["agent"] = ev.MAIN
-        if kind == "subagent-start":
-            return ev.SubagentStart(**common, child=child)
-        return ev.SubagentStop(
-            **common,
-            child=child,
-            final_text=ev.tail(n.last_assistant_message),
-            child_transcript_path=n.agent_transcript_path,
-            stop_hook_active=n.stop_hook_active,
-        )
-    if kind == "pre-compact":
-        return ev.PreCompact(**common, trigger=n.trigger, instructions=n.custom_instructions)
-    if kind == "session-end":
-        return ev.SessionEnd(**common, reason=n.reason)
-    if kind == "model-switch":
+    if name == "PostModelSwitch":
         return ev.ModelSwitch(**{**common, "model": n.to_model}, from_model=n.from_model)
-    return ev.Other(**common)
+    return cs.event(KIND_OF.get(name, "other"), common, n, tool_call)
 
 
 # -- encode ----------------------------------------------------------------------------
@@ -335,7 +192,6 @@ BLOCKABLE = {
     "PostToolBatch", "ConfigChange", "PreCompact", "TaskCreated", "TaskCompleted",
     "TeammateIdle",
 }  # fmt: skip
-STOPS = {"Stop", "SubagentStop"}
 CONTEXT = {
     "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification",
     "Setup", "SubagentStart", "PostModelSwitch", "UserPromptSubmit", "UserPromptExpansion",
@@ -345,11 +201,8 @@ CONTEXT = {
 SILENT = {"SessionEnd", "StopFailure", "PostCompact", "Notification", "PreCompact"}
 
 
-Drop = Callable[[str, str], None]
-
-
 def _decision(
-    name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any], drop: Drop
+    name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any], drop: Drops
 ) -> None:
     decision, reason = reply.decision, reply.reason
     if decision and name in PERMISSION:
@@ -358,59 +211,31 @@ def _decision(
             drop("decision", "no ask here; denied instead")
         hso["permissionDecision"] = decision
         if reason or decision == "deny":
-            hso["permissionDecisionReason"] = reason or "Denied by a hookbus handler."
+            hso["permissionDecisionReason"] = reason or DENIED
     elif decision == "ask" and name == "PermissionRequest":
         drop("decision", "ask is what the permission dialog does anyway")
     elif decision and name == "PermissionRequest":
         verdict: dict[str, str] = {"behavior": decision}
         if decision == "deny":
-            verdict["message"] = reason or "Denied by a hookbus handler."
+            verdict["message"] = reason or DENIED
         hso["decision"] = verdict
     elif decision == "allow":
         pass  # no opinion beyond "go on", which is the default everywhere else
     elif decision and name in BLOCKABLE:
         if decision == "ask":
             drop("decision", "no ask here; blocked instead")
-        out["decision"], out["reason"] = "block", reason or "Blocked by a hookbus handler."
+        out["decision"], out["reason"] = "block", reason or BLOCKED
     elif decision:
         drop("decision", f"{decision} has no effect on this event")
 
 
-def encode(name: str, reply: Reply) -> Encoded:
-    out: dict[str, Any] = {}
-    hso: dict[str, Any] = {}
-    drop = Drops("claude", name)
+RULES = cs.Rules(host="claude", title="Claude", context=CONTEXT, silent=SILENT,
+                 unread_message="Claude discards systemMessage here",
+                 unread_halt="Claude ignores continue here")  # fmt: skip
 
-    _decision(name, reply, out, hso, drop)
-    if reply.updated_input is not None:
-        if name == "PreToolUse":
-            hso["updatedInput"] = reply.updated_input
-        else:
-            drop("updated_input", "only PreToolUse input can be rewritten")
-    if reply.keep_working is not None:
-        if name in STOPS:
-            out["decision"], out["reason"] = "block", reply.keep_working
-        else:
-            drop("keep_working", "only Stop and SubagentStop can keep working")
-    if reply.context:
-        if name in CONTEXT:
-            hso["additionalContext"] = reply.context
-        else:
-            drop("context", "Claude adds no context here")
-    if reply.message:
-        if name in SILENT:
-            drop("message", "Claude discards systemMessage here")
-        else:
-            out["systemMessage"] = reply.message
-    if reply.halt is not None:
-        if name in SILENT:
-            drop("halt", "Claude ignores continue here")
-        else:
-            out["continue"], out["stopReason"] = False, reply.halt
-    if hso:
-        out["hookSpecificOutput"] = {"hookEventName": name, **hso}
-    stdout = msgspec.json.encode(out) + b"\n" if out else b""
-    return Encoded(output=HookOutput(stdout=stdout), dropped=drop.parts)
+
+def encode(name: str, reply: Reply) -> Encoded:
+    return cs.encode(RULES, name, reply, _decision)
 
 
 # -- host facts ------------------------------------------------------------------------
@@ -424,7 +249,7 @@ def capabilities(native: str) -> Capabilities:
         spawn_model=native == "PreToolUse",  # updatedInput may set the Agent's model
         context=native in CONTEXT,
         user_message=native not in SILENT,
-        keep_working=native in STOPS,
+        keep_working=native in cs.STOPS,
         halt=native not in SILENT,
         text_limit=10_000,  # longer additionalContext/systemMessage is spilled to a file
     )
@@ -448,14 +273,9 @@ class ClaudeDriver(BaseDriver):
         "PreSkillShellCommand": ("Bash", "PowerShell")
     }
 
-    def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
-        return decode(data, native)
-
-    def encode(self, native: str, reply: Reply) -> Encoded:
-        return encode(native, reply)
-
-    def capabilities(self, native: str) -> Capabilities:
-        return capabilities(native)
+    decode_payload = staticmethod(decode)
+    encode = staticmethod(encode)
+    capabilities = staticmethod(capabilities)
 
 
 driver = ClaudeDriver()

@@ -27,7 +27,7 @@ import re
 import uuid
 from typing import Any
 
-from hookbus.errors import SampleError
+from hookbus.drivers.base import filled
 
 #: The optional common fields (``BaseHookInput``), in the order Claude writes them.
 COMMON = ("prompt_id", "permission_mode", "agent_id", "agent_type", "effort")
@@ -201,9 +201,6 @@ def payload(
 ) -> dict[str, Any]:
     """The payload of ``native`` (one of :data:`EVENTS`) as Claude sends it."""
     extras, own = EVENTS[native]
-    if native not in TOOL_EVENTS and (tool is not None or tool_input is not None):
-        raise SampleError("claude", f"claude's {native} carries no tool", tool or "",
-                          TOOL_EVENTS, "the events with one are")  # fmt: skip
     ids = _Ids(session_id)
     home = os.path.expanduser("~")
     slug = re.sub(r"[^A-Za-z0-9]", "-", cwd)
@@ -236,31 +233,21 @@ def payload(
         default_input = {"command": default_input.get("command", "")}
     call = {
         TOOL: name,
-        INPUT: dict(tool_input) if tool_input is not None else _filled(default_input, names),
+        INPUT: dict(tool_input) if tool_input is not None else filled(default_input, names),
         CALL: ids.tool_use_id,
-        RESPONSE: _filled(response, names),
+        RESPONSE: filled(response, names),
     }
     call[CALLS] = [{"tool_name": name, "tool_input": call[INPUT], "tool_use_id": ids.tool_use_id,
                     "tool_response": call[RESPONSE]}]  # fmt: skip
     for key, value in own.items():
         slot = isinstance(value, str) and value in call
-        data[key] = call[value] if slot else _filled(value, names)
+        data[key] = call[value] if slot else filled(value, names)
     return data
 
 
 def _unknown_response(tool: str) -> Any:
     # An MCP tool answers content blocks; any other tool, text.
     return [{"type": "text", "text": "done"}] if tool.startswith("mcp__") else "done"
-
-
-def _filled(value: Any, names: dict[str, str]) -> Any:
-    if isinstance(value, str):
-        return value.format_map(names)
-    if isinstance(value, dict):
-        return {k: _filled(v, names) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_filled(v, names) for v in value]
-    return value
 
 
 class _Ids:

@@ -20,15 +20,13 @@ the same files and the same reply, so one decoder takes both shapes rather than 
 """
 
 import contextlib
-import posixpath
-from datetime import datetime
 from typing import Any
 
 import msgspec
 
 from hookbus.bus import events as ev
-from hookbus.bus.replies import Reply
-from hookbus.drivers.base import BaseDriver, Drops
+from hookbus.bus.replies import DENIED, Reply
+from hookbus.drivers.base import BaseDriver, Drops, absolute, as_text, iso_seconds
 from hookbus.errors import DecodeError
 from hookbus.hosts import HOSTS
 from hookbus.output import HookOutput
@@ -143,10 +141,6 @@ TOOLS: dict[str, ev.ToolKind] = {
 }  # fmt: skip
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def _commands(value: object) -> str | None:
     """``run_commands``' ``commands``: strings or ``{command, args}`` items, one a line."""
     if isinstance(value, str):  # the legacy string map JSON-encodes the list
@@ -167,10 +161,6 @@ def _commands(value: object) -> str | None:
     return "\n".join(lines)
 
 
-def _abs(cwd: str, path: str) -> str:
-    return posixpath.join(cwd, path) if cwd and not posixpath.isabs(path) else path
-
-
 def tool_call(name: str, data: dict[str, Any], call_id: str | None, cwd: str) -> ev.ToolCall:
     kind: ev.ToolKind = TOOLS.get(name, "other")
     command = None
@@ -180,12 +170,12 @@ def tool_call(name: str, data: dict[str, Any], call_id: str | None, cwd: str) ->
     if kind in ("edit", "read"):
         found = data.get("path") or data.get("files") or data.get("file_paths") or data.get("paths")
         items = found if isinstance(found, list) else [found]
-        paths = tuple(_abs(cwd, p) for p in items if isinstance(p, str) and p)
+        paths = tuple(absolute(cwd, p) for p in items if isinstance(p, str) and p)
     spawns: tuple[ev.Spawn, ...] = ()
     if kind == "agent":
-        spawns = (ev.Spawn(prompt=_text(data.get("task")) or _text(data.get("context")),
-                           description=_text(data.get("systemPrompt"))),)  # fmt: skip
-    server = _text(data.get("server_name")) if kind == "mcp" else None
+        spawns = (ev.Spawn(prompt=as_text(data.get("task")) or as_text(data.get("context")),
+                           description=as_text(data.get("systemPrompt"))),)  # fmt: skip
+    server = as_text(data.get("server_name")) if kind == "mcp" else None
     return ev.ToolCall(name=name, kind=kind, mcp_server=server, input=data, call_id=call_id,
                        command=command, paths=paths, spawns=spawns)  # fmt: skip
 
@@ -195,9 +185,7 @@ def _timestamp(value: str | None) -> float | None:
         return None
     if value.isdigit():  # the legacy extension: Date.now().toString()
         return int(value) / 1000
-    with contextlib.suppress(ValueError):
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    return None
+    return iso_seconds(value.replace("Z", "+00:00"))
 
 
 def _tool(n: Native, cwd: str) -> tuple[ev.ToolCall, RuntimeTool | None, LegacyTool | None]:
@@ -235,7 +223,7 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
     if kind == "session-start":
         return ev.SessionStart(**common, source="resume" if name == "TaskResume" else "startup")
     if kind == "prompt-submit":
-        return ev.PromptSubmit(**common, prompt=_text(n.userPromptSubmit.get("prompt")) or "")
+        return ev.PromptSubmit(**common, prompt=as_text(n.userPromptSubmit.get("prompt")) or "")
     if kind == "before-tool":
         return ev.BeforeTool(**common, tool=_tool(n, cwd)[0])
     if kind == "after-tool":
@@ -246,7 +234,7 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
             response = msgspec.json.encode(output)
         error = None
         if runtime is not None and runtime.error is not None:
-            error = _text(runtime.error) or msgspec.json.encode(runtime.error).decode()
+            error = as_text(runtime.error) or msgspec.json.encode(runtime.error).decode()
         elif legacy is not None and not legacy.success:
             error = output or "failed"
         duration = runtime.durationMs if runtime else None
@@ -260,7 +248,7 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
     if kind == "stop":
         return ev.Stop(**common, last_message=n.turn.outputText if n.turn else None)
     if kind == "pre-compact":
-        strategy = _text(n.preCompact.get("compactionStrategy"))
+        strategy = as_text(n.preCompact.get("compactionStrategy"))
         return ev.PreCompact(**common, trigger="manual" if strategy == "manual" else "auto")
     if kind == "session-end":
         return ev.SessionEnd(**common, reason=n.reason or "other")
@@ -271,7 +259,6 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
 
 #: The only events whose stdout Cline reads (the rest run detached).
 TOOL_EVENTS = {"PreToolUse", "PostToolUse"}
-DEFAULT_REASON = "Denied by a hookbus handler."
 TASK_WIDE = "Cline cannot refuse one tool: cancel stops the tool and the whole task"
 
 
@@ -285,7 +272,7 @@ def encode(name: str, reply: Reply) -> Encoded:
             if getattr(reply, field):
                 drop(field, "Cline runs this hook detached and reads nothing it prints")
         return Encoded(output=HookOutput(), dropped=drop.parts)
-    reason = reply.reason.strip() or DEFAULT_REASON
+    reason = reply.reason.strip() or DENIED
     context = [reply.context] if reply.context else []
     if reply.decision in ("deny", "ask") and name == "PreToolUse":
         out["cancel"], out["errorMessage"] = True, reason
@@ -296,7 +283,7 @@ def encode(name: str, reply: Reply) -> Encoded:
     elif reply.decision:
         drop("decision", f"{reply.decision} has no effect: Cline hooks cannot grant or ask")
     if reply.halt is not None and "cancel" not in out:
-        out["cancel"], out["errorMessage"] = True, reply.halt.strip() or DEFAULT_REASON
+        out["cancel"], out["errorMessage"] = True, reply.halt.strip() or DENIED
     if reply.updated_input is not None:
         if name == "PreToolUse" and "cancel" not in out:
             out["overrideInput"] = reply.updated_input
@@ -331,14 +318,9 @@ class ClineDriver(BaseDriver):
     samples = "hookbus.drivers.cline_samples"
     after_edit_from = ("PostToolUse",)
 
-    def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
-        return decode(data, native)
-
-    def encode(self, native: str, reply: Reply) -> Encoded:
-        return encode(native, reply)
-
-    def capabilities(self, native: str) -> Capabilities:
-        return capabilities(native)
+    decode_payload = staticmethod(decode)
+    encode = staticmethod(encode)
+    capabilities = staticmethod(capabilities)
 
 
 driver = ClineDriver()

@@ -15,7 +15,7 @@ import hashlib
 import json
 from typing import Any
 
-from hookbus.errors import SampleError
+from hookbus.drivers.base import filled
 
 #: Native event (the hook file) -> its wire hookName and own fields.
 EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -64,9 +64,7 @@ def payload(
 ) -> dict[str, Any]:
     """The payload of ``native`` (one of :data:`EVENTS`) as Cline 3.0.65 sends it."""
     wire, own = EVENTS[native]
-    if native not in TOOL_EVENTS and (tool is not None or tool_input is not None):
-        raise SampleError("cline", f"cline's {native} carries no tool", tool or "",
-                          TOOL_EVENTS, "the events with one are")  # fmt: skip
+    names = {"cwd": cwd}
     digest = hashlib.sha256(session_id.encode()).hexdigest()
     data: dict[str, Any] = {
         "clineVersion": "",
@@ -79,12 +77,12 @@ def payload(
         "agent_id": f"agent_1796106195863_{digest[7:13]}",
         "parent_agent_id": None,
         "hookName": wire,
-        **_filled(own, cwd),
+        **filled(own, names),
     }
     if native in TOOL_EVENTS:
         name = tool or DEFAULT_TOOL
         default_input, output = TOOLS.get(name, ({}, "done"))
-        given = dict(tool_input) if tool_input is not None else _filled(default_input, cwd)
+        given = dict(tool_input) if tool_input is not None else filled(default_input, names)
         record: dict[str, Any] = {"id": "call_" + digest[:24], "name": name, "input": given}
         params = {k: v if isinstance(v, str) else json.dumps(v) for k, v in given.items()}
         data["iteration"] = 1
@@ -92,19 +90,9 @@ def payload(
             data["tool_call"] = record
             data["preToolUse"] = {"toolName": name, "parameters": params}
         else:
-            result = _filled(output, cwd)
+            result = filled(output, names)
             data["tool_result"] = {**record, "output": result, "durationMs": 32}
             data["postToolUse"] = {"toolName": name, "parameters": params,
                                    "result": json.dumps(result), "success": True,
                                    "executionTimeMs": 32}  # fmt: skip
     return data
-
-
-def _filled(value: Any, cwd: str) -> Any:
-    if isinstance(value, str):
-        return value.replace("{cwd}", cwd)
-    if isinstance(value, dict):
-        return {k: _filled(v, cwd) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_filled(v, cwd) for v in value]
-    return value

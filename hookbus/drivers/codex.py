@@ -12,18 +12,15 @@ the call too. Hooks run under ``$SHELL -lc``: nothing may print before the JSON.
 """
 
 import contextlib
-import posixpath
-from collections.abc import Callable
 from typing import Any, Literal
 
 import msgspec
 
 from hookbus.bus import events as ev
-from hookbus.bus.replies import Reply
-from hookbus.drivers.base import BaseDriver, Drops
-from hookbus.errors import DecodeError
+from hookbus.bus.replies import DENIED, Reply
+from hookbus.drivers import claude_style as cs
+from hookbus.drivers.base import BaseDriver, Drops, absolute, as_text, decoder, event_name
 from hookbus.hosts import HOSTS
-from hookbus.output import HookOutput
 from hookbus.types import Capabilities, Encoded
 
 # -- native events ---------------------------------------------------------------------
@@ -34,37 +31,17 @@ ALL_EVENTS = (
     "SessionEnd",
 )  # fmt: skip
 
-KIND_OF: dict[str, str] = {
-    "SessionStart": "session-start",
-    "UserPromptSubmit": "prompt-submit",
-    "PreToolUse": "before-tool",
-    "PostToolUse": "after-tool",
-    "Stop": "stop",
-    "SubagentStart": "subagent-start",
-    "SubagentStop": "subagent-stop",
-    "PreCompact": "pre-compact",
-    "SessionEnd": "session-end",
-}
+#: Claude's (Codex has no PostToolUseFailure).
+KIND_OF: dict[str, str] = dict(cs.KIND_OF)
 
 
-class Head(msgspec.Struct):
-    hook_event_name: str | None = None
+class Native(cs.Native, kw_only=True):
+    """The fields of every Codex hook input: Claude's plus ``turn_id``, and each event's
+    own ones, defaulted; unknown keys are ignored. ``agent_id`` and ``agent_type`` name
+    the child on Subagent*, and appear on a turn's other events only inside a
+    thread-spawned subagent."""
 
-
-class Native(msgspec.Struct, kw_only=True):
-    """The fields of every Codex hook input, each event's own ones defaulted; unknown keys
-    are ignored. ``agent_id`` and ``agent_type`` name the child on Subagent*, and appear
-    on a turn's other events only inside a thread-spawned subagent."""
-
-    session_id: str
-    cwd: str
-    transcript_path: str | None = None
-    hook_event_name: str | None = None
-    model: str | None = None
-    permission_mode: str | None = None
     turn_id: str | None = None
-    agent_id: str | None = None
-    agent_type: str | None = None
     source: str = "startup"
     prompt: str = ""
     trigger: str = "auto"
@@ -82,17 +59,7 @@ class ToolInput(Native, kw_only=True):
 
 
 TOOL_EVENTS = ("PreToolUse", "PermissionRequest", "PostToolUse")
-_HEAD = msgspec.json.Decoder(Head)
 _ANY = msgspec.json.Decoder()
-#: Built on first use: a hook process decodes one event.
-_decoders: dict[bool, msgspec.json.Decoder[Any]] = {}
-
-
-def _decoder(tool: bool) -> msgspec.json.Decoder[Any]:
-    found = _decoders.get(tool)
-    if found is None:
-        found = _decoders[tool] = msgspec.json.Decoder(ToolInput if tool else Native)
-    return found
 
 
 # -- tools -----------------------------------------------------------------------------
@@ -117,23 +84,13 @@ def patch_changes(patch: str, cwd: str = "") -> tuple[ev.FileChange, ...]:
     changes: list[ev.FileChange] = []
     for line in patch.splitlines():
         if line.startswith(_MOVE) and changes and changes[-1].action == "update":
-            old = changes.pop().path
-            changes.append(ev.FileChange(action="move", path=_abs(cwd, line[len(_MOVE):]),
-                                         from_path=old))  # fmt: skip
+            path = absolute(cwd, line[len(_MOVE) :].strip())
+            changes.append(ev.FileChange(action="move", path=path, from_path=changes.pop().path))
             continue
         for head, action in _PATCH_HEADS.items():
-            if line.startswith(head) and line[len(head) :].strip():
-                changes.append(ev.FileChange(action=action, path=_abs(cwd, line[len(head) :])))
+            if line.startswith(head) and (path := line[len(head) :].strip()):
+                changes.append(ev.FileChange(action=action, path=absolute(cwd, path)))
     return tuple(changes)
-
-
-def _abs(cwd: str, path: str) -> str:
-    path = path.strip()
-    return posixpath.join(cwd, path) if cwd and not posixpath.isabs(path) else path
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def tool_call(n: ToolInput) -> ev.ToolCall:
@@ -143,14 +100,14 @@ def tool_call(n: ToolInput) -> ev.ToolCall:
     server = None
     if name.startswith("mcp__"):
         kind, server = "mcp", name.split("__")[1]
-    command = _text(data.get("command")) if kind in ("shell", "edit") else None
+    command = as_text(data.get("command")) if kind in ("shell", "edit") else None
     changes = patch_changes(command or "", n.cwd) if kind == "edit" else ()
     paths = tuple(p for c in changes for p in (c.path, c.from_path) if p)
     spawns: tuple[ev.Spawn, ...] = ()
     if kind == "agent":  # v1: message, agent_type, model; v2 adds task_name, fork_turns
-        spawns = (ev.Spawn(agent_type=_text(data.get("agent_type")), model=_text(data.get("model")),
-                           prompt=_text(data.get("message")),
-                           description=_text(data.get("task_name"))),)  # fmt: skip
+        spawns = (ev.Spawn(agent_type=as_text(data.get("agent_type")),
+                           model=as_text(data.get("model")), prompt=as_text(data.get("message")),
+                           description=as_text(data.get("task_name"))),)  # fmt: skip
     return ev.ToolCall(
         name=name, kind=kind, mcp_server=server, input=data, call_id=n.tool_use_id,
         command=command if kind == "shell" else None, paths=paths, spawns=spawns,
@@ -184,49 +141,20 @@ def _child_ids(tool: ev.ToolCall, response: msgspec.Raw) -> tuple[str, ...]:
 
 
 def decode(data: bytes, native: str | None = None) -> ev.Event:
-    name = _HEAD.decode(data).hook_event_name or native
-    if not name:
-        raise DecodeError("codex", "no hook_event_name and no --event given")
-    n: Any = _decoder(name in TOOL_EVENTS).decode(data)
+    name = event_name("codex", data, native)
+    n: Any = decoder(ToolInput if name in TOOL_EVENTS else Native).decode(data)
+    common = {**cs.common("codex", name, n, data, main=ev.MAIN), "turn_id": n.turn_id}
     kind = KIND_OF.get(name, "other")
-    in_child = bool(n.agent_id) and kind not in ("subagent-start", "subagent-stop")
-    common: dict[str, Any] = {
-        "host": "codex", "native": name, "session_id": n.session_id, "cwd": n.cwd,
-        "transcript_path": n.transcript_path or None, "model": n.model, "turn_id": n.turn_id,
-        "agent": ev.Agent(role="subagent", id=n.agent_id, type=n.agent_type)
-        if in_child else ev.MAIN,
-        "raw": msgspec.Raw(data),
-    }  # fmt: skip
-    if kind == "session-start":
-        return ev.SessionStart(**common, source=n.source)
-    if kind == "prompt-submit":
-        return ev.PromptSubmit(**common, prompt=n.prompt)
-    if kind == "before-tool":
-        return ev.BeforeTool(**common, tool=tool_call(n))
     if kind == "after-tool":
         tool = tool_call(n)
-        patch = _text(tool.input.get("command")) if tool.kind == "edit" else None
+        patch = as_text(tool.input.get("command")) if tool.kind == "edit" else None
         changes = patch_changes(patch, n.cwd) if patch else ()
         return ev.AfterTool(**common, tool=tool, response=n.tool_response,
                             output=_output(n.tool_response), changes=changes,
                             child_ids=_child_ids(tool, n.tool_response))  # fmt: skip
-    if kind == "stop":
-        return ev.Stop(**common, stop_hook_active=n.stop_hook_active,
-                       last_message=n.last_assistant_message)  # fmt: skip
-    if kind in ("subagent-start", "subagent-stop"):
-        # agent_id/agent_type name the child; session_id is the parent's.
-        child = ev.Agent(role="subagent", id=n.agent_id, type=n.agent_type)
-        if kind == "subagent-start":
-            return ev.SubagentStart(**common, child=child)
-        return ev.SubagentStop(**common, child=child,
-                               final_text=ev.tail(n.last_assistant_message),
-                               child_transcript_path=n.agent_transcript_path,
-                               stop_hook_active=n.stop_hook_active)  # fmt: skip
-    if kind == "pre-compact":
+    if kind == "pre-compact":  # without Claude's custom_instructions
         return ev.PreCompact(**common, trigger=n.trigger)
-    if kind == "session-end":
-        return ev.SessionEnd(**common, reason=n.reason)
-    return ev.Other(**common)
+    return cs.event(kind, common, n, tool_call)
 
 
 # -- encode: what each event's output schema admits, one set per reply part -------------
@@ -234,7 +162,6 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
 #: A top-level ``decision: "block"`` + ``reason`` acts here (a deny blocks the prompt, or
 #: replaces a tool's result with the reason); on Stop/SubagentStop it keeps working.
 BLOCKABLE = {"UserPromptSubmit", "PostToolUse"}
-STOPS = {"Stop", "SubagentStop"}
 CONTEXT = {"SessionStart", "SubagentStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"}
 #: ``continue: false`` + ``stopReason``: an error on the permission events, outside the
 #: schema of Interrupt (systemMessage only) and SessionEnd (no output), and without effect
@@ -243,16 +170,12 @@ HALT = {"SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "PostCo
         "Stop", "SubagentStop"}  # fmt: skip
 #: SessionEnd has no output schema in 0.171.0: nothing it prints is read.
 SILENT = {"SessionEnd"}
-DEFAULT_REASON = "Denied by a hookbus handler."
-
-
-Drop = Callable[[str, str], None]
 
 
 def _decision(
-    name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any], drop: Drop
+    name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any], drop: Drops
 ) -> None:
-    decision, reason = reply.decision, reply.reason.strip() or DEFAULT_REASON
+    decision, reason = reply.decision, reply.reason.strip() or DENIED
     if decision == "ask" and (name == "PreToolUse" or name in BLOCKABLE):
         drop("decision", "Codex has no ask here; denied instead")
         decision = "deny"
@@ -272,41 +195,16 @@ def _decision(
         drop("decision", f"{decision} has no effect on this event")
 
 
-def encode(name: str, reply: Reply) -> Encoded:
-    out: dict[str, Any] = {}
-    hso: dict[str, Any] = {}
-    drop = Drops("codex", name)
+#: The only rewrite is allow + ``updatedInput`` (see the module docstring).
+RULES = cs.Rules(host="codex", title="Codex", context=CONTEXT, silent=SILENT, halt=HALT,
+                 unread_message="Codex reads no output of SessionEnd",
+                 unread_halt="Codex cannot stop the agent from here",
+                 unread_rewrite="only PreToolUse input can be rewritten, and not in a deny",
+                 rewrite_allows=True, blank_reason=DENIED)  # fmt: skip
 
-    _decision(name, reply, out, hso, drop)
-    if reply.updated_input is not None:
-        if name == "PreToolUse" and "permissionDecision" not in hso:
-            hso["permissionDecision"], hso["updatedInput"] = "allow", reply.updated_input
-        else:
-            drop("updated_input", "only PreToolUse input can be rewritten, and not in a deny")
-    if reply.keep_working is not None:
-        if name in STOPS:
-            out["decision"], out["reason"] = "block", reply.keep_working.strip() or DEFAULT_REASON
-        else:
-            drop("keep_working", "only Stop and SubagentStop can keep working")
-    if reply.context:
-        if name in CONTEXT:
-            hso["additionalContext"] = reply.context
-        else:
-            drop("context", "Codex adds no context here")
-    if reply.message:
-        if name in SILENT:
-            drop("message", "Codex reads no output of SessionEnd")
-        else:
-            out["systemMessage"] = reply.message
-    if reply.halt is not None:
-        if name in HALT:
-            out["continue"], out["stopReason"] = False, reply.halt
-        else:
-            drop("halt", "Codex cannot stop the agent from here")
-    if hso:
-        out["hookSpecificOutput"] = {"hookEventName": name, **hso}
-    stdout = msgspec.json.encode(out) + b"\n" if out else b""
-    return Encoded(output=HookOutput(stdout=stdout), dropped=drop.parts)
+
+def encode(name: str, reply: Reply) -> Encoded:
+    return cs.encode(RULES, name, reply, _decision)
 
 
 def capabilities(native: str) -> Capabilities:
@@ -317,7 +215,7 @@ def capabilities(native: str) -> Capabilities:
         spawn_model=native == "PreToolUse",  # updatedInput may set spawn_agent's model
         context=native in CONTEXT,
         user_message=native not in SILENT,
-        keep_working=native in STOPS,
+        keep_working=native in cs.STOPS,
         halt=native in HALT,
     )
 
@@ -332,14 +230,9 @@ class CodexDriver(BaseDriver):
     samples = "hookbus.drivers.codex_samples"
     after_edit_from = ("PostToolUse",)
 
-    def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
-        return decode(data, native)
-
-    def encode(self, native: str, reply: Reply) -> Encoded:
-        return encode(native, reply)
-
-    def capabilities(self, native: str) -> Capabilities:
-        return capabilities(native)
+    decode_payload = staticmethod(decode)
+    encode = staticmethod(encode)
+    capabilities = staticmethod(capabilities)
 
 
 driver = CodexDriver()

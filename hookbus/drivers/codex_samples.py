@@ -19,7 +19,7 @@ import os
 import uuid
 from typing import Any
 
-from hookbus.errors import SampleError
+from hookbus.drivers.base import filled
 
 TOOL, INPUT, CALL, RESPONSE = "$tool", "$input", "$call", "$response"
 TURN = ("turn_id", "model", "permission_mode")
@@ -82,9 +82,6 @@ def payload(
 ) -> dict[str, Any]:
     """The payload of ``native`` (one of :data:`EVENTS`) as Codex sends it."""
     common, own = EVENTS[native]
-    if native not in TOOL_EVENTS and (tool is not None or tool_input is not None):
-        raise SampleError("codex", f"codex's {native} carries no tool", tool or "",
-                          TOOL_EVENTS, "the events with one are")  # fmt: skip
     digest = hashlib.sha256(session_id.encode()).hexdigest()
     agent_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"hookbus-try:{session_id}:agent"))
     sessions = os.path.join(os.environ.get("CODEX_HOME") or os.path.expanduser("~/.codex"),
@@ -110,13 +107,13 @@ def payload(
     default_input, response = TOOLS.get(name, ({}, _unknown_response(name)))
     call = {
         TOOL: name,
-        INPUT: dict(tool_input) if tool_input is not None else _filled(default_input, names),
+        INPUT: dict(tool_input) if tool_input is not None else filled(default_input, names),
         CALL: "call_" + digest[:24],
-        RESPONSE: _filled(response, names),
+        RESPONSE: filled(response, names),
     }
     for key, value in own.items():
         slot = isinstance(value, str) and value in call
-        data[key] = call[value] if slot else _filled(value, names)
+        data[key] = call[value] if slot else filled(value, names)
     return data
 
 
@@ -125,11 +122,3 @@ def _unknown_response(tool: str) -> Any:
     if tool.startswith("mcp__"):
         return {"content": [{"type": "text", "text": "done"}], "isError": False}
     return "done"
-
-
-def _filled(value: Any, names: dict[str, str]) -> Any:
-    if isinstance(value, str):
-        return value.format_map(names)
-    if isinstance(value, dict):
-        return {k: _filled(v, names) for k, v in value.items()}
-    return value

@@ -20,14 +20,13 @@ timeout is dropped and the tool runs; so hookbus never exits non-zero here.
 """
 
 import contextlib
-import datetime
 from typing import Any, ClassVar
 
 import msgspec
 
 from hookbus.bus import events as ev
-from hookbus.bus.replies import Reply
-from hookbus.drivers.base import BaseDriver, Drops
+from hookbus.bus.replies import DENIED, Reply
+from hookbus.drivers.base import BaseDriver, Drops, as_text, iso_seconds
 from hookbus.errors import DecodeError
 from hookbus.hosts import COPILOT_EVENTS, HOSTS
 from hookbus.output import HookOutput
@@ -61,34 +60,41 @@ def camel(native: str) -> str:
     return CAMEL.get(native, native)
 
 
-class Camel(msgspec.Struct, kw_only=True):
-    """A camelCase payload; every event's own fields defaulted, unknown keys ignored."""
+class Camel(msgspec.Struct, kw_only=True, rename="camel"):
+    """A camelCase payload (``sessionId`` ...: the fields are named as in :class:`Snake`,
+    and spelled in camelCase); every event's own fields defaulted, unknown keys ignored."""
 
-    sessionId: str  # Copilot spells its fields so
+    session_id: str
     cwd: str
     timestamp: float | None = None
-    transcriptPath: str | None = None
+    transcript_path: str | None = None
     source: str = "startup"
     prompt: str = ""
-    toolName: str | None = None
-    toolArgs: Any = None
-    toolInput: Any = None  # permissionRequest spells it so
-    toolResult: Any = None
+    tool_name: str | None = None
+    tool_args: Any = None
+    tool_input: Any = None  # permissionRequest spells it so
+    tool_result: Any = None
     error: Any = None
-    stop_hook_active: bool = False  # spelled so in camelCase payloads too (real runs)
-    agentId: str | None = None
-    agentType: str | None = None
-    agentName: str | None = None
-    parentAgentId: str | None = None
+    # Spelled so in camelCase payloads too (real runs).
+    stop_hook_active: bool = msgspec.field(default=False, name="stop_hook_active")
+    agent_id: str | None = None
+    agent_type: str | None = None
+    agent_name: str | None = None
+    parent_agent_id: str | None = None
     response: str | None = None
-    stopReason: str | None = None
+    stop_reason: str | None = None
     trigger: str = "auto"
-    customInstructions: str | None = None
+    custom_instructions: str | None = None
     reason: str = "other"
 
 
 class Snake(msgspec.Struct, kw_only=True):
     """A PascalCase-dialect payload: ``hook_event_name`` and snake_case fields."""
+
+    #: Only in camelCase payloads.
+    tool_args: ClassVar[None] = None
+    parent_agent_id: ClassVar[None] = None
+    response: ClassVar[None] = None
 
     hook_event_name: str | None = None
     session_id: str
@@ -133,10 +139,6 @@ TOOLS: dict[str, ev.ToolKind] = {
 }  # fmt: skip
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def _args(value: object) -> dict[str, Any]:
     """``toolArgs`` as an object: older builds send it JSON-encoded in a string."""
     if isinstance(value, str):
@@ -150,16 +152,16 @@ def tool_call(name: str, data: dict[str, Any]) -> ev.ToolCall:
     server = None
     if name.startswith("mcp__"):
         kind, server = "mcp", name.split("__")[1]
-    path = _text(data.get("path")) or _text(data.get("file_path"))
+    path = as_text(data.get("path")) or as_text(data.get("file_path"))
     spawns: tuple[ev.Spawn, ...] = ()
     if kind == "agent":
-        kind_of = _text(data.get("agent_type")) or _text(data.get("subagent_type"))
-        spawns = (ev.Spawn(agent_type=kind_of, model=_text(data.get("model")),
-                           prompt=_text(data.get("prompt")),
-                           description=_text(data.get("description"))),)  # fmt: skip
+        kind_of = as_text(data.get("agent_type")) or as_text(data.get("subagent_type"))
+        spawns = (ev.Spawn(agent_type=kind_of, model=as_text(data.get("model")),
+                           prompt=as_text(data.get("prompt")),
+                           description=as_text(data.get("description"))),)  # fmt: skip
     return ev.ToolCall(
         name=name, kind=kind, mcp_server=server, input=data,
-        command=_text(data.get("command")) if kind == "shell" else None,
+        command=as_text(data.get("command")) if kind == "shell" else None,
         paths=(path,) if path and kind in ("edit", "read") else (), spawns=spawns,
     )  # fmt: skip
 
@@ -168,7 +170,7 @@ def _result(value: object) -> tuple[str | None, str | None]:
     """(the text the model read, the failure) of a ``toolResult``/``tool_result``."""
     if not isinstance(value, dict):
         return None, None
-    text = _text(value.get("textResultForLlm")) or _text(value.get("text_result_for_llm"))
+    text = as_text(value.get("textResultForLlm")) or as_text(value.get("text_result_for_llm"))
     kind = value.get("resultType") or value.get("result_type")
     return ev.head(text), ev.head(text) if kind not in (None, "success") else None
 
@@ -176,10 +178,7 @@ def _result(value: object) -> tuple[str | None, str | None]:
 def _seconds(value: object) -> float | None:
     if isinstance(value, int | float):
         return value / 1000  # camelCase: Unix milliseconds
-    if isinstance(value, str):
-        with contextlib.suppress(ValueError):
-            return datetime.datetime.fromisoformat(value).timestamp()
-    return None
+    return iso_seconds(value) if isinstance(value, str) else None
 
 
 # -- decode ----------------------------------------------------------------------------
@@ -190,67 +189,46 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
     name = head.hook_event_name or head.hookName or native
     if not name:
         raise DecodeError("copilot", "no hook_event_name and no --event given")
-    if head.hook_event_name is not None:
-        s = _SNAKE.decode(data)
-        session, stamp, transcript = s.session_id, s.timestamp, s.transcript_path
-        tool, args = s.tool_name, _args(s.tool_input)
-        result, error, active = s.tool_result, s.error, s.stop_hook_active
-        agent_id, agent_type, parent = s.agent_id, s.agent_type or s.agent_name, None
-        prompt, source, reason, trigger = s.prompt, s.source, s.reason, s.trigger
-        instructions, last = s.custom_instructions, None
-    else:
-        c = _CAMEL.decode(data)
-        session, stamp, transcript = c.sessionId, c.timestamp, c.transcriptPath
-        tool, args = c.toolName, _args(c.toolArgs if c.toolArgs is not None else c.toolInput)
-        result, error, active = c.toolResult, c.error, c.stop_hook_active
-        agent_id, agent_type, parent = c.agentId, c.agentType or c.agentName, c.parentAgentId
-        prompt, source, reason, trigger = c.prompt, c.source, c.reason, c.trigger
-        instructions, last = c.customInstructions, c.response
+    p = _SNAKE.decode(data) if head.hook_event_name is not None else _CAMEL.decode(data)
     key = camel(name)
     kind = KIND_OF.get(key, "other")
-    if key in TOOL_EVENTS and not tool:
+    if key in TOOL_EVENTS and not p.tool_name:
         raise DecodeError("copilot", f"{name} without a tool name", "toolName")
+    args = _args(p.tool_args if p.tool_args is not None else p.tool_input)
     # A subagent's own events carry its agentId (and its id as sessionId).
-    child = ev.Agent(role="subagent", id=agent_id, type=agent_type, parent_id=parent)
-    in_child = bool(agent_id) and kind not in ("subagent-start", "subagent-stop")
+    child = ev.Agent(role="subagent", id=p.agent_id, type=p.agent_type or p.agent_name,
+                     parent_id=p.parent_agent_id)  # fmt: skip
+    in_child = bool(p.agent_id) and kind not in ("subagent-start", "subagent-stop")
     common: dict[str, Any] = {
-        "host": "copilot", "native": name, "session_id": session, "cwd": _cwd(data),
-        "transcript_path": transcript, "timestamp": _seconds(stamp),
+        "host": "copilot", "native": name, "session_id": p.session_id, "cwd": p.cwd,
+        "transcript_path": p.transcript_path, "timestamp": _seconds(p.timestamp),
         "agent": child if in_child else ev.MAIN,
         "raw": msgspec.Raw(data),
     }  # fmt: skip
     if kind == "session-start":
-        return ev.SessionStart(**common, source=source)
+        return ev.SessionStart(**common, source=p.source)
     if kind == "prompt-submit":
-        return ev.PromptSubmit(**common, prompt=prompt)
+        return ev.PromptSubmit(**common, prompt=p.prompt)
     if kind == "before-tool":
-        return ev.BeforeTool(**common, tool=tool_call(tool or "", args))
+        return ev.BeforeTool(**common, tool=tool_call(p.tool_name or "", args))
     if kind == "after-tool":
-        output, failed = _result(result)
-        failure = _text(error) or failed if key == "postToolUseFailure" else failed
-        response = msgspec.Raw(msgspec.json.encode(result))
-        return ev.AfterTool(**common, tool=tool_call(tool or "", args), output=output,
+        output, failed = _result(p.tool_result)
+        failure = as_text(p.error) or failed if key == "postToolUseFailure" else failed
+        response = msgspec.Raw(msgspec.json.encode(p.tool_result))
+        return ev.AfterTool(**common, tool=tool_call(p.tool_name or "", args), output=output,
                             error=failure, response=response)  # fmt: skip
     if kind == "stop":
-        return ev.Stop(**common, stop_hook_active=active)
+        return ev.Stop(**common, stop_hook_active=p.stop_hook_active)
     if kind == "subagent-start":
         return ev.SubagentStart(**common, child=child)
     if kind == "subagent-stop":
-        return ev.SubagentStop(**common, child=child, final_text=ev.tail(last),
-                               stop_hook_active=active)  # fmt: skip
+        return ev.SubagentStop(**common, child=child, final_text=ev.tail(p.response),
+                               stop_hook_active=p.stop_hook_active)  # fmt: skip
     if kind == "pre-compact":
-        return ev.PreCompact(**common, trigger=trigger, instructions=instructions)
+        return ev.PreCompact(**common, trigger=p.trigger, instructions=p.custom_instructions)
     if kind == "session-end":
-        return ev.SessionEnd(**common, reason=reason)
+        return ev.SessionEnd(**common, reason=p.reason)
     return ev.Other(**common)
-
-
-class _Cwd(msgspec.Struct):
-    cwd: str
-
-
-def _cwd(data: bytes) -> str:
-    return msgspec.json.decode(data, type=_Cwd).cwd
 
 
 # -- encode: what each event reads, one set per reply part -------------------------------
@@ -261,7 +239,6 @@ DECIDES = {"preToolUse"}
 STOPS = {"agentStop", "subagentStop"}
 CONTEXT = {"sessionStart", "userPromptSubmitted", "preToolUse", "postToolUse",
            "postToolUseFailure", "subagentStart"}  # fmt: skip
-DEFAULT_REASON = "Denied by a hookbus handler."
 
 
 def encode(name: str, reply: Reply) -> Encoded:
@@ -269,7 +246,7 @@ def encode(name: str, reply: Reply) -> Encoded:
     out: dict[str, Any] = {}
     drop = Drops("copilot", name)
 
-    decision, reason = reply.decision, reply.reason.strip() or DEFAULT_REASON
+    decision, reason = reply.decision, reply.reason.strip() or DENIED
     if decision and key in DECIDES:
         out["permissionDecision"] = decision
         if decision != "allow" or reply.reason.strip():
@@ -290,7 +267,7 @@ def encode(name: str, reply: Reply) -> Encoded:
             drop("updated_input", "only preToolUse input can be rewritten, and not in a deny")
     if reply.keep_working is not None:
         if key in STOPS:
-            out["decision"], out["reason"] = "block", reply.keep_working.strip() or DEFAULT_REASON
+            out["decision"], out["reason"] = "block", reply.keep_working.strip() or DENIED
         else:
             drop("keep_working", "only agentStop and subagentStop can keep working")
     if reply.context:
@@ -337,14 +314,9 @@ class CopilotDriver(BaseDriver):
         found = super().natives(kind, tuple(camel(n) for n in named))
         return (*found, *(ALIASES[n] for n in found if n in ALIASES))
 
-    def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
-        return decode(data, native)
-
-    def encode(self, native: str, reply: Reply) -> Encoded:
-        return encode(native, reply)
-
-    def capabilities(self, native: str) -> Capabilities:
-        return capabilities(native)
+    decode_payload = staticmethod(decode)
+    encode = staticmethod(encode)
+    capabilities = staticmethod(capabilities)
 
 
 driver = CopilotDriver()

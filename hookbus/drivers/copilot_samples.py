@@ -15,7 +15,7 @@ import os
 import uuid
 from typing import Any
 
-from hookbus.errors import SampleError
+from hookbus.drivers.base import filled
 
 TOOL_EVENTS = ("preToolUse", "permissionRequest", "postToolUse", "postToolUseFailure")
 DEFAULT_TOOL = "bash"
@@ -42,9 +42,6 @@ def payload(
     session_id: str,
 ) -> dict[str, Any]:
     """The payload of ``native`` as Copilot's camelCase hooks get it."""
-    if native not in TOOL_EVENTS and (tool is not None or tool_input is not None):
-        raise SampleError("copilot", f"copilot's {native} carries no tool", tool or "",
-                          TOOL_EVENTS, "the events with one are")  # fmt: skip
     home = os.environ.get("COPILOT_HOME") or os.path.expanduser("~/.copilot")
     transcript = f"{home}/session-state/{session_id}/events.jsonl"
     child = str(uuid.uuid5(uuid.NAMESPACE_URL, f"hookbus-try:{session_id}:agent"))
@@ -53,18 +50,14 @@ def payload(
         data = {"hookName": native, **data}
     name = tool or DEFAULT_TOOL
     default, text = TOOLS.get(name, ({}, "done"))
-    args = (
-        dict(tool_input)
-        if tool_input is not None
-        else {k: v.format(cwd=cwd) if isinstance(v, str) else v for k, v in default.items()}
-    )
+    args = dict(tool_input) if tool_input is not None else filled(default, {"cwd": cwd})
     own: dict[str, Any] = {
         "sessionStart": {"source": "new", "initialPrompt": "Run the tests"},
         "userPromptSubmitted": {"prompt": "Run the tests and fix what fails"},
         "preToolUse": {"toolName": name, "toolArgs": args},
         "permissionRequest": {"toolName": name, "toolInput": args, "permissionSuggestions": []},
         "postToolUse": {"toolName": name, "toolArgs": args, "toolResult": {
-            "resultType": "success", "textResultForLlm": text.format(cwd=cwd)}},
+            "resultType": "success", "textResultForLlm": filled(text, {"cwd": cwd})}},
         "postToolUseFailure": {"toolName": name, "toolArgs": args, "error": "exit code 1"},
         "agentStop": {"transcriptPath": transcript, "stopReason": "end_turn",
                       "stop_hook_active": False},

@@ -20,15 +20,13 @@ too). Hooks of one event run in parallel.
 """
 
 import contextlib
-from collections.abc import Callable
 from typing import Any, Literal
 
 import msgspec
 
 from hookbus.bus import events as ev
-from hookbus.bus.replies import Reply
-from hookbus.drivers.base import BaseDriver, Drops
-from hookbus.errors import DecodeError
+from hookbus.bus.replies import DENIED, Reply
+from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, event_name, iso_seconds
 from hookbus.hosts import HOSTS
 from hookbus.output import HookOutput
 from hookbus.types import Capabilities, Encoded
@@ -54,10 +52,6 @@ KIND_OF: dict[str, str] = {
 UNMARKED = {"BeforeTool", "AfterTool", "BeforeModel", "AfterModel", "BeforeToolSelection"}
 #: What AfterAgent says when the turn produced no text (``client.ts``).
 NO_RESPONSE = "[no response text]"
-
-
-class Head(msgspec.Struct):
-    hook_event_name: str | None = None
 
 
 class Native(msgspec.Struct, kw_only=True):
@@ -133,19 +127,9 @@ NATIVE_TYPES: dict[str, type[Native]] = {
     "PreCompress": PreCompress,
     "SessionEnd": SessionEnd,
 }
-_HEAD = msgspec.json.Decoder(Head)
 _RESPONSE = msgspec.json.Decoder(ToolResponse | None)
 _DIFF = msgspec.json.Decoder(FileDiff | str | None)
 _ANY = msgspec.json.Decoder()
-#: Built on first use: a hook process decodes one event.
-_decoders: dict[type[Native], msgspec.json.Decoder[Any]] = {}
-
-
-def _decoder(native_type: type[Native]) -> msgspec.json.Decoder[Any]:
-    found = _decoders.get(native_type)
-    if found is None:
-        found = _decoders[native_type] = msgspec.json.Decoder(native_type)
-    return found
 
 
 # -- tools -----------------------------------------------------------------------------
@@ -183,14 +167,10 @@ def tool_call(native: ToolInput) -> ev.ToolCall:
     keys = _PATH_KEYS if kind != "shell" else ()
     paths = tuple(p for k in keys if isinstance(p := data.get(k), str))
     # invoke_agent's input (agents/agent-tool.ts): agent_name, prompt.
-    spawn = ev.Spawn(agent_type=_text(data.get("agent_name")), prompt=_text(data.get("prompt")))
+    spawn = ev.Spawn(agent_type=as_text(data.get("agent_name")), prompt=as_text(data.get("prompt")))
     return ev.ToolCall(name=name, kind=kind, mcp_server=server, input=data,
                        command=command if isinstance(command, str) else None, paths=paths,
                        spawns=(spawn,) if kind == "agent" else ())  # fmt: skip
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _output(content: msgspec.Raw) -> str | None:
@@ -218,26 +198,12 @@ def _changes(tool: ev.ToolCall, response: ToolResponse) -> tuple[ev.FileChange, 
     return tuple(ev.FileChange(action=action, path=p) for p in tool.paths)
 
 
-def _timestamp(value: str | None) -> float | None:
-    if not value:
-        return None
-    from datetime import datetime
-
-    try:
-        return datetime.fromisoformat(value).timestamp()
-    except ValueError:
-        return None
-
-
 # -- decode ----------------------------------------------------------------------------
 
 
 def decode(data: bytes, native: str | None = None) -> ev.Event:
-    # A name in the payload wins over --event: it is what the host says this call is.
-    name = _HEAD.decode(data).hook_event_name or native
-    if not name:
-        raise DecodeError("gemini", "no hook_event_name and no --event given")
-    n: Any = _decoder(NATIVE_TYPES.get(name, Native)).decode(data)
+    name = event_name("gemini", data, native)
+    n: Any = decoder(NATIVE_TYPES.get(name, Native)).decode(data)
     common: dict[str, Any] = {
         "host": "gemini",
         "native": name,
@@ -246,7 +212,7 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
         # "" when chat recording is off.
         "transcript_path": n.transcript_path or None,
         "agent": ev.UNKNOWN if name in UNMARKED else ev.MAIN,
-        "timestamp": _timestamp(n.timestamp),
+        "timestamp": iso_seconds(n.timestamp),
         "raw": msgspec.Raw(data),
     }
     kind = KIND_OF.get(name, "other")
@@ -287,10 +253,8 @@ HALT = {"BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "BeforeModel", "
 #: Takes no reply at all (any output rewrites the tool config, see the module docstring).
 SILENT = {"BeforeToolSelection"}
 
-Drop = Callable[[str, str], None]
 
-
-def _decision(name: str, reply: Reply, out: dict[str, Any], drop: Drop) -> None:
+def _decision(name: str, reply: Reply, out: dict[str, Any], drop: Drops) -> None:
     decision, reason = reply.decision, reply.reason
     if decision == "allow" or decision is None:
         return  # "allow" never skips Gemini's own confirmation: going on is the default
@@ -303,7 +267,7 @@ def _decision(name: str, reply: Reply, out: dict[str, Any], drop: Drop) -> None:
     elif name in DENY:
         if decision == "ask":
             drop("decision", "no ask here; denied instead")
-        out["decision"], out["reason"] = "deny", reason or "Denied by a hookbus handler."
+        out["decision"], out["reason"] = "deny", reason or DENIED
     else:
         drop("decision", f"{decision} has no effect on this event")
 
@@ -376,14 +340,9 @@ class GeminiDriver(BaseDriver):
     #: each is a cost to opt into (``natives=``).
     opt_in = ("BeforeModel", "AfterModel", "BeforeToolSelection")
 
-    def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
-        return decode(data, native)
-
-    def encode(self, native: str, reply: Reply) -> Encoded:
-        return encode(native, reply)
-
-    def capabilities(self, native: str) -> Capabilities:
-        return capabilities(native)
+    decode_payload = staticmethod(decode)
+    encode = staticmethod(encode)
+    capabilities = staticmethod(capabilities)
 
     def mcp_tool_prefix(self, server: str) -> str:
         return f"{MCP_PREFIX}{server}_"

@@ -15,17 +15,15 @@ when it sends tool results back to the model (seen in every real run): that call
 prompt the user submitted, so it decodes as ``other``. Hooks of one event run in parallel.
 """
 
-from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from hookbus.bus import events as ev
-from hookbus.bus.replies import Reply
-from hookbus.drivers.base import BaseDriver, Drops
-from hookbus.errors import DecodeError
+from hookbus.bus.replies import BLOCKED, DENIED, Reply
+from hookbus.drivers import claude_style as cs
+from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, event_name, iso_seconds
 from hookbus.hosts import HOSTS
-from hookbus.output import HookOutput
 from hookbus.types import Capabilities, Encoded
 
 # -- native events ---------------------------------------------------------------------
@@ -38,81 +36,18 @@ ALL_EVENTS = (
     "PreCompact", "SessionEnd",
 )  # fmt: skip
 
-KIND_OF: dict[str, str] = {
-    "SessionStart": "session-start",
-    "UserPromptSubmit": "prompt-submit",
-    "PreToolUse": "before-tool",
-    "PostToolUse": "after-tool",
-    "PostToolUseFailure": "after-tool",
-    "Stop": "stop",
-    "SubagentStart": "subagent-start",
-    "SubagentStop": "subagent-stop",
-    "PreCompact": "pre-compact",
-    "SessionEnd": "session-end",
-}
+KIND_OF: dict[str, str] = {**cs.KIND_OF, "PostToolUseFailure": "after-tool"}
 
 
-class Head(msgspec.Struct):
-    hook_event_name: str | None = None
+class Stamp(msgspec.Struct):
+    """What every Qwen input adds to Claude's shapes (``HookInput``): an ISO timestamp."""
 
-
-class Native(msgspec.Struct, kw_only=True):
-    """Fields every Qwen hook input carries (``HookInput``); unknown keys are ignored."""
-
-    session_id: str
-    cwd: str
-    transcript_path: str | None = None
-    hook_event_name: str | None = None
     timestamp: str | None = None
-    permission_mode: str | None = None
-    prompt_id: str | None = None
-    agent_id: str | None = None
-    agent_type: str | None = None
-    model: str | None = None
 
 
-class ToolInput(Native, kw_only=True):
-    tool_name: str
-    tool_input: dict[str, Any] = msgspec.field(default_factory=dict)
-    tool_use_id: str | None = None
-
-
-class PostToolUse(ToolInput, kw_only=True):
-    tool_response: msgspec.Raw = msgspec.Raw(b"null")
-    duration_ms: float | None = None
-
-
-class PostToolUseFailure(ToolInput, kw_only=True):
-    error: str = ""
-    duration_ms: float | None = None
-
-
-class SessionStart(Native, kw_only=True):
-    source: str = "startup"
-
-
-class UserPromptSubmit(Native, kw_only=True):
-    prompt: str = ""
+class UserPromptSubmit(cs.UserPromptSubmit, kw_only=True):
     #: Present only on a prompt the user submitted (see the module docstring).
     submitted_prompt: str | None = None
-
-
-class Stop(Native, kw_only=True):
-    stop_hook_active: bool = False
-    last_assistant_message: str | None = None
-
-
-class SubagentStop(Stop, kw_only=True):
-    agent_transcript_path: str | None = None
-
-
-class PreCompact(Native, kw_only=True):
-    trigger: str = "auto"
-    custom_instructions: str | None = None
-
-
-class SessionEnd(Native, kw_only=True):
-    reason: str = "other"
 
 
 class ToolResponse(msgspec.Struct):
@@ -121,31 +56,15 @@ class ToolResponse(msgspec.Struct):
     llmContent: msgspec.Raw = msgspec.Raw(b"null")
 
 
-NATIVE_TYPES: dict[str, type[Native]] = {
-    "SessionStart": SessionStart,
+#: Claude's shapes, and a PermissionRequest that names its tool.
+NATIVE_TYPES: dict[str, type[cs.Native]] = {
+    **cs.NATIVE_TYPES,
     "UserPromptSubmit": UserPromptSubmit,
-    "PreToolUse": ToolInput,
-    "PermissionRequest": ToolInput,
-    "PostToolUse": PostToolUse,
-    "PostToolUseFailure": PostToolUseFailure,
-    "Stop": Stop,
-    "SubagentStart": Native,
-    "SubagentStop": SubagentStop,
-    "PreCompact": PreCompact,
-    "SessionEnd": SessionEnd,
+    "PermissionRequest": cs.ToolInput,
 }
-_HEAD = msgspec.json.Decoder(Head)
+_STAMP = msgspec.json.Decoder(Stamp)
 _RESPONSE = msgspec.json.Decoder(ToolResponse | str | None)
 _ANY = msgspec.json.Decoder()
-#: Built on first use: a hook process decodes one event.
-_decoders: dict[type[Native], msgspec.json.Decoder[Any]] = {}
-
-
-def _decoder(native_type: type[Native]) -> msgspec.json.Decoder[Any]:
-    found = _decoders.get(native_type)
-    if found is None:
-        found = _decoders[native_type] = msgspec.json.Decoder(native_type)
-    return found
 
 
 # -- tools -----------------------------------------------------------------------------
@@ -166,11 +85,7 @@ MCP_PREFIX = "mcp__"
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def tool_call(native: ToolInput) -> ev.ToolCall:
+def tool_call(native: cs.ToolInput) -> ev.ToolCall:
     name, data = native.tool_name, native.tool_input
     kind: ev.ToolKind = TOOLS.get(name, "other")
     server = None
@@ -180,10 +95,11 @@ def tool_call(native: ToolInput) -> ev.ToolCall:
     keys = _PATH_KEYS if kind != "shell" else ()
     paths = tuple(p for k in keys if isinstance(p := data.get(k), str))
     # The agent tool's input: subagent_type, description, prompt.
-    spawn = ev.Spawn(agent_type=_text(data.get("subagent_type")), prompt=_text(data.get("prompt")),
-                     description=_text(data.get("description")))  # fmt: skip
+    spawn = ev.Spawn(agent_type=as_text(data.get("subagent_type")),
+                     prompt=as_text(data.get("prompt")),
+                     description=as_text(data.get("description")))  # fmt: skip
     return ev.ToolCall(name=name, kind=kind, mcp_server=server, input=data,
-                       call_id=native.tool_use_id, command=_text(command), paths=paths,
+                       call_id=native.tool_use_id, command=as_text(command), paths=paths,
                        spawns=(spawn,) if kind == "agent" else ())  # fmt: skip
 
 
@@ -208,72 +124,23 @@ def _changes(tool: ev.ToolCall) -> tuple[ev.FileChange, ...]:
     return tuple(ev.FileChange(action="update", path=p) for p in tool.paths)
 
 
-def _timestamp(value: str | None) -> float | None:
-    if not value:
-        return None
-    from datetime import datetime
-
-    try:
-        return datetime.fromisoformat(value).timestamp()
-    except ValueError:
-        return None
-
-
 # -- decode ----------------------------------------------------------------------------
 
 
 def decode(data: bytes, native: str | None = None) -> ev.Event:
-    # A name in the payload wins over --event: it is what the host says this call is.
-    name = _HEAD.decode(data).hook_event_name or native
-    if not name:
-        raise DecodeError("qwen", "no hook_event_name and no --event given")
-    n: Any = _decoder(NATIVE_TYPES.get(name, Native)).decode(data)
-    common: dict[str, Any] = {
-        "host": "qwen",
-        "native": name,
-        "session_id": n.session_id,
-        "cwd": n.cwd,
-        "transcript_path": n.transcript_path or None,
-        "agent": ev.Agent(role="subagent", id=n.agent_id, type=n.agent_type)
-        if n.agent_id
-        else ev.MAIN,
-        "model": n.model,
-        "turn_id": n.prompt_id,
-        "timestamp": _timestamp(n.timestamp),
-        "raw": msgspec.Raw(data),
-    }
+    name = event_name("qwen", data, native)
+    n: Any = decoder(NATIVE_TYPES.get(name, cs.Native)).decode(data)
+    common = cs.common("qwen", name, n, data, main=ev.MAIN)
+    common["timestamp"] = iso_seconds(_STAMP.decode(data).timestamp)
     kind = KIND_OF.get(name, "other")
-    if kind == "session-start":
-        return ev.SessionStart(**common, source=n.source)
-    if kind == "prompt-submit" and (n.submitted_prompt is not None or n.prompt):
-        return ev.PromptSubmit(**common, prompt=n.prompt)
-    if kind == "before-tool":
-        return ev.BeforeTool(**common, tool=tool_call(n))
+    if kind == "prompt-submit" and n.submitted_prompt is None and not n.prompt:
+        kind = "other"  # tool results going back to the model (see the module docstring)
     if name == "PostToolUse":
         tool = tool_call(n)
         return ev.AfterTool(**common, tool=tool, response=n.tool_response,
                             output=_output(n.tool_response), duration_ms=n.duration_ms,
                             changes=_changes(tool))  # fmt: skip
-    if name == "PostToolUseFailure":
-        return ev.AfterTool(**common, tool=tool_call(n), error=n.error or "failed",
-                            duration_ms=n.duration_ms)  # fmt: skip
-    if kind == "stop":
-        return ev.Stop(**common, stop_hook_active=n.stop_hook_active,
-                       last_message=n.last_assistant_message)  # fmt: skip
-    if kind in ("subagent-start", "subagent-stop"):
-        # agent_id/agent_type name the child here; the event runs in its parent.
-        child = ev.Agent(role="subagent", id=n.agent_id, type=n.agent_type)
-        common["agent"] = ev.MAIN
-        if kind == "subagent-start":
-            return ev.SubagentStart(**common, child=child)
-        return ev.SubagentStop(**common, child=child, final_text=ev.tail(n.last_assistant_message),
-                               child_transcript_path=n.agent_transcript_path,
-                               stop_hook_active=n.stop_hook_active)  # fmt: skip
-    if kind == "pre-compact":
-        return ev.PreCompact(**common, trigger=n.trigger, instructions=n.custom_instructions)
-    if kind == "session-end":
-        return ev.SessionEnd(**common, reason=n.reason)
-    return ev.Other(**common)
+    return cs.event(kind, common, n, tool_call)
 
 
 # -- encode ----------------------------------------------------------------------------
@@ -281,70 +148,42 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
 #: A top-level ``decision: "block"`` acts here (``isBlockingDecision``); on Stop and
 #: SubagentStop it is "keep working".
 BLOCKABLE = {"UserPromptSubmit", "PostToolUse", "PostToolUseFailure"}
-STOPS = {"Stop", "SubagentStop"}
 #: ``hookSpecificOutput.additionalContext`` is read.
 CONTEXT = {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
            "PostToolUseFailure", "SubagentStart"}  # fmt: skip
 #: Advisory events: nothing in their output acts.
 SILENT = {"Notification", "SessionEnd", "PreCompact"}
 
-Drop = Callable[[str, str], None]
-
 
 def _decision(name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any],
-              drop: Drop) -> None:  # fmt: skip
+              drop: Drops) -> None:  # fmt: skip
     decision, reason = reply.decision, reply.reason
     if decision is None or decision == "allow":
         return  # going on is the default; "allow" would also skip nothing in yolo mode
     if name == "PreToolUse":
         hso["permissionDecision"] = decision
         if reason or decision == "deny":
-            hso["permissionDecisionReason"] = reason or "Denied by a hookbus handler."
+            hso["permissionDecisionReason"] = reason or DENIED
     elif name == "PermissionRequest":
         if decision == "ask":
             drop("decision", "ask is what the permission dialog does anyway")
             return
-        hso["decision"] = {"behavior": "deny", "message": reason or "Denied by a hookbus handler."}
+        hso["decision"] = {"behavior": "deny", "message": reason or DENIED}
     elif name in BLOCKABLE:
         if decision == "ask":
             drop("decision", "no ask here; blocked instead")
-        out["decision"], out["reason"] = "block", reason or "Blocked by a hookbus handler."
+        out["decision"], out["reason"] = "block", reason or BLOCKED
     else:
         drop("decision", f"{decision} has no effect on this event")
 
 
-def encode(name: str, reply: Reply) -> Encoded:
-    out: dict[str, Any] = {}
-    hso: dict[str, Any] = {}
-    drop = Drops("qwen", name)
+RULES = cs.Rules(host="qwen", title="Qwen", context=CONTEXT, silent=SILENT,
+                 unread_message="Qwen ignores this event's output",
+                 unread_halt="Qwen ignores this event's output")  # fmt: skip
 
-    _decision(name, reply, out, hso, drop)
-    if reply.updated_input is not None:
-        if name == "PreToolUse":
-            hso["updatedInput"] = reply.updated_input
-        else:
-            drop("updated_input", "only PreToolUse input can be rewritten")
-    if reply.keep_working is not None:
-        if name in STOPS:
-            out["decision"], out["reason"] = "block", reply.keep_working
-        else:
-            drop("keep_working", "only Stop and SubagentStop can keep working")
-    if reply.context:
-        if name in CONTEXT:
-            hso["additionalContext"] = reply.context
-        else:
-            drop("context", "Qwen adds no context here")
-    for field, value in (("message", reply.message), ("halt", reply.halt)):
-        if value is not None and value != "" and name in SILENT:
-            drop(field, "Qwen ignores this event's output")
-    if reply.message and name not in SILENT:
-        out["systemMessage"] = reply.message
-    if reply.halt is not None and name not in SILENT:
-        out["continue"], out["stopReason"] = False, reply.halt
-    if hso:
-        out["hookSpecificOutput"] = {"hookEventName": name, **hso}
-    stdout = msgspec.json.encode(out) + b"\n" if out else b""
-    return Encoded(output=HookOutput(stdout=stdout), dropped=drop.parts)
+
+def encode(name: str, reply: Reply) -> Encoded:
+    return cs.encode(RULES, name, reply, _decision)
 
 
 # -- host facts ------------------------------------------------------------------------
@@ -357,7 +196,7 @@ def capabilities(native: str) -> Capabilities:
         rewrite_input=native == "PreToolUse",
         context=native in CONTEXT,
         user_message=native not in SILENT,
-        keep_working=native in STOPS,
+        keep_working=native in cs.STOPS,
         halt=native not in SILENT,
     )
 
@@ -372,14 +211,9 @@ class QwenDriver(BaseDriver):
     samples = "hookbus.drivers.qwen_samples"
     after_edit_from = ("PostToolUse",)  # PostToolUseFailure changed nothing
 
-    def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
-        return decode(data, native)
-
-    def encode(self, native: str, reply: Reply) -> Encoded:
-        return encode(native, reply)
-
-    def capabilities(self, native: str) -> Capabilities:
-        return capabilities(native)
+    decode_payload = staticmethod(decode)
+    encode = staticmethod(encode)
+    capabilities = staticmethod(capabilities)
 
 
 driver = QwenDriver()

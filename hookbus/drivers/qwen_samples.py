@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from hookbus.errors import SampleError
+from hookbus.drivers.base import filled
 
 TIMESTAMP = "2026-12-01T06:26:48.305Z"
 PROMPT = "Run the tests and fix what fails"
@@ -92,9 +92,7 @@ def payload(
     session_id: str,
 ) -> dict[str, Any]:
     """The payload of ``native`` (one of :data:`EVENTS`) as Qwen sends it."""
-    if native not in TOOL_EVENTS and (tool is not None or tool_input is not None):
-        raise SampleError("qwen", f"qwen's {native} carries no tool", tool or "",
-                          TOOL_EVENTS, "the events with one are")  # fmt: skip
+    names = {"cwd": cwd}
     home = os.path.expanduser("~")
     project = cwd.replace("/", "-")
     data: dict[str, Any] = {
@@ -111,21 +109,11 @@ def payload(
     default_input, response = TOOLS.get(name, ({}, {"llmContent": "done", "returnDisplay": "done"}))
     slots = {
         TOOL: name,
-        INPUT: dict(tool_input) if tool_input is not None else _filled(default_input, cwd),
-        OUTPUT: _filled(response, cwd),
+        INPUT: dict(tool_input) if tool_input is not None else filled(default_input, names),
+        OUTPUT: filled(response, names),
     }
     for key, value in EVENTS[native].items():
         data[key] = slots[value] if isinstance(value, str) and value in slots else value
     if native in TOOL_EVENTS:
         data["tool_use_id"] = "toolu_1796106408298_423fk7kht"
     return data
-
-
-def _filled(value: Any, cwd: str) -> Any:
-    if isinstance(value, str):
-        return value.replace("{cwd}", cwd)
-    if isinstance(value, dict):
-        return {k: _filled(v, cwd) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_filled(v, cwd) for v in value]
-    return value
