@@ -74,6 +74,42 @@ def test_manifest_prints_each_file_install_would_write_and_writes_nothing(projec
     assert printed.stdout == expected
 
 
+SUBAGENTS = """
+import json, os
+import hookbus
+
+@hookbus.handler("subagent-start")
+def child_started(event):
+    with open(os.path.join(event.cwd, "children.log"), "a") as f:
+        f.write(json.dumps([event.kind, event.child.id, event.agent.id]) + "\\n")
+"""
+
+
+def test_a_subagent_start_handler_gets_the_subagents_own_task_start_only(
+    project: Path,
+) -> None:
+    """A handler of subagent-start alone installs TaskStart (a subagent runs its parent's
+    files); run as Cline runs it, a main task's TaskStart passes it by, the subagent's
+    reaches it naming the child and the parent."""
+    (project / "subs.py").write_text(SUBAGENTS)
+    (project / ".hookbus.toml").write_text('enable = ["subs:child_started"]\n')
+    assert hookbus_cli(project, "install", "--host", "cline").returncode == 0
+    hooks = project / ".clinerules" / "hooks"
+    assert sorted(p.name for p in hooks.iterdir()) == ["TaskStart"]
+    for golden in ("TaskStart", "TaskStart.in-subagent"):
+        payload = json.loads((GOLDEN / f"{golden}.json").read_text())
+        payload["workspaceRoots"] = [str(project)]
+        payload["workspaceInfo"]["rootPath"] = str(project)
+        ran = subprocess.run([str(hooks / "TaskStart")], input=json.dumps(payload).encode(),
+                             cwd=project, capture_output=True, timeout=60, check=False)  # fmt: skip
+        assert (ran.returncode, ran.stdout) == (0, b""), ran.stderr
+    child = json.loads((GOLDEN / "TaskStart.in-subagent.json").read_text())
+    logged = (project / "children.log").read_text().splitlines()
+    assert [json.loads(line) for line in logged] == [
+        ["subagent-start", child["agent_id"], child["parent_agent_id"]]
+    ]
+
+
 def test_installed_file_answers_a_real_payload_with_a_cancel(project: Path) -> None:
     """The installed PreToolUse, run as Cline runs it, cancels a refused command."""
     assert hookbus_cli(project, "install", "--host", "cline").returncode == 0

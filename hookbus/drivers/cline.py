@@ -51,6 +51,10 @@ KIND_OF: dict[str, str] = {
     "PreCompact": "pre-compact",
 }
 
+#: A subagent runs the same files as its parent: its own TaskStart and TaskComplete (with
+#: ``parent_agent_id`` set; real 3.0.65 ``spawn_agent`` runs) are its start and its stop.
+SUBAGENT_NATIVES: dict[str, str] = {"subagent-start": "TaskStart", "subagent-stop": "TaskComplete"}
+
 #: The CLI's wire ``hookName`` -> the file (native event) it runs.
 WIRE: dict[str, str] = {
     "agent_start": "TaskStart", "agent_resume": "TaskResume",
@@ -220,6 +224,15 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
         "model": model, "timestamp": _timestamp(n.timestamp), "raw": msgspec.Raw(data),
     }  # fmt: skip
     kind = KIND_OF.get(name, "other")
+    if n.parent_agent_id and name in ("TaskStart", "TaskComplete"):
+        # The child's own hook. Cline says who spawned it, not whether that agent is the
+        # main one (it may be a subagent itself), so the parent is of an unknown role.
+        common["agent"] = ev.Agent(role="unknown", id=n.parent_agent_id)
+        if name == "TaskStart":
+            return ev.SubagentStart(**common, child=agent)
+        last = n.turn.outputText if n.turn else None
+        return ev.SubagentStop(**common, child=agent, final_text=ev.tail(last),
+                               status=n.turn.status if n.turn else None)  # fmt: skip
     if kind == "session-start":
         return ev.SessionStart(**common, source="resume" if name == "TaskResume" else "startup")
     if kind == "prompt-submit":
@@ -317,6 +330,13 @@ class ClineDriver(BaseDriver):
     tools = TOOLS
     samples = "hookbus.drivers.cline_samples"
     after_edit_from = ("PostToolUse",)
+
+    def natives(self, kind: str, named: tuple[str, ...] = ()) -> tuple[str, ...]:
+        found = super().natives(kind, named)
+        native = SUBAGENT_NATIVES.get(kind)
+        if native and (not named or native in named):
+            found = (*found, native)
+        return found
 
     decode_payload = staticmethod(decode)
     encode = staticmethod(encode)

@@ -230,8 +230,9 @@ def test_hung_fail_closed_handler_cancels_the_task(cline: Cline, workspace: Work
 
 def test_a_subagents_events_name_it_and_its_parent(cline: Cline, workspace: Workspace) -> None:
     """``spawn_agent`` is a before-tool and after-tool of kind ``agent``; the subagent's own
-    run fires TaskStart, its shell call and TaskComplete as that subagent (its parent's
-    id in the payload), all in the parent's session."""
+    run fires TaskStart (its subagent-start, naming the child and its parent), its shell
+    call as that subagent, and TaskComplete (its subagent-stop, with its final text), all
+    in the parent's session."""
     install(workspace, {})
     scenario = {"conversations": [
         {"match": "SUBTASK-CHILD-XYZ", "turns": [
@@ -251,19 +252,22 @@ def test_a_subagents_events_name_it_and_its_parent(cline: Cline, workspace: Work
     seen = [(e["kind"], e["agent"]["role"], (e["tool"] or {}).get("name")) for e in events]
     assert seen == [
         ("session-start", "main", None), ("before-tool", "main", "spawn_agent"),
-        ("session-start", "subagent", None), ("before-tool", "subagent", "run_commands"),
-        ("after-tool", "subagent", "run_commands"), ("stop", "subagent", None),
+        ("subagent-start", "unknown", None), ("before-tool", "subagent", "run_commands"),
+        ("after-tool", "subagent", "run_commands"), ("subagent-stop", "unknown", None),
         ("after-tool", "main", "spawn_agent"), ("stop", "main", None),
     ]  # fmt: skip
     parent = events[0]["raw"]["agent_id"]
-    child = events[2]["agent"]["id"]
+    child = events[2]["raw"]["agent_id"]
     assert child and child != parent
-    for event in events[2:6]:
-        assert event["agent"]["id"] == child
-        assert event["raw"]["parent_agent_id"] == parent
+    for start_or_stop in (events[2], events[5]):  # they run in the parent, name the child
+        assert start_or_stop["agent"]["id"] == parent
+        assert start_or_stop["child"]["id"] == child
+    for call in events[3:5]:
+        assert call["agent"]["id"] == child
+        assert call["raw"]["parent_agent_id"] == parent
     assert events[1]["tool"]["kind"] == "agent"
     assert len({e["session_id"] for e in events}) == 1
-    assert events[5]["last_message"] == "Subagent printed from-subagent."
+    assert events[5]["final_text"] == "Subagent printed from-subagent."
     assert workspace.diagnostics() == []
 
 
