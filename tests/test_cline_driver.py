@@ -161,3 +161,14 @@ def test_samples_carry_the_wire_name_of_their_event(native: str) -> None:
     """A sample's ``hookName`` is the wire name the CLI sends for that file."""
     data = msgspec.json.decode(cline.driver.sample(native, cwd="/p", session_id="s"))
     assert cline.WIRE.get(data["hookName"], data["hookName"]) == native
+
+
+@given(stamp=st.one_of(st.text(), st.text(alphabet="0123456789\u00b2\u0663", min_size=1),
+                       st.integers(min_value=0).map(lambda i: str(i) * 400)))  # fmt: skip
+def test_any_timestamp_text_decodes_or_is_left_out(stamp: str) -> None:
+    """A ``timestamp`` of any text (Unicode digits, thousands of digits) never escapes
+    decode as anything but a readable event: unreadable ones are left out."""
+    payload = json.loads((GOLDEN / "real" / "TaskStart.json").read_text())
+    payload["timestamp"] = stamp
+    event = cline.driver.decode(json.dumps(payload).encode(), "TaskStart")
+    assert event.timestamp is None or isinstance(event.timestamp, float)

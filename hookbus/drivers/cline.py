@@ -187,8 +187,11 @@ def tool_call(name: str, data: dict[str, Any], call_id: str | None, cwd: str) ->
 def _timestamp(value: str | None) -> float | None:
     if not value:
         return None
-    if value.isdigit():  # the legacy extension: Date.now().toString()
-        return int(value) / 1000
+    if value.isascii() and value.isdigit():  # the legacy extension: Date.now().toString()
+        try:
+            return int(value) / 1000
+        except (ValueError, OverflowError):  # past int()'s digit limit, or a float's range
+            return None
     return iso_seconds(value.replace("Z", "+00:00"))
 
 
