@@ -219,7 +219,8 @@ def test_cursor_and_claude_installs_together_handle_each_event_once(
     Cursor's no-opinion. Without Cursor's install, the Claude command handles it."""
     (project / "hooks_mod.py").write_text(COUNTING)
     (project / ".hookbus.toml").write_text(
-        'enable = ["hooks_mod:shell", "hooks_mod:stop", "hooks_mod:child"]\n')
+        'enable = ["hooks_mod:shell", "hooks_mod:stop", "hooks_mod:child"]\n'
+    )
     env = {**home, "RUNS_DIR": str(tmp_path), "CURSOR_PROJECT_DIR": str(project)}
     for host in ("claude", "cursor"):
         proc = hookbus_cli(project, "install", "--host", host, env=env)

@@ -223,7 +223,10 @@ def test_subagent_identity_and_the_loop_guard() -> None:
     start = decode("subagentStart")
     assert isinstance(start, SubagentStart)
     assert (start.child.id, start.child.type, start.child.parent_id) == (
-        "sa-3b8e61f0", "explore", "5e2c9a17-83b4-4f6d-a0c1-9d7e3b2f4a68")
+        "sa-3b8e61f0",
+        "explore",
+        "5e2c9a17-83b4-4f6d-a0c1-9d7e3b2f4a68",
+    )
     assert (start.call_id, start.child_model) == ("toolu_01Task9bX4", "inherit")
     stop = decode("subagentStop")
     assert isinstance(stop, SubagentStop)
@@ -243,7 +246,8 @@ def test_specific_events_are_registered_only_when_named() -> None:
     assert cursor.driver.natives("before-tool") == ("preToolUse",)
     assert cursor.driver.natives("after-tool") == ("postToolUse", "postToolUseFailure")
     assert cursor.driver.natives("before-tool", ("beforeShellExecution",)) == (
-        "beforeShellExecution",)
+        "beforeShellExecution",
+    )
     assert cursor.driver.natives("other") == ()
     assert cursor.driver.natives("after-edit") == ("afterFileEdit",)
 

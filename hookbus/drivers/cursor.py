@@ -218,13 +218,17 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
         return ev.BeforeTool(**common, tool=_tool(key, p, data))
     if kind == "after-tool":
         output = p.output if key == "afterShellExecution" else p.result_json or p.tool_output
-        failed = p.error_message or p.failure_type or "failed" if key == "postToolUseFailure" else None
+        failed = (
+            p.error_message or p.failure_type or "failed" if key == "postToolUseFailure" else None
+        )
         return ev.AfterTool(**common, tool=_tool(key, p, data), output=_text(output), error=failed,
                             response=_response(output), duration_ms=p.duration)  # fmt: skip
     if kind == "after-edit":
         tool = _tool(key, p, data)
         path = p.file_path or ""
-        return ev.AfterEdit(**common, tool=tool, changes=(ev.FileChange(action="update", path=path),))
+        return ev.AfterEdit(
+            **common, tool=tool, changes=(ev.FileChange(action="update", path=path),)
+        )
     child = ev.Agent(role="subagent", id=p.subagent_id, type=p.subagent_type,
                      parent_id=p.parent_conversation_id)  # fmt: skip
     if kind == "subagent-start":
@@ -332,7 +336,8 @@ class CursorDriver(BaseDriver):
     native_after_edit = True
     #: The MCP events carry MCP tools only (named bare, without the MCP: of matchers).
     event_tools: ClassVar[dict[str, tuple[str, ...]]] = {
-        **{e: (t,) for e, t in EVENT_TOOL.items()}, **dict.fromkeys(MCP_EVENTS, (MCP_PREFIX,))
+        **{e: (t,) for e, t in EVENT_TOOL.items()},
+        **dict.fromkeys(MCP_EVENTS, (MCP_PREFIX,)),
     }
 
     def natives(self, kind: str, named: tuple[str, ...] = ()) -> tuple[str, ...]:

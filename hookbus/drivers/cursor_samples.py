@@ -18,9 +18,11 @@ from typing import Any
 
 from hookbus.drivers.base import filled
 
-TOOL_EVENTS = ("preToolUse", "postToolUse", "postToolUseFailure", "beforeShellExecution",
-               "afterShellExecution", "beforeMCPExecution", "afterMCPExecution",
-               "beforeReadFile", "beforeTabFileRead", "afterFileEdit", "afterTabFileEdit")  # fmt: skip
+TOOL_EVENTS = (
+    "preToolUse", "postToolUse", "postToolUseFailure", "beforeShellExecution",
+    "afterShellExecution", "beforeMCPExecution", "afterMCPExecution", "beforeReadFile",
+    "beforeTabFileRead", "afterFileEdit", "afterTabFileEdit",
+)  # fmt: skip
 DEFAULT_TOOL = "Shell"
 #: Events of one tool, whose input is at the payload's top level.
 ONE_TOOL = ("beforeShellExecution", "afterShellExecution", "beforeReadFile",

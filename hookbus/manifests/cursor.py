@@ -68,7 +68,9 @@ class CursorManifest(flat.FlatManifest):
     def notes(self, hooks: Hooks) -> tuple[str, ...]:
         return NOTES if hooks else ()
 
-    def entry(self, native: str, group: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str, Any]:
+    def entry(
+        self, native: str, group: Mapping[str, Any], entry: Mapping[str, Any]
+    ) -> dict[str, Any]:
         # No matcher (see the module docstring): the command runs for every tool.
         return super().entry(native, {}, entry)
 

@@ -38,7 +38,9 @@ class FlatManifest(grouped.GroupedManifest):
             entry.get(self.command_key), self.facts.name
         )
 
-    def entry(self, native: str, group: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str, Any]:
+    def entry(
+        self, native: str, group: Mapping[str, Any], entry: Mapping[str, Any]
+    ) -> dict[str, Any]:
         """One flat entry from a generated group and its one entry."""
         mine: dict[str, Any] = {"type": "command", self.command_key: entry["command"]}
         if "timeout" in entry:
