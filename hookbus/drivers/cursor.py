@@ -48,23 +48,15 @@ ALL_EVENTS = (
     "beforeTabFileRead", "afterTabFileEdit",
 )  # fmt: skip
 KIND_OF: dict[str, str] = {
-    "sessionStart": "session-start",
-    "sessionEnd": "session-end",
-    "beforeSubmitPrompt": "prompt-submit",
-    "preToolUse": "before-tool",
-    "postToolUse": "after-tool",
-    "postToolUseFailure": "after-tool",
-    "subagentStart": "subagent-start",
-    "subagentStop": "subagent-stop",
-    "beforeShellExecution": "before-tool",
-    "afterShellExecution": "after-tool",
-    "beforeMCPExecution": "before-tool",
-    "afterMCPExecution": "after-tool",
-    "beforeReadFile": "before-tool",
-    "afterFileEdit": "after-edit",
-    "preCompact": "pre-compact",
+    "sessionStart": "session-start", "sessionEnd": "session-end",
+    "beforeSubmitPrompt": "prompt-submit", "subagentStart": "subagent-start",
+    "subagentStop": "subagent-stop", "afterFileEdit": "after-edit", "preCompact": "pre-compact",
     "stop": "stop",
-}
+    **dict.fromkeys(("preToolUse", "beforeShellExecution", "beforeMCPExecution",
+                     "beforeReadFile"), "before-tool"),
+    **dict.fromkeys(("postToolUse", "postToolUseFailure", "afterShellExecution",
+                     "afterMCPExecution"), "after-tool"),
+}  # fmt: skip
 #: The second event of a call ``preToolUse``/``postToolUse`` already covers: registered
 #: only for a handler that names it.
 SPECIFIC = ("beforeShellExecution", "afterShellExecution", "beforeMCPExecution",
@@ -92,11 +84,6 @@ def own(native: str) -> str:
     return CURSOR_EVENTS.get(native, native)
 
 
-class Edit(msgspec.Struct):
-    old_string: str = ""
-    new_string: str = ""
-
-
 class Payload(msgspec.Struct, kw_only=True):
     """Any Cursor payload: the common fields, and every event's own ones defaulted."""
 
@@ -116,11 +103,9 @@ class Payload(msgspec.Struct, kw_only=True):
     error_message: str | None = None
     failure_type: str | None = None
     mcp_server_name: str | None = None
-    command: str | None = None
     output: str | None = None
     result_json: Any = None
     file_path: str | None = None
-    edits: list[Edit] = []
     prompt: str = ""
     subagent_id: str | None = None
     subagent_type: str | None = None
@@ -177,18 +162,12 @@ def _tool(key: str, p: Payload, data: bytes) -> ev.ToolCall:
                      mcp=key in MCP_EVENTS, server=p.mcp_server_name)  # fmt: skip
 
 
-def _text(value: object) -> str | None:
-    """A tool's output as text: Cursor sends it JSON-encoded in a string."""
+def _output(value: object) -> tuple[str | None, msgspec.Raw]:
+    """A tool's output as text and as JSON: Cursor sends it JSON-encoded in a string."""
     if value is None or isinstance(value, str):
-        return ev.head(value)
-    return ev.head(msgspec.json.encode(value).decode())
-
-
-def _response(value: object) -> msgspec.Raw:
-    if isinstance(value, str):
         found = json_object(value)
-        return msgspec.Raw(msgspec.json.encode(found if found else value))
-    return msgspec.Raw(msgspec.json.encode(value))
+        return ev.head(value), msgspec.Raw(msgspec.json.encode(found or value))
+    return ev.head(msgspec.json.encode(value).decode()), msgspec.Raw(msgspec.json.encode(value))
 
 
 # -- decode ----------------------------------------------------------------------------
@@ -217,18 +196,16 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
     if kind == "before-tool":
         return ev.BeforeTool(**common, tool=_tool(key, p, data))
     if kind == "after-tool":
-        output = p.output if key == "afterShellExecution" else p.result_json or p.tool_output
-        failed = (
-            p.error_message or p.failure_type or "failed" if key == "postToolUseFailure" else None
+        text, response = _output(
+            p.output if key == "afterShellExecution" else p.result_json or p.tool_output
         )
-        return ev.AfterTool(**common, tool=_tool(key, p, data), output=_text(output), error=failed,
-                            response=_response(output), duration_ms=p.duration)  # fmt: skip
+        failed = p.error_message or p.failure_type or "failed"
+        return ev.AfterTool(**common, tool=_tool(key, p, data), output=text, response=response,
+                            error=failed if key == "postToolUseFailure" else None,
+                            duration_ms=p.duration)  # fmt: skip
     if kind == "after-edit":
-        tool = _tool(key, p, data)
-        path = p.file_path or ""
-        return ev.AfterEdit(
-            **common, tool=tool, changes=(ev.FileChange(action="update", path=path),)
-        )
+        change = ev.FileChange(action="update", path=p.file_path or "")
+        return ev.AfterEdit(**common, tool=_tool(key, p, data), changes=(change,))
     child = ev.Agent(role="subagent", id=p.subagent_id, type=p.subagent_type,
                      parent_id=p.parent_conversation_id)  # fmt: skip
     if kind == "subagent-start":
