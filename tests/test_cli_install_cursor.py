@@ -218,8 +218,9 @@ def test_cursor_and_claude_installs_together_handle_each_event_once(
     for an event; only Cursor's own command handles it, the Claude command answers
     Cursor's no-opinion. Without Cursor's install, the Claude command handles it."""
     (project / "hooks_mod.py").write_text(COUNTING)
+    # A budget far from what a loaded machine needs: the count, not the clock, is tested.
     (project / ".hookbus.toml").write_text(
-        'enable = ["hooks_mod:shell", "hooks_mod:stop", "hooks_mod:child"]\n'
+        'budget = 30\nenable = ["hooks_mod:shell", "hooks_mod:stop", "hooks_mod:child"]\n'
     )
     env = {**home, "RUNS_DIR": str(tmp_path), "CURSOR_PROJECT_DIR": str(project)}
     for host in ("claude", "cursor"):
