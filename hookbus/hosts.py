@@ -148,6 +148,20 @@ COPILOT_EVENTS: dict[str, str] = {
     "preCompact": "PreCompact", "errorOccurred": "ErrorOccurred", "sessionEnd": "SessionEnd",
 }  # fmt: skip
 
+#: Claude Code's event names as Cursor reads them in a ``.claude/settings.json`` it runs
+#: (cursor.com/docs/hooks, "third-party hooks": PreToolUse is its preToolUse ...): read by
+#: its driver, and by a Claude command that gets a Cursor payload.
+CURSOR_EVENTS: dict[str, str] = {
+    "SessionStart": "sessionStart", "SessionEnd": "sessionEnd",
+    "UserPromptSubmit": "beforeSubmitPrompt", "PreToolUse": "preToolUse",
+    "PostToolUse": "postToolUse", "PostToolUseFailure": "postToolUseFailure",
+    "SubagentStart": "subagentStart", "SubagentStop": "subagentStop",
+    "PreCompact": "preCompact", "Stop": "stop",
+}  # fmt: skip
+#: Cursor's no-opinion: valid JSON on every event (a permission hook whose output is not
+#: JSON is a failure, and ``failClosed`` turns that into a block), never a grant.
+_CURSOR_QUIET = HookOutput(b"{}\n")
+
 HOSTS: dict[str, HostFacts] = {
     # Claude Code hooks reference: every input names its event in hook_event_name; 600 s
     # per command hook, UserPromptSubmit 30 s, SessionEnd hooks 1.5 s in all.
@@ -160,7 +174,12 @@ HOSTS: dict[str, HostFacts] = {
         project_env=("CLAUDE_PROJECT_DIR",),
         # Copilot CLI runs .claude/settings.json hooks too, with its PascalCase dialect:
         # hook_event_name like Claude's, plus a timestamp Claude's payloads never carry.
-        dialects=(Dialect("copilot", keys=("timestamp", "sessionId")),),
+        # Cursor runs them as well (cursor.com/docs/hooks, "third-party hooks"), with its
+        # own payload: conversation_id and cursor_version, which Claude never sends.
+        dialects=(
+            Dialect("copilot", keys=("timestamp", "sessionId")),
+            Dialect("cursor", keys=("cursor_version", "conversation_id")),
+        ),
         default_timeout=600.0,
         timeouts={"UserPromptSubmit": 30.0, "SessionEnd": 1.5, "MessageDisplay": 10.0},
     ),
@@ -250,12 +269,32 @@ HOSTS: dict[str, HostFacts] = {
         no_opinion=HookOutput(),
         default_timeout=30.0,
     ),
+    # Cursor (cursor.com/docs/hooks, 2026-08): every input names its event in
+    # hook_event_name (camelCase); hooks get CURSOR_PROJECT_DIR (and CLAUDE_PROJECT_DIR),
+    # else the first workspace root. "{}" is the no-opinion, except where an answer is
+    # owed: subagentStart always says allow or deny, beforeSubmitPrompt says continue.
+    # timeout is whole seconds; the "platform default" is not published: 60 assumed.
+    "cursor": HostFacts(
+        "cursor",
+        driver="hookbus.drivers.cursor",
+        manifest="hookbus.manifests.cursor",
+        event_paths=(("hook_event_name",),),
+        tool_paths=(("tool_name",),),
+        project_env=("CURSOR_PROJECT_DIR",),
+        project_paths=(("workspace_roots",), ("cwd",)),
+        no_opinion=_CURSOR_QUIET,
+        no_opinion_by_event={
+            "subagentStart": HookOutput(b'{"permission":"allow"}\n'),
+            "beforeSubmitPrompt": HookOutput(b'{"continue":true}\n'),
+        },
+        default_timeout=60.0,
+    ),
 }
 
 #: Host names a handler may filter on before their driver exists: a typo fails when the
 #: bus is built, while a handler written for a host whose driver comes later does not.
 PLANNED_HOSTS = frozenset(
-    ("cursor", "antigravity", "hermes", "opencode", "kilo",
+    ("antigravity", "hermes", "opencode", "kilo",
      "pi", "kiro")
 )  # fmt: skip
 

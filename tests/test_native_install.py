@@ -175,3 +175,35 @@ def test_a_copilot_command_that_would_fall_back_is_not_relied_on(
     assert copilot_handles("PreToolUse", "Bash", str(project), NO_HOME) is None
     copilot_install(project, {"preToolUse": [entry("preToolUse")]})
     assert copilot_handles("PreToolUse", "Bash", str(project), NO_HOME) is not None
+
+
+def cursor_install(folder: Path, entries: dict[str, list[dict[str, object]]]) -> Path:
+    path = folder / ".cursor" / "hooks.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"version": 1, "hooks": entries}))
+    return path
+
+
+def cursor_entry(event: str) -> dict[str, object]:
+    command = COMMAND.replace("--host copilot", "--host cursor").format(event=event)
+    return {"type": "command", "command": command, "timeout": 10}
+
+
+def test_a_claude_command_stands_aside_for_cursors_own_install(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Cursor payload in a Claude command stands aside when ``.cursor/hooks.json``
+    holds hookbus's Cursor command for the event (Claude's Stop is Cursor's stop); a
+    user's own entry, or a Copilot-shaped one, is not enough."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/.cursor/hooks.json
+    claude, host = HOSTS["claude"], HOSTS["cursor"]
+    same = {"payload": {"workspace_roots": [str(project)]}, "environ": {}}
+    cursor_install(project, {"stop": [{"command": "./my-own-hook.sh"}],
+                             "preToolUse": [entry("preToolUse")]})  # fmt: skip
+    assert not stands_aside(claude, host, native="Stop", tool=None, **same)
+    assert not stands_aside(claude, host, native="preToolUse", tool="Shell", **same)
+    path = cursor_install(project, {"stop": [cursor_entry("stop")],
+                                    "preToolUse": [cursor_entry("preToolUse")]})  # fmt: skip
+    assert stands_aside(claude, host, native="Stop", tool=None, **same) == str(path)
+    assert stands_aside(claude, host, native="preToolUse", tool="Shell", **same) == str(path)
+    assert not stands_aside(host, host, native="preToolUse", tool="Shell", **same)

@@ -67,6 +67,20 @@ def as_text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+_ANY = msgspec.json.Decoder()
+
+
+def json_object(value: object) -> dict[str, Any]:
+    """``value`` as an object: a dict as it is, a string holding a JSON object decoded
+    (hosts send some tool inputs JSON-encoded), anything else empty."""
+    if isinstance(value, str):
+        try:
+            value = _ANY.decode(value)
+        except (msgspec.DecodeError, RecursionError):
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
 def absolute(cwd: str, path: str) -> str:
     """``path`` joined to ``cwd`` when it is relative (hosts send POSIX paths)."""
     import posixpath

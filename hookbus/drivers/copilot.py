@@ -19,14 +19,13 @@ that exits 1 *blocks* (``Denied by preToolUse hook (hook errored)``), one past i
 timeout is dropped and the tool runs; so hookbus never exits non-zero here.
 """
 
-import contextlib
 from typing import Any, ClassVar
 
 import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import DENIED, Reply
-from hookbus.drivers.base import BaseDriver, Drops, as_text, iso_seconds
+from hookbus.drivers.base import BaseDriver, Drops, as_text, iso_seconds, json_object
 from hookbus.errors import DecodeError
 from hookbus.hosts import COPILOT_EVENTS, HOSTS
 from hookbus.output import HookOutput
@@ -123,7 +122,6 @@ class Head(msgspec.Struct):
 
 
 _HEAD = msgspec.json.Decoder(Head)
-_ANY = msgspec.json.Decoder()
 _CAMEL = msgspec.json.Decoder(Camel)
 _SNAKE = msgspec.json.Decoder(Snake)
 
@@ -137,14 +135,6 @@ TOOLS: dict[str, ev.ToolKind] = {
     **dict.fromkeys(("web_fetch", "WebFetch", "WebSearch"), "web"),
     **dict.fromkeys(("task", "Task", "Agent"), "agent"),
 }  # fmt: skip
-
-
-def _args(value: object) -> dict[str, Any]:
-    """``toolArgs`` as an object: older builds send it JSON-encoded in a string."""
-    if isinstance(value, str):
-        with contextlib.suppress(msgspec.DecodeError, RecursionError):
-            value = _ANY.decode(value)
-    return value if isinstance(value, dict) else {}
 
 
 def tool_call(name: str, data: dict[str, Any]) -> ev.ToolCall:
@@ -194,7 +184,8 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
     kind = KIND_OF.get(key, "other")
     if key in TOOL_EVENTS and not p.tool_name:
         raise DecodeError("copilot", f"{name} without a tool name", "toolName")
-    args = _args(p.tool_args if p.tool_args is not None else p.tool_input)
+    # toolArgs is an object in 1.0.102, JSON-encoded in a string in older builds.
+    args = json_object(p.tool_args if p.tool_args is not None else p.tool_input)
     # A subagent's own events carry its agentId (and its id as sessionId).
     child = ev.Agent(role="subagent", id=p.agent_id, type=p.agent_type or p.agent_name,
                      parent_id=p.parent_agent_id)  # fmt: skip

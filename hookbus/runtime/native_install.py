@@ -2,21 +2,23 @@
 that a command of another host's install that got the payload stands aside.
 
 Copilot CLI runs the hooks of ``.claude/settings.json`` as well as its own
-``.github/hooks/*.json`` (a real 1.0.102 run): with both ``hookbus install --host claude``
-and ``--host copilot`` in a project, each event reached hookbus twice, once per file
-(camelCase then PascalCase), and every handler ran twice. The Copilot install is the
-host's own, so it is the one that answers; the Claude command, recognising Copilot's
-payload (:func:`hookbus.runtime.peek.dialect`), answers Copilot's no-opinion without
-looking further. It stands aside only when it is sure the Copilot command runs for the
-same event: ``hookbus.json`` in a folder Copilot reads holds hookbus's command for the
-event's camelCase name, whose matcher (if any) takes the tool, and whose checks (the
+``.github/hooks/*.json`` (a real 1.0.102 run), and Cursor runs them beside its
+``.cursor/hooks.json`` (cursor.com/docs/hooks, "third-party hooks", on by default): with
+``hookbus install --host claude`` and the host's own install in one project, each event
+reached hookbus twice, once per file, and every handler ran twice. The host's own
+install is the one that answers; the Claude command, recognising the host's payload
+(:func:`hookbus.runtime.peek.dialect`), answers that host's no-opinion without looking
+further. It stands aside only when it is sure the host's command runs for the same
+event: the host's hooks file (:data:`INSTALLS`) in a folder the host reads holds
+hookbus's command for the event's name in that host (``PreToolUse`` is Copilot's and
+Cursor's ``preToolUse``), whose matcher (if any) takes the tool, and whose checks (the
 ``if [ -x PYTHON ] && [ -f HOOKBUS ]`` or ``command -v hookbus`` before ``then``) pass
-now, so that Copilot will run hookbus and not the command's fallback. Where it cannot be
-sure (no such file, another event, a tool name Claude and Copilot spell differently, an
-interpreter gone), it handles the event itself: handled twice is a nuisance, never
-handled a hole in a guard.
+now, so that the host will run hookbus and not the command's fallback. Where it cannot
+be sure (no such file, another event, a tool name spelled differently, an interpreter
+gone), it handles the event itself: handled twice is a nuisance, never handled a hole in
+a guard.
 
-Standard library only: this runs on the cold path of every Claude command Copilot runs.
+Standard library only: this runs on the cold path of every Claude command another host runs.
 """
 
 from __future__ import annotations
@@ -28,16 +30,14 @@ import shlex
 import shutil
 
 from hookbus.discover import project_candidates
-from hookbus.hosts import COPILOT_EVENTS, HostFacts
+from hookbus.hosts import COPILOT_EVENTS, CURSOR_EVENTS, HostFacts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
 #: The file ``hookbus install --host copilot`` writes, in each folder Copilot reads hooks from.
 COPILOT_FILE = "hookbus.json"
-#: camelCase names of the PascalCase events (Copilot's two name lists).
-_CAMEL = {pascal: camel for camel, pascal in COPILOT_EVENTS.items()}
 #: Bigger than any hooks file hookbus writes: anything larger is not ours to trust.
 _MAX_BYTES = 1 << 20
 
@@ -47,27 +47,72 @@ def copilot_home(environ: Mapping[str, str]) -> str:
     return environ.get("COPILOT_HOME") or os.path.join(os.path.expanduser("~"), ".copilot")
 
 
-def copilot_files(project: str | None, environ: Mapping[str, str]) -> Iterator[str]:
-    """Where a Copilot install of hookbus may be: ``.github/hooks/hookbus.json`` in the
-    project folder or a parent (as far as ``.hookbus.toml`` is looked for, since install
-    writes beside it), then the user's ``$COPILOT_HOME/hooks/hookbus.json``."""
+def _in_project(project: str | None, *parts: str) -> Iterator[str]:
+    """``parts`` under the project folder or a parent (as far as ``.hookbus.toml`` is
+    looked for, since install writes beside it)."""
     if project:
         for candidate in project_candidates(project):
-            yield os.path.join(os.path.dirname(candidate), ".github", "hooks", COPILOT_FILE)
+            yield os.path.join(os.path.dirname(candidate), *parts)
+
+
+def copilot_files(project: str | None, environ: Mapping[str, str]) -> Iterator[str]:
+    """Where a Copilot install of hookbus may be: ``.github/hooks/hookbus.json`` in the
+    project, then the user's ``$COPILOT_HOME/hooks/hookbus.json``."""
+    yield from _in_project(project, ".github", "hooks", COPILOT_FILE)
     yield os.path.join(copilot_home(environ), "hooks", COPILOT_FILE)
+
+
+def cursor_files(project: str | None, environ: Mapping[str, str]) -> Iterator[str]:
+    """Where a Cursor install of hookbus may be: the project's ``.cursor/hooks.json``,
+    then the user's ``~/.cursor/hooks.json``."""
+    yield from _in_project(project, ".cursor", "hooks.json")
+    yield os.path.join(os.path.expanduser("~"), ".cursor", "hooks.json")
+
+
+class OwnInstall:
+    """Where a host's own install of hookbus is, and how its entries read."""
+
+    __slots__ = ("command_key", "events", "files", "host")
+
+    def __init__(
+        self, host: str, files: Callable[[str | None, Mapping[str, str]], Iterator[str]],
+        command_key: str, events: Mapping[str, str],
+    ) -> None:  # fmt: skip
+        self.host = host
+        self.files = files
+        #: The entry's key holding the shell command.
+        self.command_key = command_key
+        #: Claude's event names -> the host's.
+        self.events = events
+
+
+#: The hosts that run ``.claude/settings.json`` hooks and have an install of their own.
+INSTALLS: dict[str, OwnInstall] = {
+    "copilot": OwnInstall("copilot", copilot_files, "bash",
+                          {pascal: camel for camel, pascal in COPILOT_EVENTS.items()}),
+    "cursor": OwnInstall("cursor", cursor_files, "command", CURSOR_EVENTS),
+}  # fmt: skip
+
+
+def handled_by(
+    install: OwnInstall, native: str, tool: str | None, project: str | None,
+    environ: Mapping[str, str],
+) -> str | None:  # fmt: skip
+    """The host's hooks file whose hookbus command runs for ``native`` (either
+    spelling) and ``tool``, or None."""
+    event = install.events.get(native, native)
+    for path in install.files(project, environ):
+        entries = _entries(path, event)
+        if any(_runs(install, entry, event, tool) for entry in entries):
+            return path
+    return None
 
 
 def copilot_handles(
     native: str, tool: str | None, project: str | None, environ: Mapping[str, str]
 ) -> str | None:
-    """The Copilot ``hookbus.json`` whose command runs for ``native`` (either spelling)
-    and ``tool``, or None."""
-    camel = _CAMEL.get(native, native)
-    for path in copilot_files(project, environ):
-        entries = _entries(path, camel)
-        if any(_runs(entry, camel, tool) for entry in entries):
-            return path
-    return None
+    """The Copilot ``hookbus.json`` whose command runs for ``native`` and ``tool``, or None."""
+    return handled_by(INSTALLS["copilot"], native, tool, project, environ)
 
 
 def _entries(path: str, event: str) -> list[object]:
@@ -82,13 +127,13 @@ def _entries(path: str, event: str) -> list[object]:
     return found if isinstance(found, list) else []
 
 
-def _runs(entry: object, event: str, tool: str | None) -> bool:
-    """True when ``entry`` is hookbus's Copilot command for ``event`` and its matcher
+def _runs(install: OwnInstall, entry: object, event: str, tool: str | None) -> bool:
+    """True when ``entry`` is hookbus's command of the host for ``event`` and its matcher
     takes ``tool`` (ignoring case: Claude's ``Bash`` is Copilot's ``bash``)."""
     if not isinstance(entry, dict) or entry.get("type", "command") != "command":
         return False
-    command = entry.get("bash")
-    if not isinstance(command, str) or "run --host copilot" not in command:
+    command = entry.get(install.command_key)
+    if not isinstance(command, str) or f"run --host {install.host}" not in command:
         return False
     if f"--event {event} " not in f"{command} " or not _checks_pass(command):
         return False
@@ -138,6 +183,7 @@ def stands_aside(
 ) -> str | None:  # fmt: skip
     """The hook file of ``payload_host``'s own install that handles this event, when a
     command of ``command``'s install got the payload (see the module docstring)."""
-    if payload_host is command or payload_host.name != "copilot":
+    install = INSTALLS.get(payload_host.name)
+    if payload_host is command or install is None:
         return None
-    return copilot_handles(native, tool, payload_host.project_dir(environ, payload), environ)
+    return handled_by(install, native, tool, payload_host.project_dir(environ, payload), environ)

@@ -1,0 +1,78 @@
+"""Cursor's ``hooks.json``: generate, verify, install, uninstall.
+
+Cursor reads ``<project>/.cursor/hooks.json`` (in a trusted workspace; hooks run with
+the project root as their folder) and the user's ``~/.cursor/hooks.json``
+(cursor.com/docs/hooks). The file is the user's as well as ours: hookbus merges its
+entries into it and keeps every entry and key of theirs. The shape is Cursor's own:
+``{"version": 1, "hooks": {"preToolUse": [{"type": "command", "command": ...,
+"timeout": ...}]}}``, camelCase events, ``timeout`` in whole seconds.
+
+Cursor is strict about the file: one event name it does not know disables *every* hook
+in it, silently (receptron/mulmoterminal#2064, cursor-agent 2026.09.10). So hookbus writes
+only keys Cursor documents, and events from the driver's list of the documented ones.
+It writes no ``matcher``: the docs do not say how one is compared (a regex? anchored?),
+and on some events it is compared with the command or the subagent type, not a tool;
+the subscription index filters tools itself, at the cost of a hook process per call.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from hookbus.drivers.cursor import ALL_EVENTS, driver
+from hookbus.hosts import HOSTS
+from hookbus.manifests import flat
+from hookbus.manifests.base import Scope
+from hookbus.manifests.grouped import project_root
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+HOST = "cursor"
+Hooks = flat.Hooks
+SCOPES: dict[Scope, bool] = {"project": True, "user": False}
+#: The keys of a hooks file and of an entry that Cursor documents (cursor.com/docs/hooks).
+FILE_KEYS = frozenset(("version", "hooks"))
+ENTRY_KEYS = frozenset(("command", "type", "timeout", "matcher", "failClosed", "loop_limit",
+                        "prompt", "model"))  # fmt: skip
+NOTES = (
+    "Cursor runs a project's hooks only in a trusted workspace.",
+    "Cursor also runs the hooks of .claude/settings.json: with hookbus installed for "
+    "Claude too, the Claude command leaves each event Cursor's own entry handles to it.",
+)
+
+
+def hooks_path(scope: str, project_dir: str | None = None) -> str:
+    # The same places a Claude command run by Cursor looks for this file to stand aside
+    # (hookbus.runtime.native_install.cursor_files).
+    if scope == "user":
+        return os.path.join(os.path.expanduser("~"), ".cursor", "hooks.json")
+    return os.path.join(project_dir or project_root(), ".cursor", "hooks.json")
+
+
+class CursorManifest(flat.FlatManifest):
+    """Cursor's ``hooks.json``, shared with the user's own entries."""
+
+    facts = HOSTS[HOST]
+    scopes = SCOPES
+    events = ALL_EVENTS
+    driver = driver
+    command_key = "command"
+    timeout_key = "timeout"
+
+    def path(self, scope: Scope, project_dir: str | None) -> str:
+        return hooks_path(scope, project_dir)
+
+    def notes(self, hooks: Hooks) -> tuple[str, ...]:
+        return NOTES if hooks else ()
+
+    def entry(
+        self, native: str, group: Mapping[str, Any], entry: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        # No matcher (see the module docstring): the command runs for every tool.
+        return super().entry(native, {}, entry)
+
+
+manifest = CursorManifest()
