@@ -161,6 +161,7 @@ HOST_ROWS: dict[str, HostRow] = {
     "copilot": HostRow("preToolUse", "bash", "command"),
     "qwen": HostRow("PreToolUse", "run_shell_command", "command"),
     # A deny becomes Cline's cancel, which also ends the task: docs/hosts/cline.md.
+    "cursor": HostRow("preToolUse", "Shell", "command"),
     "cline": HostRow(
         "PreToolUse",
         "run_commands",
@@ -407,14 +408,15 @@ def strings(value: Any) -> list[str]:
 def verdict(stdout: bytes) -> str:
     """``allow`` for each host's no opinion (no output, or Gemini's ``{}``); ``deny`` for
     its block: Claude's, Codex's and Qwen's ``hookSpecificOutput.permissionDecision``,
-    Copilot's flat ``permissionDecision``, Gemini's ``decision``, Cline's ``cancel``."""
+    Copilot's flat ``permissionDecision``, Gemini's ``decision``, Cline's ``cancel``,
+    Cursor's ``permission``."""
     if stdout.strip() in (b"", b"{}"):
         return "allow"
     try:
         reply = json.loads(stdout)
         nested = reply.get("hookSpecificOutput") or {}
         said = {reply.get("permissionDecision"), nested.get("permissionDecision"),
-                reply.get("decision")}  # fmt: skip
+                reply.get("decision"), reply.get("permission")}  # fmt: skip
     except (ValueError, AttributeError, TypeError):
         return f"unparsable stdout {stdout[:200]!r}"
     if said & {"deny", "block"} or reply.get("cancel") is True:
