@@ -14,6 +14,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import REPLIES, TEXT
 
 from hookbus import Reply
 from hookbus.bus.events import AfterEdit, AfterTool, BeforeTool, Other, PromptSubmit, SessionStart
@@ -302,18 +303,6 @@ def test_without_an_event_name_nothing_decodes() -> None:
 
 
 # -- properties --------------------------------------------------------------------------
-
-TEXT = st.text(max_size=40)
-REPLIES = st.builds(
-    Reply,
-    decision=st.sampled_from([None, "allow", "deny", "ask"]),
-    reason=TEXT,
-    updated_input=st.none() | st.dictionaries(st.text(max_size=5), TEXT, max_size=2),
-    context=TEXT,
-    message=TEXT,
-    keep_working=st.none() | TEXT,
-    halt=st.none() | TEXT,
-)
 
 
 @settings(max_examples=300, deadline=None)

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support import hookbus_cli
 
 from hookbus.manifests import antigravity as manifest
 
@@ -19,13 +19,11 @@ GUARDS = """
 import hookbus
 
 @hookbus.handler("before-tool", tools=("shell", "mcp:github"), fail_closed=True, timeout=5)
-def shell(event):
-    if "rm -rf /" in (event.tool.command or ""):
-        return hookbus.Reply.deny("not that")
-    return None
+def guard(event):
+    return hookbus.Reply.deny("no curl") if "curl" in (event.tool.command or "") else None
 
 @hookbus.handler("session-start", "stop")
-def lifecycle(event): ...
+def turns(event): ...
 
 @hookbus.handler("after-tool")
 def watch(event): ...
@@ -35,20 +33,13 @@ MINE = {"PostToolUse": [{"matcher": "run_command",
                          "hooks": [{"type": "command", "command": "./lint.sh", "timeout": 10}]}]}  # fmt: skip
 
 
-def hookbus_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hookbus", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120, check=False, env={**os.environ},
-    )  # fmt: skip
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
     root.mkdir()
     (root / "hooks_mod.py").write_text(GUARDS)
     (root / ".hookbus.toml").write_text(
-        'enable = ["hooks_mod:shell", "hooks_mod:lifecycle", "hooks_mod:watch"]\n'
+        'enable = ["hooks_mod:guard", "hooks_mod:turns", "hooks_mod:watch"]\n'
     )
     return root
 
@@ -115,7 +106,7 @@ def test_an_unguarded_pre_tool_use_falls_back_to_ask(project: Path, tmp_path: Pa
     """Without a fail-closed handler, the PreToolUse fallback is the no-opinion
     ``{"decision":"ask"}`` (``{}`` or nothing would deny the tool)."""
     (project / "hooks_mod.py").write_text(GUARDS.replace("fail_closed=True", "fail_closed=False"))
-    (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell"]\n')
+    (project / ".hookbus.toml").write_text('enable = ["hooks_mod:guard"]\n')
     assert (
         hookbus_cli(project, "install", "--host", "antigravity", "--command", "path").returncode
         == 0
@@ -136,7 +127,7 @@ def test_install_install_uninstall_leaves_the_file_byte_identical(project: Path)
     path.parent.mkdir()
     path.write_bytes(original)
     assert hookbus_cli(project, "install", "--host", "antigravity").returncode == 0
-    (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell"]\n')
+    (project / ".hookbus.toml").write_text('enable = ["hooks_mod:guard"]\n')
     assert hookbus_cli(project, "install", "--host", "antigravity").returncode == 0
     assert list(settings(project)["hookbus"]) == ["PreToolUse"]
     assert settings(project)["my-linter"] == MINE

@@ -34,7 +34,6 @@ from hookbus.manifests.grouped import project_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.manifests.base import Plan
     from hookbus.runtime.index import IndexData, ToolsData
 
 HOST = "antigravity"
@@ -92,20 +91,8 @@ class AntigravityManifest(grouped.GroupedManifest):
                 hooks[native] = [e for g in groups for e in g["hooks"]]
         return hooks
 
-    def plan(
-        self,
-        index: IndexData | None,
-        *,
-        python: str,
-        scope: Scope,
-        form: CommandForm = "absolute",
-        project_dir: str | None = None,
-    ) -> Plan:
-        from hookbus.manifests.base import Document, Plan
-
-        hooks = self.generate(index, python, form)
-        document = Document(path=self.path(scope, project_dir), entries={NAME: hooks})
-        return Plan(documents=(document,), notes=self.notes(hooks))
+    def entries(self, hooks: grouped.Hooks) -> dict[str, Any]:
+        return {NAME: hooks}
 
     def _grouped(self, events: Mapping[str, Any]) -> dict[str, Any]:
         """One hook's events in the shape :mod:`~hookbus.manifests.grouped` reads: each
