@@ -34,7 +34,7 @@ from typing import Any
 import msgspec
 
 from hookbus.bus import events as ev
-from hookbus.bus.replies import DENIED, Reply
+from hookbus.bus.replies import BLOCKED, DENIED, Reply
 from hookbus.drivers.base import BaseDriver, Drops, absolute, as_text, decoder
 from hookbus.errors import DecodeError
 from hookbus.hosts import HOSTS
@@ -177,7 +177,8 @@ NO_OPINION_DECISION = "ask"
 #: ``HookInjectedStep.ephemeralMessage`` (works live, antigravity-cli#728).
 CONTEXT = {"PreInvocation"}
 #: ``{"decision": "continue", "reason"}`` feeds the reason back and goes on (htsave;
-#: agents-can-communicate#171).
+#: agents-can-communicate#171). agy marks no stop as hook-driven (no stop_hook_active),
+#: so the merge's loop guard never fires here: docs/hosts/antigravity.md.
 STOPS = {"Stop"}
 EMPTY = b"{}\n"
 
@@ -217,7 +218,7 @@ def encode(name: str, reply: Reply) -> Encoded:
             drop("context", "agy adds context only before a model call (PreInvocation)")
     if reply.keep_working is not None:
         if name in STOPS and reply.halt is None:
-            out["decision"], out["reason"] = "continue", reply.keep_working.strip() or DENIED
+            out["decision"], out["reason"] = "continue", reply.keep_working.strip() or BLOCKED
         else:
             drop("keep_working", "only Stop can keep the agent working, and not in a halt")
     if reply.message:
