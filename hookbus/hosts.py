@@ -289,12 +289,29 @@ HOSTS: dict[str, HostFacts] = {
         },
         default_timeout=60.0,
     ),
+    # Google Antigravity agy 1.2.17-1.3.1 (live captures and probe in ajms/orchestrator;
+    # docs/hosts/antigravity.md): payloads never name their event, so the manifest passes
+    # --event; hooks run in .agents/, the project is workspacePaths[0]. PreToolUse fails
+    # closed ({} or nothing denies): its no-opinion is {"decision":"ask"}; every other
+    # result message takes {} (an unknown field rejects a reply). Timeouts are whole
+    # seconds; the host's default is not published (30 s assumed; ours are always set).
+    "antigravity": HostFacts(
+        "antigravity",
+        driver="hookbus.drivers.antigravity",
+        manifest="hookbus.manifests.antigravity",
+        event_required=True,
+        tool_paths=(("toolCall", "name"),),
+        project_paths=(("workspacePaths",),),
+        no_opinion=HookOutput(b"{}\n"),
+        no_opinion_by_event={"PreToolUse": HookOutput(b'{"decision":"ask"}\n')},
+        default_timeout=30.0,
+    ),
 }
 
 #: Host names a handler may filter on before their driver exists: a typo fails when the
 #: bus is built, while a handler written for a host whose driver comes later does not.
 PLANNED_HOSTS = frozenset(
-    ("antigravity", "hermes", "opencode", "kilo",
+    ("hermes", "opencode", "kilo",
      "pi", "kiro")
 )  # fmt: skip
 

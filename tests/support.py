@@ -1,10 +1,18 @@
 """What several test modules share: a fail-closed shell guard, a project that enables
-it, and Claude Code PreToolUse payloads."""
+it, Claude Code PreToolUse payloads, the hookbus CLI run in a folder, and merged replies
+of every shape for property tests."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+from hypothesis import strategies as st
+
+from hookbus.bus.replies import Reply
 
 GOLDEN = Path(__file__).parent / "golden" / "claude"
 
@@ -78,3 +86,28 @@ def wait_for(predicate: object, what: str, seconds: float = 60.0) -> None:
         if time.monotonic() > until:
             raise AssertionError(f"{what}: not within {seconds:.0f} s")
         time.sleep(0.05)
+
+
+def hookbus_cli(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m hookbus ARGS`` in ``cwd``, with ``env`` over this environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "hookbus", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+TEXT = st.text(max_size=40)
+#: Any merged reply: every field empty or set, in any combination.
+REPLIES = st.builds(
+    Reply,
+    decision=st.sampled_from([None, "allow", "deny", "ask"]),
+    reason=TEXT,
+    updated_input=st.none() | st.dictionaries(st.text(max_size=5), TEXT, max_size=2),
+    context=st.none() | TEXT,
+    message=st.none() | TEXT,
+    keep_working=st.none() | TEXT,
+    halt=st.none() | TEXT,
+)

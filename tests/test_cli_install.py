@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import hookbus_cli
 
 GOOD = """
 import hookbus
@@ -24,16 +25,6 @@ def shell(event):
 @hookbus.handler("prompt-submit")
 def prompt(event): ...
 """
-
-
-def hookbus_cli(
-    cwd: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hookbus", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
-        env={**os.environ, **(env or {})},
-    )  # fmt: skip
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support import hookbus_cli
 
 GOOD = """
 import hookbus
@@ -26,13 +26,6 @@ def bye(event): ...
 """
 THEIRS = "#!/bin/sh\necho '{}'\n"
 GOLDEN = Path(__file__).parent / "golden" / "cline" / "real"
-
-
-def hookbus_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hookbus", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120, check=False, env={**os.environ},
-    )  # fmt: skip
 
 
 @pytest.fixture

@@ -4,13 +4,13 @@ the user's own hooks kept, the trust step said, and the file given back byte for
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
+from support import hookbus_cli
 
 from hookbus.manifests import codex as manifest
 
@@ -36,16 +36,6 @@ THEIRS = """{
 }
 """
 SCHEMAS = Path(__file__).parent / "codex_schemas"
-
-
-def hookbus_cli(
-    cwd: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hookbus", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
-        env={**os.environ, **(env or {})},
-    )  # fmt: skip
 
 
 @pytest.fixture

@@ -4,12 +4,12 @@ the user's own hook files never touched, and uninstall leaving them byte for byt
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support import hookbus_cli
 
 from hookbus.manifests import copilot as manifest
 
@@ -34,16 +34,6 @@ THEIRS = """{
 }
 """
 GOLDEN = Path(__file__).parent / "golden" / "copilot"
-
-
-def hookbus_cli(
-    cwd: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hookbus", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
-        env={**os.environ, **(env or {})},
-    )  # fmt: skip
 
 
 @pytest.fixture

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support import hookbus_cli
 
 from hookbus.manifests import gemini as manifest
 
@@ -30,13 +30,6 @@ def lifecycle(event): ...
 #: A user's own hook, which every install and uninstall must keep.
 MINE = {"matcher": "write_file", "hooks": [{"type": "command", "command": "./lint.sh",
                                             "timeout": 3000}]}  # fmt: skip
-
-
-def hookbus_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hookbus", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120, check=False, env={**os.environ},
-    )  # fmt: skip
 
 
 @pytest.fixture

@@ -232,8 +232,13 @@ class GroupedManifest:
         from hookbus.manifests.base import Document, Plan
 
         hooks = self.generate(index, python, form)
-        document = Document(path=self.path(scope, project_dir), entries=hooks)
+        document = Document(path=self.path(scope, project_dir), entries=self.entries(hooks))
         return Plan(documents=(document,), notes=self.notes(hooks))
+
+    def entries(self, hooks: Hooks) -> dict[str, Any]:
+        """What the settings document's entries are: the hooks block itself (Antigravity
+        nests it under a hook name of its own)."""
+        return hooks
 
     def commands(self, document: dict[str, Any]) -> dict[str, list[str]]:
         return {
