@@ -151,6 +151,8 @@ class HostRow:
     as_list: bool = False
     #: Diagnostic codes the deny payload is documented to record.
     expected: frozenset[str] = frozenset()
+    #: The host's no-opinion, where it is not empty or ``{}``.
+    quiet: bytes = b""
 
 
 #: Every other host driven by command hooks. The payload is the driver's own sample (what
@@ -162,6 +164,8 @@ HOST_ROWS: dict[str, HostRow] = {
     "qwen": HostRow("PreToolUse", "run_shell_command", "command"),
     # A deny becomes Cline's cancel, which also ends the task: docs/hosts/cline.md.
     "cursor": HostRow("preToolUse", "Shell", "command"),
+    # agy denies on empty output: its no-opinion on PreToolUse is an explicit ask.
+    "antigravity": HostRow("PreToolUse", "run_command", "CommandLine", quiet=b'{"decision":"ask"}'),
     "cline": HostRow(
         "PreToolUse",
         "run_commands",
@@ -203,6 +207,8 @@ class Case:
     state_dir: Path | None = None
     #: Diagnostic codes this case may record (a documented degradation).
     expected: frozenset[str] = frozenset()
+    #: The host's no-opinion, where it is not empty or ``{}``.
+    quiet: bytes = b""
 
     def run(self, payload: bytes) -> subprocess.CompletedProcess[bytes]:
         return subprocess.run(
@@ -365,7 +371,7 @@ def host_case(
     allow, deny = sample(PAYLOAD["tool_input"]["command"]), sample("rm -rf /")
     label = f"(b) {host}: 1 sync handler"
     case = Case(f"b-{host}", label, command, project, case_env, True, allow, deny, state,
-                row.expected)  # fmt: skip
+                row.expected, row.quiet)  # fmt: skip
     return case, printed
 
 
@@ -405,12 +411,12 @@ def strings(value: Any) -> list[str]:
 # -- checks ----------------------------------------------------------------------------
 
 
-def verdict(stdout: bytes) -> str:
-    """``allow`` for each host's no opinion (no output, or Gemini's ``{}``); ``deny`` for
+def verdict(stdout: bytes, quiet: bytes = b"") -> str:
+    """``allow`` for each host's no opinion (no output, Gemini's ``{}``, ``quiet``); ``deny`` for
     its block: Claude's, Codex's and Qwen's ``hookSpecificOutput.permissionDecision``,
     Copilot's flat ``permissionDecision``, Gemini's ``decision``, Cline's ``cancel``,
     Cursor's ``permission``."""
-    if stdout.strip() in (b"", b"{}"):
+    if stdout.strip() in (b"", b"{}", quiet or b"{}"):
         return "allow"
     try:
         reply = json.loads(stdout)
@@ -430,7 +436,7 @@ def check_run(case: Case, done: subprocess.CompletedProcess[bytes], expected: st
         problems.append(f"exit status {done.returncode}")
     if done.stderr:
         problems.append(f"stderr {done.stderr[:500]!r}")
-    if (got := verdict(done.stdout)) != expected:
+    if (got := verdict(done.stdout, case.quiet)) != expected:
         problems.append(f"verdict {got!r}, expected {expected!r}")
     if problems:
         raise BenchmarkError(f"{case.label}: {'; '.join(problems)}")
