@@ -250,6 +250,20 @@ HOSTS: dict[str, HostFacts] = {
         no_opinion=HookOutput(),
         default_timeout=30.0,
     ),
+    # Factory Droid (hooks reference, Factory-AI/factory@a80aa7c5): hook_event_name in every
+    # input; FACTORY_PROJECT_DIR is the project root ("where Droid was started"); 60 s
+    # per command unless its entry says otherwise, in seconds. Claude-style replies: exit
+    # 0 with nothing printed is the no-opinion of every event.
+    "droid": HostFacts(
+        "droid",
+        driver="hookbus.drivers.droid",
+        manifest="hookbus.manifests.droid",
+        event_paths=(("hook_event_name",),),
+        tool_paths=(("tool_name",),),
+        project_env=("FACTORY_PROJECT_DIR",),
+        project_paths=(("cwd",),),
+        default_timeout=60.0,
+    ),
 }
 
 #: Host names a handler may filter on before their driver exists: a typo fails when the
