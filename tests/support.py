@@ -1,10 +1,15 @@
 """What several test modules share: a fail-closed shell guard, a project that enables
-it, and Claude Code PreToolUse payloads."""
+it, Claude Code PreToolUse payloads, and the install tests' project and CLI runner."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+from hypothesis import strategies as st
 
 GOLDEN = Path(__file__).parent / "golden" / "claude"
 
@@ -78,3 +83,54 @@ def wait_for(predicate: object, what: str, seconds: float = 60.0) -> None:
         if time.monotonic() > until:
             raise AssertionError(f"{what}: not within {seconds:.0f} s")
         time.sleep(0.05)
+
+
+#: What the install tests of the Claude-style hosts enable: a fail-closed guard on shell
+#: commands and the github MCP server (``shell``), and a handler of the session's start
+#: and stop (``lifecycle``).
+SHELL_AND_LIFECYCLE = """
+import hookbus
+
+@hookbus.handler("before-tool", tools=("shell", "mcp:github"), fail_closed=True, timeout=5)
+def shell(event):
+    if "rm -rf /" in (event.tool.command or ""):
+        return hookbus.Reply.deny("not that")
+    return None
+
+@hookbus.handler("session-start", "stop")
+def lifecycle(event): ...
+"""
+
+
+def install_project(root: Path) -> Path:
+    """``root`` as a project enabling ``hooks_mod:shell`` and ``hooks_mod:lifecycle``."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "hooks_mod.py").write_text(SHELL_AND_LIFECYCLE)
+    (root / ".hookbus.toml").write_text('enable = ["hooks_mod:shell", "hooks_mod:lifecycle"]\n')
+    return root
+
+
+def hookbus_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m hookbus ARGS`` in ``cwd``, its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "hookbus", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120, check=False, env={**os.environ},
+    )  # fmt: skip
+
+
+def without_hookbus(command: str, nowhere: Path) -> subprocess.CompletedProcess[str]:
+    """An installed hook ``command`` run by ``/bin/sh`` with ``PATH`` at the empty folder
+    ``nowhere``: what its fallback answers when hookbus (or Python) cannot be found."""
+    return subprocess.run(
+        ["/bin/sh", "-c", command], input="{}", capture_output=True, text=True, timeout=60,
+        check=False, env={**os.environ, "PATH": str(nowhere)},
+    )  # fmt: skip
+
+
+#: Short JSON values of any shape, for the decoders' property tests.
+SHORT_TEXT = st.text(max_size=40)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | SHORT_TEXT,
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(SHORT_TEXT, kids, max_size=3),
+    max_leaves=8,
+)

@@ -6,27 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support import hookbus_cli, install_project, without_hookbus
 
 from hookbus.manifests import droid as manifest
 
-GUARDS = """
-import hookbus
-
-@hookbus.handler("before-tool", tools=("shell", "mcp:github"), fail_closed=True, timeout=5)
-def shell(event):
-    if "rm -rf /" in (event.tool.command or ""):
-        return hookbus.Reply.deny("not that")
-    return None
-
-@hookbus.handler("session-start", "stop")
-def lifecycle(event): ...
-"""
 #: A user's own hook (the reference's formatter example), which every install and
 #: uninstall must keep.
 MINE = {"matcher": "Create|Edit|ApplyPatch", "hooks": [
@@ -34,20 +21,9 @@ MINE = {"matcher": "Create|Edit|ApplyPatch", "hooks": [
      "timeout": 30}]}  # fmt: skip
 
 
-def hookbus_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hookbus", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120, check=False, env={**os.environ},
-    )  # fmt: skip
-
-
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "hooks_mod.py").write_text(GUARDS)
-    (root / ".hookbus.toml").write_text('enable = ["hooks_mod:shell", "hooks_mod:lifecycle"]\n')
-    return root
+def project(tmp_path: Path, isolated_environment: Path) -> Path:
+    return install_project(tmp_path / "proj")
 
 
 def settings(project: Path) -> dict[str, Any]:
@@ -85,9 +61,7 @@ def test_the_fallback_denies_in_json_with_exit_0(project: Path, tmp_path: Path) 
     hooks = settings(project)["hooks"]
     for event, denies in (("PreToolUse", True), ("SessionStart", False)):
         command = hooks[event][-1]["hooks"][0]["command"]
-        proc = subprocess.run(["/bin/sh", "-c", command], input="{}", capture_output=True,
-                              text=True, timeout=60, check=False,
-                              env={**os.environ, "PATH": str(tmp_path / "nothing")})  # fmt: skip
+        proc = without_hookbus(command, tmp_path / "nothing")
         assert proc.returncode == 0
         if denies:
             specific = json.loads(proc.stdout)["hookSpecificOutput"]

@@ -11,6 +11,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import JSON_VALUES, SHORT_TEXT
 
 from hookbus import Reply
 from hookbus.bus.events import AfterEdit, BeforeTool, Event
@@ -66,8 +67,8 @@ class TestDroidContract(DriverContract):
                   reply=Reply(decision="deny"),
                   stdout=hso("PreToolUse", permissionDecision="deny",
                              permissionDecisionReason="Denied by a hookbus handler.")),
-        ReplyCase(id="pre-tool-allow-bypasses-the-permission-system", payload="PreToolUse.Execute",
-                  reply=Reply.allow(), stdout=hso("PreToolUse", permissionDecision="allow")),
+        ReplyCase(id="pre-tool-allow-is-no-opinion", payload="PreToolUse.Execute",
+                  reply=Reply.allow(), stdout=b""),
         ReplyCase(id="pre-tool-ask", payload="PreToolUse.Execute", reply=Reply.ask("really?"),
                   stdout=hso("PreToolUse", permissionDecision="ask",
                              permissionDecisionReason="really?")),
@@ -195,6 +196,15 @@ def test_unsupported_reply_parts_are_dropped_and_reported() -> None:
     assert (end.output.stdout, [d.field for d in end.dropped]) == (b"", ["halt"])
 
 
+def test_an_allow_never_overrules_another_hooks_deny() -> None:
+    """Droid merges hook decisions with no deny-over-allow priority, so a PreToolUse
+    allow (which would also skip Droid's own permission prompt) is not sent, and the
+    drop is reported; a rewrite still goes without it."""
+    encoded = droid.driver.encode("PreToolUse", Reply(decision="allow", updated_input={"a": 1}))
+    assert encoded.output.stdout == hso("PreToolUse", updatedInput={"a": 1})
+    assert [d.field for d in encoded.dropped] == ["decision"]
+
+
 def test_ask_degrades_to_a_block_where_droid_has_no_ask() -> None:
     """An ask on a prompt blocks it (documented degradation) and says so."""
     encoded = droid.driver.encode("UserPromptSubmit", Reply.ask("sure?"))
@@ -218,22 +228,18 @@ _KNOWN = {"session_id", "cwd", "hook_event_name", "tool_name", "tool_input", "to
           "tool_use_id", "source", "prompt", "stop_hook_active", "last_assistant_message",
           "agent_transcript_path", "trigger", "custom_instructions", "reason", "mcp_server",
           "duration_ms"}  # fmt: skip
-_text = st.text(max_size=40)
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | _text,
-    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(_text, kids, max_size=3),
-    max_leaves=8,
-)
+
+
+PATCH = "*** Begin Patch\n*** Add File: a\n"
 
 
 @settings(max_examples=200, deadline=None)
 @given(
     name=st.sampled_from(droid.ALL_EVENTS),
     tool=st.sampled_from([*droid.TOOLS, "mcp__x__y", "UnknownTool"]),
-    tool_input=st.dictionaries(_text, _json | st.just("*** Begin Patch\n*** Add File: a\n"),
-                               max_size=4),
-    response=_json,
-    extra=st.dictionaries(_text.filter(lambda k: k not in _KNOWN), _json, max_size=3),
+    tool_input=st.dictionaries(SHORT_TEXT, JSON_VALUES | st.just(PATCH), max_size=4),
+    response=JSON_VALUES,
+    extra=st.dictionaries(SHORT_TEXT.filter(lambda k: k not in _KNOWN), JSON_VALUES, max_size=3),
 )  # fmt: skip
 def test_any_well_formed_payload_decodes(
     name: str, tool: str, tool_input: dict[str, Any], response: Any, extra: dict[str, Any]

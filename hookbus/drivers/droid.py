@@ -150,14 +150,18 @@ def _decision(name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any],
     decision, reason = reply.decision, reply.reason
     if decision is None:
         return
+    if decision == "allow":
+        # Going on is the default. A PreToolUse "allow" would also skip Droid's permission
+        # prompt, and Droid merges its hooks' decisions with no deny-over-allow priority
+        # (rtk-ai/rtk#2267, review): ours could overrule another hook's deny.
+        if name == "PreToolUse":
+            drop("decision", "allow is not sent: it could overrule another hook's deny")
+        return
     if name == "PreToolUse":
-        # "allow" bypasses Droid's permission system, as in Claude; its reason, like an
-        # ask's, is shown to the user only, a deny's to Droid.
+        # A deny's reason is shown to Droid, an ask's to the user only.
         hso["permissionDecision"] = decision
         if reason or decision == "deny":
             hso["permissionDecisionReason"] = reason or DENIED
-    elif decision == "allow":
-        pass  # going on is the default everywhere else
     elif name in BLOCKABLE:
         if decision == "ask":
             drop("decision", "no ask here; blocked instead")
