@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import hookbus_cli, install_project, without_hookbus
+from support import check_fallback, check_round_trip, hookbus_cli, install_project
 
 from hookbus.manifests import droid as manifest
 
@@ -57,18 +57,7 @@ def test_install_writes_seconds_anchored_matchers_and_keeps_the_users_hooks(
 def test_the_fallback_denies_in_json_with_exit_0(project: Path, tmp_path: Path) -> None:
     """With hookbus gone, the fail-closed event's fallback prints Droid's JSON deny, exit 0;
     the other events answer nothing (plain text would become SessionStart context)."""
-    assert hookbus_cli(project, "install", "--host", "droid", "--command", "path").returncode == 0
-    hooks = settings(project)["hooks"]
-    for event, denies in (("PreToolUse", True), ("SessionStart", False)):
-        command = hooks[event][-1]["hooks"][0]["command"]
-        proc = without_hookbus(command, tmp_path / "nothing")
-        assert proc.returncode == 0
-        if denies:
-            specific = json.loads(proc.stdout)["hookSpecificOutput"]
-            assert specific["permissionDecision"] == "deny"
-            assert "hookbus could not run" in specific["permissionDecisionReason"]
-        else:
-            assert proc.stdout.strip() == ""
+    check_fallback(project, "droid", project / ".factory" / "settings.json", tmp_path / "nothing")
 
 
 def test_install_install_uninstall_leaves_the_file_byte_identical(project: Path) -> None:
@@ -76,21 +65,8 @@ def test_install_install_uninstall_leaves_the_file_byte_identical(project: Path)
     edit, and an uninstall give the user's ``.factory/settings.json`` back byte for byte."""
     original = ('{\n  "hooks": {"PreToolUse": [' + json.dumps(MINE) + ']},\n'
                 '  "autonomyLevel": "auto-low"\n}').encode()  # fmt: skip
-    path = project / ".factory" / "settings.json"
-    path.parent.mkdir()
-    path.write_bytes(original)
-    assert hookbus_cli(project, "install", "--host", "droid").returncode == 0
-    (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell"]\n')
-    assert hookbus_cli(project, "install", "--host", "droid").returncode == 0
-    assert settings(project)["hooks"]["PreToolUse"][0] == MINE
-    assert hookbus_cli(project, "verify", "--host", "droid").returncode == 0
-    (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell", "hooks_mod:lifecycle"]\n')
-    drifted = hookbus_cli(project, "verify", "--host", "droid")
-    assert drifted.returncode == 1
-    assert "missing: SessionStart" in drifted.stdout
-    proc = hookbus_cli(project, "uninstall", "--host", "droid")
-    assert proc.returncode == 0, proc.stderr
-    assert path.read_bytes() == original
+    installed = check_round_trip(project, "droid", project / ".factory" / "settings.json", original)
+    assert installed["hooks"]["PreToolUse"][0] == MINE
 
 
 def test_a_hooks_json_beside_the_settings_is_named_in_a_note(project: Path) -> None:

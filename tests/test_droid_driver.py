@@ -7,11 +7,10 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
-import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import JSON_VALUES, SHORT_TEXT
+from support import JSON_VALUES, SHORT_TEXT, hook_specific, json_line
 
 from hookbus import Reply
 from hookbus.bus.events import AfterEdit, BeforeTool, Event
@@ -21,14 +20,6 @@ from hookbus.output import HookOutput
 from hookbus.testing.contract import DriverContract, ReplyCase
 
 GOLDEN = Path(__file__).parent / "golden" / "droid"
-
-
-def out(data: dict[str, Any]) -> bytes:
-    return msgspec.json.encode(data) + b"\n"
-
-
-def hso(event: str, **fields: Any) -> bytes:
-    return out({"hookSpecificOutput": {"hookEventName": event, **fields}})
 
 
 #: What the reference's "Hook Output" section lets each event's JSON hold.
@@ -49,10 +40,10 @@ class TestDroidContract(DriverContract):
     golden_dir = GOLDEN
     before_tool_golden = "PreToolUse.Execute"
     refusals: ClassVar[dict[str, HookOutput]] = {
-        "PreToolUse": HookOutput(hso("PreToolUse", permissionDecision="deny",
+        "PreToolUse": HookOutput(hook_specific("PreToolUse", permissionDecision="deny",
                                      permissionDecisionReason="R")),
-        "PostToolUse": HookOutput(out({"decision": "block", "reason": "R"})),
-        "UserPromptSubmit": HookOutput(out({"decision": "block", "reason": "R"})),
+        "PostToolUse": HookOutput(json_line({"decision": "block", "reason": "R"})),
+        "UserPromptSubmit": HookOutput(json_line({"decision": "block", "reason": "R"})),
         # Nothing to refuse there: the refusal is the no-opinion.
         "SessionStart": HookOutput(),
         "Stop": HookOutput(),
@@ -61,42 +52,42 @@ class TestDroidContract(DriverContract):
     }  # fmt: skip
     reply_cases = (
         ReplyCase(id="pre-tool-deny", payload="PreToolUse.Execute", reply=Reply.deny("no rm"),
-                  stdout=hso("PreToolUse", permissionDecision="deny",
+                  stdout=hook_specific("PreToolUse", permissionDecision="deny",
                              permissionDecisionReason="no rm")),
         ReplyCase(id="pre-tool-deny-without-reason-still-says-why", payload="PreToolUse.Execute",
                   reply=Reply(decision="deny"),
-                  stdout=hso("PreToolUse", permissionDecision="deny",
+                  stdout=hook_specific("PreToolUse", permissionDecision="deny",
                              permissionDecisionReason="Denied by a hookbus handler.")),
         ReplyCase(id="pre-tool-allow-is-no-opinion", payload="PreToolUse.Execute",
                   reply=Reply.allow(), stdout=b""),
         ReplyCase(id="pre-tool-ask", payload="PreToolUse.Execute", reply=Reply.ask("really?"),
-                  stdout=hso("PreToolUse", permissionDecision="ask",
+                  stdout=hook_specific("PreToolUse", permissionDecision="ask",
                              permissionDecisionReason="really?")),
         ReplyCase(id="pre-tool-rewrite", payload="PreToolUse.Execute",
                   reply=Reply.rewrite({"command": "rm -rf ./build"}),
-                  stdout=hso("PreToolUse", updatedInput={"command": "rm -rf ./build"})),
+                  stdout=hook_specific("PreToolUse", updatedInput={"command": "rm -rf ./build"})),
         ReplyCase(id="halt", payload="PreToolUse.Execute", reply=Reply.stop_agent("budget"),
-                  stdout=out({"continue": False, "stopReason": "budget"})),
+                  stdout=json_line({"continue": False, "stopReason": "budget"})),
         ReplyCase(id="user-message", payload="PreToolUse.Execute", reply=Reply.tell_user("hi"),
-                  stdout=out({"systemMessage": "hi"})),
+                  stdout=json_line({"systemMessage": "hi"})),
         ReplyCase(id="post-tool-block", payload="PostToolUse.Create", reply=Reply.deny("lint"),
-                  stdout=out({"decision": "block", "reason": "lint"})),
+                  stdout=json_line({"decision": "block", "reason": "lint"})),
         ReplyCase(id="post-tool-context", payload="PostToolUse.Create",
                   reply=Reply.add_context("run the formatter"),
-                  stdout=hso("PostToolUse", additionalContext="run the formatter")),
+                  stdout=hook_specific("PostToolUse", additionalContext="run the formatter")),
         ReplyCase(id="prompt-block", payload="UserPromptSubmit", reply=Reply.deny("secrets"),
-                  stdout=out({"decision": "block", "reason": "secrets"})),
+                  stdout=json_line({"decision": "block", "reason": "secrets"})),
         ReplyCase(id="prompt-context", payload="UserPromptSubmit",
                   reply=Reply.add_context("time: noon"),
-                  stdout=hso("UserPromptSubmit", additionalContext="time: noon")),
+                  stdout=hook_specific("UserPromptSubmit", additionalContext="time: noon")),
         ReplyCase(id="session-start-context", payload="SessionStart.startup",
                   reply=Reply.add_context("house rules"),
-                  stdout=hso("SessionStart", additionalContext="house rules")),
+                  stdout=hook_specific("SessionStart", additionalContext="house rules")),
         ReplyCase(id="stop-keep-working", payload="Stop", reply=Reply.continue_working("tests"),
-                  stdout=out({"decision": "block", "reason": "tests"})),
+                  stdout=json_line({"decision": "block", "reason": "tests"})),
         ReplyCase(id="subagent-stop-keep-working", payload="SubagentStop",
                   reply=Reply.continue_working("check again"),
-                  stdout=out({"decision": "block", "reason": "check again"})),
+                  stdout=json_line({"decision": "block", "reason": "check again"})),
         ReplyCase(id="notification-takes-no-decision", payload="Notification",
                   reply=Reply.deny("x"), stdout=b""),
         ReplyCase(id="no-opinion", payload="PreToolUse.Execute", reply=Reply(), stdout=b""),
@@ -201,7 +192,7 @@ def test_an_allow_never_overrules_another_hooks_deny() -> None:
     allow (which would also skip Droid's own permission prompt) is not sent, and the
     drop is reported; a rewrite still goes without it."""
     encoded = droid.driver.encode("PreToolUse", Reply(decision="allow", updated_input={"a": 1}))
-    assert encoded.output.stdout == hso("PreToolUse", updatedInput={"a": 1})
+    assert encoded.output.stdout == hook_specific("PreToolUse", updatedInput={"a": 1})
     assert [d.field for d in encoded.dropped] == ["decision"]
 
 

@@ -7,11 +7,10 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
-import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import JSON_VALUES, SHORT_TEXT
+from support import JSON_VALUES, SHORT_TEXT, hook_specific, json_line
 
 from hookbus import Reply
 from hookbus.bus.events import AfterEdit, AfterTool, BeforeTool, Event
@@ -21,14 +20,6 @@ from hookbus.output import HookOutput
 from hookbus.testing.contract import DriverContract, ReplyCase
 
 GOLDEN = Path(__file__).parent / "golden" / "qoder"
-
-
-def out(data: dict[str, Any]) -> bytes:
-    return msgspec.json.encode(data) + b"\n"
-
-
-def hso(event: str, **fields: Any) -> bytes:
-    return out({"hookSpecificOutput": {"hookEventName": event, **fields}})
 
 
 #: ``HookJSONOutput`` and each event's ``hookSpecificOutput`` in the SDK reference.
@@ -50,11 +41,11 @@ class TestQoderContract(DriverContract):
     golden_dir = GOLDEN
     before_tool_golden = "PreToolUse.Bash"
     refusals: ClassVar[dict[str, HookOutput]] = {
-        "PreToolUse": HookOutput(hso("PreToolUse", permissionDecision="deny",
+        "PreToolUse": HookOutput(hook_specific("PreToolUse", permissionDecision="deny",
                                      permissionDecisionReason="R")),
-        "PostToolUse": HookOutput(out({"decision": "block", "reason": "R"})),
-        "UserPromptSubmit": HookOutput(out({"decision": "block", "reason": "R"})),
-        "PermissionRequest": HookOutput(hso("PermissionRequest",
+        "PostToolUse": HookOutput(json_line({"decision": "block", "reason": "R"})),
+        "UserPromptSubmit": HookOutput(json_line({"decision": "block", "reason": "R"})),
+        "PermissionRequest": HookOutput(hook_specific("PermissionRequest",
                                             decision={"behavior": "deny", "message": "R"})),
         "SessionStart": HookOutput(),
         "Stop": HookOutput(),
@@ -63,42 +54,42 @@ class TestQoderContract(DriverContract):
     }  # fmt: skip
     reply_cases = (
         ReplyCase(id="pre-tool-deny", payload="PreToolUse.Bash", reply=Reply.deny("no rm"),
-                  stdout=hso("PreToolUse", permissionDecision="deny",
+                  stdout=hook_specific("PreToolUse", permissionDecision="deny",
                              permissionDecisionReason="no rm")),
         ReplyCase(id="pre-tool-allow", payload="PreToolUse.Bash", reply=Reply.allow(),
-                  stdout=hso("PreToolUse", permissionDecision="allow")),
+                  stdout=hook_specific("PreToolUse", permissionDecision="allow")),
         ReplyCase(id="pre-tool-ask", payload="PreToolUse.Bash", reply=Reply.ask("sure?"),
-                  stdout=hso("PreToolUse", permissionDecision="ask",
+                  stdout=hook_specific("PreToolUse", permissionDecision="ask",
                              permissionDecisionReason="sure?")),
         ReplyCase(id="pre-tool-rewrite", payload="PreToolUse.Bash",
                   reply=Reply.rewrite({"command": "rm -rf ./build"}),
-                  stdout=hso("PreToolUse", updatedInput={"command": "rm -rf ./build"})),
+                  stdout=hook_specific("PreToolUse", updatedInput={"command": "rm -rf ./build"})),
         ReplyCase(id="pre-tool-context", payload="PreToolUse.Bash",
                   reply=Reply.add_context("the build dir is generated"),
-                  stdout=hso("PreToolUse", additionalContext="the build dir is generated")),
+                  stdout=hook_specific("PreToolUse", additionalContext="the build dir is generated")),
         ReplyCase(id="halt", payload="PreToolUse.Bash", reply=Reply.stop_agent("budget"),
-                  stdout=out({"continue": False, "stopReason": "budget"})),
+                  stdout=json_line({"continue": False, "stopReason": "budget"})),
         ReplyCase(id="user-message-is-not-sent", payload="PreToolUse.Bash",
                   reply=Reply.tell_user("hi"), stdout=b""),
         ReplyCase(id="permission-request-deny", payload="PermissionRequest",
                   reply=Reply.deny("no publishing"),
-                  stdout=hso("PermissionRequest",
+                  stdout=hook_specific("PermissionRequest",
                              decision={"behavior": "deny", "message": "no publishing"})),
         ReplyCase(id="permission-request-allow", payload="PermissionRequest",
-                  reply=Reply.allow(), stdout=hso("PermissionRequest",
+                  reply=Reply.allow(), stdout=hook_specific("PermissionRequest",
                                                   decision={"behavior": "allow"})),
         ReplyCase(id="post-tool-block", payload="PostToolUse.Bash", reply=Reply.deny("flaky"),
-                  stdout=out({"decision": "block", "reason": "flaky"})),
+                  stdout=json_line({"decision": "block", "reason": "flaky"})),
         ReplyCase(id="post-tool-context", payload="PostToolUse.Bash",
                   reply=Reply.add_context("rerun with -v"),
-                  stdout=hso("PostToolUse", additionalContext="rerun with -v")),
+                  stdout=hook_specific("PostToolUse", additionalContext="rerun with -v")),
         ReplyCase(id="prompt-block", payload="UserPromptSubmit", reply=Reply.deny("secrets"),
-                  stdout=out({"decision": "block", "reason": "secrets"})),
+                  stdout=json_line({"decision": "block", "reason": "secrets"})),
         ReplyCase(id="session-start-context", payload="SessionStart.startup",
                   reply=Reply.add_context("house rules"),
-                  stdout=hso("SessionStart", additionalContext="house rules")),
+                  stdout=hook_specific("SessionStart", additionalContext="house rules")),
         ReplyCase(id="stop-keep-working", payload="Stop", reply=Reply.continue_working("tests"),
-                  stdout=out({"decision": "block", "reason": "tests"})),
+                  stdout=json_line({"decision": "block", "reason": "tests"})),
         ReplyCase(id="subagent-stop-cannot-keep-working", payload="SubagentStop",
                   reply=Reply.continue_working("again"), stdout=b""),
         ReplyCase(id="no-opinion", payload="PreToolUse.Bash", reply=Reply(), stdout=b""),
