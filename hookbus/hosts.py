@@ -306,6 +306,34 @@ HOSTS: dict[str, HostFacts] = {
         no_opinion_by_event={"PreToolUse": HookOutput(b'{"decision":"ask"}\n')},
         default_timeout=30.0,
     ),
+    # Factory Droid (hooks reference, Factory-AI/factory@a80aa7c5): hook_event_name in every
+    # input; FACTORY_PROJECT_DIR is the project root ("where Droid was started"); 60 s
+    # per command unless its entry says otherwise, in seconds. Claude-style replies: exit
+    # 0 with nothing printed is the no-opinion of every event.
+    "droid": HostFacts(
+        "droid",
+        driver="hookbus.drivers.droid",
+        manifest="hookbus.manifests.droid",
+        event_paths=(("hook_event_name",),),
+        tool_paths=(("tool_name",),),
+        project_env=("FACTORY_PROJECT_DIR",),
+        project_paths=(("cwd",),),
+        default_timeout=60.0,
+    ),
+    # Qoder CLI (docs.qoder.com/en/cli/hooks; Qoder Agent SDK reference): hook_event_name
+    # in every input; timeouts in seconds, the default 600 in the newer page and 60 in the
+    # older one and the SDK (the shorter is assumed). No project-root variable is
+    # documented (QODER_PROJECT_DIR is only reported): the input's cwd is the root.
+    # Claude-style replies: exit 0 with nothing printed is every event's no-opinion.
+    "qoder": HostFacts(
+        "qoder",
+        driver="hookbus.drivers.qoder",
+        manifest="hookbus.manifests.qoder",
+        event_paths=(("hook_event_name",),),
+        tool_paths=(("tool_name",),),
+        project_paths=(("cwd",),),
+        default_timeout=60.0,
+    ),
 }
 
 #: Host names a handler may filter on before their driver exists: a typo fails when the

@@ -1,6 +1,6 @@
 """What several test modules share: a fail-closed shell guard, a project that enables
-it, Claude Code PreToolUse payloads, the hookbus CLI run in a folder, and merged replies
-of every shape for property tests."""
+it, Claude Code PreToolUse payloads, the hookbus CLI run in a folder, merged replies
+of every shape for property tests, and the install tests' project and checks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import msgspec
 from hypothesis import strategies as st
 
 from hookbus.bus.replies import Reply
@@ -111,3 +113,93 @@ REPLIES = st.builds(
     keep_working=st.none() | TEXT,
     halt=st.none() | TEXT,
 )
+
+
+#: What the install tests of the Claude-style hosts enable: a fail-closed guard on shell
+#: commands and the github MCP server (``shell``), and a handler of the session's start
+#: and stop (``lifecycle``).
+SHELL_AND_LIFECYCLE = """
+import hookbus
+
+@hookbus.handler("before-tool", tools=("shell", "mcp:github"), fail_closed=True, timeout=5)
+def shell(event):
+    if "rm -rf /" in (event.tool.command or ""):
+        return hookbus.Reply.deny("not that")
+    return None
+
+@hookbus.handler("session-start", "stop")
+def lifecycle(event): ...
+"""
+
+
+def install_project(root: Path) -> Path:
+    """``root`` as a project enabling ``hooks_mod:shell`` and ``hooks_mod:lifecycle``."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "hooks_mod.py").write_text(SHELL_AND_LIFECYCLE)
+    (root / ".hookbus.toml").write_text('enable = ["hooks_mod:shell", "hooks_mod:lifecycle"]\n')
+    return root
+
+
+def without_hookbus(command: str, nowhere: Path) -> subprocess.CompletedProcess[str]:
+    """An installed hook ``command`` run by ``/bin/sh`` with ``PATH`` at the empty folder
+    ``nowhere``: what its fallback answers when hookbus (or Python) cannot be found."""
+    return subprocess.run(
+        ["/bin/sh", "-c", command], input="{}", capture_output=True, text=True, timeout=60,
+        check=False, env={**os.environ, "PATH": str(nowhere)},
+    )  # fmt: skip
+
+
+#: Short JSON values of any shape, for the decoders' property tests.
+SHORT_TEXT = st.text(max_size=40)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | SHORT_TEXT,
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(SHORT_TEXT, kids, max_size=3),
+    max_leaves=8,
+)
+
+
+def check_round_trip(project: Path, host: str, path: Path, original: bytes) -> dict[str, Any]:
+    """Through the real CLI in an :func:`install_project`: the user's ``path`` holding
+    ``original``, installed, installed again with one handler fewer, verified clean, then
+    found drifted once the handler is back, and uninstalled: ``path`` holds ``original``
+    byte for byte again. Returns the settings as the second install left them."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(original)
+    assert hookbus_cli(project, "install", "--host", host).returncode == 0
+    (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell"]\n')
+    assert hookbus_cli(project, "install", "--host", host).returncode == 0
+    installed: dict[str, Any] = json.loads(path.read_text())
+    assert hookbus_cli(project, "verify", "--host", host).returncode == 0
+    (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell", "hooks_mod:lifecycle"]\n')
+    drifted = hookbus_cli(project, "verify", "--host", host)
+    assert (drifted.returncode, "missing: SessionStart" in drifted.stdout) == (1, True)
+    done = hookbus_cli(project, "uninstall", "--host", host)
+    assert done.returncode == 0, done.stderr
+    assert path.read_bytes() == original
+    return installed
+
+
+def json_line(data: dict[str, Any]) -> bytes:
+    """``data`` as a Claude-style host reads a reply: one JSON object and a newline."""
+    return msgspec.json.encode(data) + b"\n"
+
+
+def hook_specific(event: str, **fields: Any) -> bytes:
+    """A reply holding only ``hookSpecificOutput`` for ``event``."""
+    return json_line({"hookSpecificOutput": {"hookEventName": event, **fields}})
+
+
+def check_fallback(project: Path, host: str, path: Path, nowhere: Path) -> None:
+    """Installed with ``--command path`` into ``path`` of an :func:`install_project`, and
+    run with hookbus nowhere on ``PATH``: the fail-closed PreToolUse's fallback prints the
+    Claude-style JSON deny with exit 0; SessionStart's prints nothing (on Claude-style
+    hosts plain text there would become context)."""
+    assert hookbus_cli(project, "install", "--host", host, "--command", "path").returncode == 0
+    hooks = json.loads(path.read_text())["hooks"]
+    deny = without_hookbus(hooks["PreToolUse"][-1]["hooks"][0]["command"], nowhere)
+    assert deny.returncode == 0
+    specific = json.loads(deny.stdout)["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "deny"
+    assert "hookbus could not run" in specific["permissionDecisionReason"]
+    quiet = without_hookbus(hooks["SessionStart"][-1]["hooks"][0]["command"], nowhere)
+    assert (quiet.returncode, quiet.stdout.strip()) == (0, "")

@@ -209,6 +209,8 @@ class Rules(msgspec.Struct, frozen=True, kw_only=True):
     #: What a blank keep-working reason becomes (Codex refuses a block without one);
     #: None: it is sent as it is.
     blank_reason: str | None = None
+    #: Where ``decision: "block"`` keeps the agent working (Qoder: Stop only).
+    stops: Set[str] = STOPS
 
     def halts(self, name: str) -> bool:
         return name not in self.silent if self.halt is None else name in self.halt
@@ -230,13 +232,13 @@ def encode(rules: Rules, name: str, reply: Reply, decide: Decide) -> Encoded:
         else:
             drop("updated_input", rules.unread_rewrite)
     if reply.keep_working is not None:
-        if name in STOPS:
+        if name in rules.stops:
             reason = reply.keep_working
             if rules.blank_reason is not None:
                 reason = reason.strip() or rules.blank_reason
             out["decision"], out["reason"] = "block", reason
         else:
-            drop("keep_working", "only Stop and SubagentStop can keep working")
+            drop("keep_working", f"only {' and '.join(sorted(rules.stops))} can keep working")
     if reply.context:
         if name in rules.context:
             hso["additionalContext"] = reply.context

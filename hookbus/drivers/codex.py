@@ -12,14 +12,15 @@ the call too. Hooks run under ``$SHELL -lc``: nothing may print before the JSON.
 """
 
 import contextlib
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import DENIED, Reply
 from hookbus.drivers import claude_style as cs
-from hookbus.drivers.base import BaseDriver, Drops, absolute, as_text, decoder, event_name
+from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, event_name
+from hookbus.drivers.patches import patch_changes
 from hookbus.hosts import HOSTS
 from hookbus.types import Capabilities, Encoded
 
@@ -72,25 +73,6 @@ TOOLS: dict[str, ev.ToolKind] = {
     **dict.fromkeys(("spawn_agent", "collaborationspawn_agent"), "agent"),
     **dict.fromkeys(("view_image", "list_mcp_resources", "read_mcp_resource"), "read"),
 }
-_PATCH_HEADS: dict[str, Literal["add", "update", "delete"]] = {
-    "*** Add File: ": "add", "*** Update File: ": "update", "*** Delete File: ": "delete",
-}  # fmt: skip
-_MOVE = "*** Move to: "
-
-
-def patch_changes(patch: str, cwd: str = "") -> tuple[ev.FileChange, ...]:
-    """The files an ``apply_patch`` envelope adds, updates, deletes or moves (an update
-    followed by ``*** Move to:`` is a move), relative paths joined to ``cwd``."""
-    changes: list[ev.FileChange] = []
-    for line in patch.splitlines():
-        if line.startswith(_MOVE) and changes and changes[-1].action == "update":
-            path = absolute(cwd, line[len(_MOVE) :].strip())
-            changes.append(ev.FileChange(action="move", path=path, from_path=changes.pop().path))
-            continue
-        for head, action in _PATCH_HEADS.items():
-            if line.startswith(head) and (path := line[len(head) :].strip()):
-                changes.append(ev.FileChange(action=action, path=absolute(cwd, path)))
-    return tuple(changes)
 
 
 def tool_call(n: ToolInput) -> ev.ToolCall:
