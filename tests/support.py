@@ -1,10 +1,20 @@
 """What several test modules share: a fail-closed shell guard, a project that enables
-it, and Claude Code PreToolUse payloads."""
+it, Claude Code PreToolUse payloads, a strategy of replies, and the CLI as a person runs
+it."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
+
+    from hookbus import Reply
 
 GOLDEN = Path(__file__).parent / "golden" / "claude"
 
@@ -78,3 +88,37 @@ def wait_for(predicate: object, what: str, seconds: float = 60.0) -> None:
         if time.monotonic() > until:
             raise AssertionError(f"{what}: not within {seconds:.0f} s")
         time.sleep(0.05)
+
+
+def any_reply() -> SearchStrategy[Reply]:
+    """A hypothesis strategy of every merged reply a driver may have to encode."""
+    from hypothesis import strategies as st
+
+    from hookbus import Reply
+
+    text = st.text(max_size=40)
+    return st.builds(
+        Reply,
+        decision=st.sampled_from([None, "allow", "deny", "ask"]),
+        reason=text,
+        updated_input=st.none() | st.dictionaries(st.text(max_size=5), text, max_size=2),
+        context=st.none() | text,
+        message=st.none() | text,
+        keep_working=st.none() | text,
+        halt=st.none() | text,
+    )
+
+
+def hookbus_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m hookbus ARGS`` in ``cwd``, as a person runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "hookbus", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120, check=False, env={**os.environ},
+    )  # fmt: skip
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file and folder below ``folder``: its bytes and mode (to compare a folder
+    with itself before an install and after the uninstall)."""
+    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else b"", p.stat().st_mode)
+            for p in sorted(folder.rglob("*"))}  # fmt: skip

@@ -5,12 +5,11 @@ and the folder given back exactly as it was."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support import hookbus_cli, snapshot
 
 GOOD = """
 import hookbus
@@ -32,13 +31,6 @@ THEIRS = {
 }  # fmt: skip
 
 
-def hookbus_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hookbus", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120, check=False, env={**os.environ},
-    )  # fmt: skip
-
-
 @pytest.fixture
 def project(tmp_path: Path, isolated_environment: Path) -> Path:
     root = tmp_path / "proj"
@@ -46,11 +38,6 @@ def project(tmp_path: Path, isolated_environment: Path) -> Path:
     (root / "hooks_mod.py").write_text(GOOD)
     (root / ".hookbus.toml").write_text('enable = ["hooks_mod:reads", "hooks_mod:brief"]\n')
     return root
-
-
-def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
-    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else b"", p.stat().st_mode)
-            for p in sorted(folder.rglob("*"))}  # fmt: skip
 
 
 def installed(project: Path) -> dict[str, object]:

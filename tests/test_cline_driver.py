@@ -11,6 +11,7 @@ import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support import any_reply
 
 from hookbus import Reply
 from hookbus.bus.events import AfterTool, BeforeTool
@@ -127,17 +128,7 @@ def test_an_edit_result_derives_an_after_edit() -> None:
     assert [e.kind for e in cline.driver.derive(event)] == ["after-edit"]
 
 
-TEXT = st.text(max_size=40)
-REPLIES = st.builds(
-    Reply,
-    decision=st.sampled_from([None, "allow", "deny", "ask"]),
-    reason=TEXT,
-    updated_input=st.none() | st.dictionaries(st.text(max_size=5), TEXT, max_size=2),
-    context=st.none() | TEXT,
-    message=st.none() | TEXT,
-    keep_working=st.none() | TEXT,
-    halt=st.none() | TEXT,
-)
+REPLIES = any_reply()
 
 
 @given(native=st.sampled_from(cline.ALL_EVENTS), reply=REPLIES)

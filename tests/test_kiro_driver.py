@@ -17,9 +17,10 @@ from typing import ClassVar
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support import any_reply, guarded_project
 
 from hookbus import Reply
-from hookbus.bus.events import AfterTool, BeforeTool
+from hookbus.bus.events import AfterTool, BeforeTool, Event
 from hookbus.drivers import kiro
 from hookbus.output import HookOutput
 from hookbus.testing.contract import DriverContract, ReplyCase
@@ -97,7 +98,7 @@ class TestKiroContract(DriverContract):
         validate_reply(native, output)
 
 
-def decode(name: str) -> kiro.ev.Event:
+def decode(name: str) -> Event:
     path = GOLDEN / f"{name}.json"
     return kiro.driver.decode(path.read_bytes(), path.name.split(".")[0])
 
@@ -125,7 +126,8 @@ def test_an_mcp_route_is_the_servers_prefix() -> None:
     """``mcp:git`` routes ``@git/...`` tools, as Kiro's ``@git`` matcher does."""
     route = kiro.driver.tool_route(("mcp:git",))
     assert route is not None and route.prefixes == ("@git/",)
-    assert decode("cli/preToolUse.mcp").tool.mcp_server == "git"  # type: ignore[attr-defined]
+    event = decode("cli/preToolUse.mcp")
+    assert isinstance(event, BeforeTool) and event.tool.mcp_server == "git"
 
 
 def test_an_ide_delegation_is_an_agent_spawn_named_after_its_agent() -> None:
@@ -168,17 +170,7 @@ def test_a_block_says_what_was_dropped() -> None:
     assert encoded.output.exit_code == 2
 
 
-TEXT = st.text(max_size=40)
-REPLIES = st.builds(
-    Reply,
-    decision=st.sampled_from([None, "allow", "deny", "ask"]),
-    reason=TEXT,
-    updated_input=st.none() | st.dictionaries(st.text(max_size=5), TEXT, max_size=2),
-    context=st.none() | TEXT,
-    message=st.none() | TEXT,
-    keep_working=st.none() | TEXT,
-    halt=st.none() | TEXT,
-)
+REPLIES = any_reply()
 
 
 @given(native=st.sampled_from(kiro.ALL_EVENTS), reply=REPLIES)
@@ -214,24 +206,10 @@ def test_any_tool_call_decodes(name: str, args: dict[str, object]) -> None:
 
 # -- the IDE's channels, through the real CLI -----------------------------------------
 
-GUARD = """
-import hookbus
-
-@hookbus.handler("before-tool", tools="shell", fail_closed=True, timeout=5)
-def guard(event):
-    if "rm -rf" in (event.tool.command or ""):
-        return hookbus.Reply.deny("kiro: not that")
-    return None
-"""
-
 
 @pytest.fixture
 def project(tmp_path: Path, isolated_environment: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "kiro_guard.py").write_text(GUARD)
-    (root / ".hookbus.toml").write_text('enable = ["kiro_guard:guard"]\n')
-    return root
+    return guarded_project(tmp_path / "project")
 
 
 def run_open(project: Path, env: dict[str, str], native: str, written: bytes) -> tuple[
@@ -274,7 +252,7 @@ def test_ide_0x_payload_in_user_prompt_is_answered_although_stdin_never_closes(
     within its deadline."""
     env = {**os.environ, "USER_PROMPT": json.dumps(RM)}
     out, err, code, seconds = run_open(project, env, "preToolUse", b"")
-    assert (out, err, code) == (b"", b"kiro: not that\n", 2)
+    assert (out, err, code) == (b"", b"no rm -rf\n", 2)
     assert seconds < BOUND
 
 
@@ -284,7 +262,7 @@ def test_ide_0x_user_prompt_is_taken_without_reading_stdin(project: Path) -> Non
     env = {**os.environ, "USER_PROMPT": json.dumps(RM)}
     decoy = json.dumps({"toolName": "execute_bash", "toolArgs": {"command": "ls"}}).encode()
     out, err, code, seconds = run_open(project, env, "preToolUse", decoy)
-    assert (out, err, code) == (b"", b"kiro: not that\n", 2)
+    assert (out, err, code) == (b"", b"no rm -rf\n", 2)
     assert seconds < BOUND
 
 
@@ -298,5 +276,5 @@ def test_ide_1x_empty_user_prompt_reads_the_payload_from_an_unclosed_stdin(
     payload["cwd"] = str(project)  # the project root Kiro names
     env = {**os.environ, "USER_PROMPT": ""}
     out, err, code, seconds = run_open(project, env, "PreToolUse", json.dumps(payload).encode())
-    assert (out, err, code) == (b"", b"kiro: not that\n", 2)
+    assert (out, err, code) == (b"", b"no rm -rf\n", 2)
     assert seconds < BOUND
