@@ -151,6 +151,25 @@ def test_an_ide_edit_result_names_its_path_only_in_prose() -> None:
     assert [e.kind for e in kiro.driver.derive(event)] == ["after-edit"]
 
 
+@pytest.mark.parametrize(
+    ("tool", "prose", "change"),
+    [
+        ("fs_write", "Created the src/my file.ts file.", ("add", "/w s/src/my file.ts")),
+        ("str_replace", "Replaced text in /abs/a.ts", ("update", "/abs/a.ts")),
+        ("fs_append", "Appended the text to the notes.md file.", ("update", "/w s/notes.md")),
+    ],
+    ids=["created", "replaced", "appended"],
+)
+def test_each_result_prose_names_its_change(tool: str, prose: str, change: tuple[str, str]) -> None:
+    """Each result sentence the IDE writes after an edit gives the change's action and
+    path (spaces kept, relative paths joined to ``cwd``)."""
+    data = json.dumps({"session_id": "s", "hook_event_name": "PostToolUse", "cwd": "/w s",
+                       "tool_name": tool, "tool_input": {}, "tool_response": prose})  # fmt: skip
+    event = kiro.driver.decode(data.encode())
+    assert isinstance(event, AfterTool)
+    assert [(c.action, c.path) for c in event.changes] == [change]
+
+
 def test_a_failed_result_is_an_error_and_no_edit() -> None:
     """The CLI's ``success: false`` and the IDE 0.x's ``toolSuccess: false`` are errors,
     and a failed write derives no after-edit."""

@@ -102,12 +102,12 @@ NOT_SPAWNS = frozenset({"subagent_response"})
 #: The path an IDE edit result names (``Created the src/a.ts file.``, ``Replaced text in
 #: src/a.ts``, ``Appended the text to the src/a.ts file.``; aidlc-workflows captures).
 _PROSE_PATH = re.compile(
-    r"^(?:Created the (?P<add>.+?) file\.|Replaced text in (?P<update>\S+)"
-    r"|Appended the text to the (?P<append>.+?) file\.)"
+    r"^(?:Created the (?P<add>.+) file\.|Replaced text in (?P<update>.+?)\.?"
+    r"|Appended the text to the (?P<append>.+) file\.)\s*$"
 )
 
 
-def kind_of(name: str) -> tuple[ev.ToolKind, str | None]:
+def tool_kind(name: str) -> tuple[ev.ToolKind, str | None]:
     """A tool name's kind, and its MCP server (``@git/status`` is server ``git``)."""
     if name.startswith("@") and "/" in name:
         return "mcp", name[1:].split("/", 1)[0]
@@ -125,13 +125,13 @@ def _paths(data: dict[str, Any]) -> list[str]:
 
 
 def tool_call(name: str, data: dict[str, Any], cwd: str) -> ev.ToolCall:
-    kind, server = kind_of(name)
+    kind, server = tool_kind(name)
     paths = tuple(absolute(cwd, p) for p in _paths(data)) if kind in ("edit", "read") else ()
     spawns: tuple[ev.Spawn, ...] = ()
     if kind == "agent":
         agent = name.removeprefix(SUBAGENT_PREFIX) if name.startswith(SUBAGENT_PREFIX) else None
-        spawns = (ev.Spawn(agent_type=agent or as_text(data.get("agent_name")),
-                           prompt=as_text(data.get("prompt")) or as_text(data.get("query")),
+        # {prompt, explanation}: IDE 1.0.309 (aidlc-workflows #763, reported).
+        spawns = (ev.Spawn(agent_type=agent, prompt=as_text(data.get("prompt")),
                            description=as_text(data.get("explanation"))),)  # fmt: skip
     return ev.ToolCall(name=name, kind=kind, mcp_server=server, input=data,
                        command=as_text(data.get("command")) if kind == "shell" else None,
