@@ -334,13 +334,31 @@ HOSTS: dict[str, HostFacts] = {
         project_paths=(("cwd",),),
         default_timeout=60.0,
     ),
+    # Kiro (docs and third-party captures; docs/hosts/kiro.md): the CLI's agent-config
+    # hooks and the IDE 1.x / CLI V3 hook files name their event in hook_event_name; the
+    # IDE 0.x passes a payload naming none in USER_PROMPT (stdin never closes there), so
+    # the manifest passes --event. Exit 0 with nothing printed is every event's
+    # no-opinion. The CLI waits 30 s by default (timeout_ms 30000), the hook files
+    # write whole seconds.
+    "kiro": HostFacts(
+        "kiro",
+        driver="hookbus.drivers.kiro",
+        manifest="hookbus.manifests.kiro",
+        event_paths=(("hook_event_name",),),
+        event_required=True,
+        tool_paths=(("tool_name",), ("toolName",)),
+        project_paths=(("cwd",),),
+        payload_env="USER_PROMPT",
+        no_opinion=HookOutput(),
+        default_timeout=30.0,
+    ),
 }
 
 #: Host names a handler may filter on before their driver exists: a typo fails when the
 #: bus is built, while a handler written for a host whose driver comes later does not.
 PLANNED_HOSTS = frozenset(
     ("hermes", "opencode", "kilo",
-     "pi", "kiro")
+     "pi")
 )  # fmt: skip
 
 

@@ -9,12 +9,15 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from hypothesis import strategies as st
 
 from hookbus.bus.replies import Reply
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
 
 GOLDEN = Path(__file__).parent / "golden" / "claude"
 
@@ -203,3 +206,15 @@ def check_fallback(project: Path, host: str, path: Path, nowhere: Path) -> None:
     assert "hookbus could not run" in specific["permissionDecisionReason"]
     quiet = without_hookbus(hooks["SessionStart"][-1]["hooks"][0]["command"], nowhere)
     assert (quiet.returncode, quiet.stdout.strip()) == (0, "")
+
+
+def any_reply() -> SearchStrategy[Reply]:
+    """A hypothesis strategy of every merged reply a driver may have to encode."""
+    return REPLIES
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file and folder below ``folder``: its bytes and mode (to compare a folder
+    with itself before an install and after the uninstall)."""
+    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else b"", p.stat().st_mode)
+            for p in sorted(folder.rglob("*"))}  # fmt: skip

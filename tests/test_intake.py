@@ -142,3 +142,19 @@ def test_a_payload_in_an_environment_variable_is_read_from_there(
     assert (got.end, got.data) == ("env", b'{"prompt": "hi"}')
     os.close(read_fd)
     os.close(write_fd)
+
+
+@pytest.mark.parametrize("value", ["", "Run the tests and fix them"], ids=["empty", "prose"])
+def test_a_variable_that_holds_no_object_leaves_the_payload_to_stdin(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kiro IDE 1.x sets ``USER_PROMPT`` empty (or, its docs say, to a prompt's text) and
+    writes the payload to stdin: that is where it is read from then."""
+    facts = HostFacts("t", driver="x", payload_env="USER_PROMPT")
+    monkeypatch.setenv("USER_PROMPT", value)
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, b'{"hook_event_name": "PreToolUse"}')
+    got = read_payload(facts, time.monotonic() + 30, fd=read_fd)
+    assert (got.end, got.data) == ("complete", b'{"hook_event_name": "PreToolUse"}')
+    os.close(read_fd)
+    os.close(write_fd)

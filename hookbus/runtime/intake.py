@@ -61,7 +61,10 @@ def read_payload(facts: HostFacts, deadline: float, *, fd: int = 0) -> Intake:
     """Read the payload for ``facts``'s host, by ``deadline`` (``time.monotonic()``)."""
     if facts.payload_env is not None:
         value = os.environ.get(facts.payload_env)
-        if value is not None:
+        # Only an object is the payload: Kiro IDE 1.x sets USER_PROMPT empty and writes
+        # the payload to stdin (awslabs/aidlc-workflows captures, 1.0.165), and its docs
+        # say a prompt hook may find the prompt's own text there.
+        if value is not None and value.lstrip().startswith("{"):
             return Intake(value.encode("utf-8", "surrogateescape")[: MAX_INPUT + 1], "env")
     if os.isatty(fd):
         # A person ran the hook by hand: no host gives a terminal. Say what this is

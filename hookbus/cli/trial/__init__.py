@@ -269,7 +269,8 @@ def _command_timeout(
         return None, None
     plan = manifest.plan(data, python=sys.executable, scope="project")
     argv = hook_argv(sys.executable, facts.name, native, None)
-    texts = [*_strings([d.entries for d in plan.documents]), *(f.text for f in plan.owned)]
+    texts = [*_strings([d.entries for d in plan.documents]),
+             *(t for f in plan.owned for t in _owned_texts(f.text))]  # fmt: skip
     for text in texts:
         lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
@@ -282,6 +283,17 @@ def _command_timeout(
                 rest = tokens[at + len(argv) : at + len(argv) + 2]
                 return (float(rest[1]) if rest[:1] == ["--timeout"] else None), True
     return None, False
+
+
+def _owned_texts(text: str) -> list[str]:
+    """An owned file's strings: a script is one, a JSON file (Kiro's hook file) holds its
+    commands in strings of its own."""
+    import json
+
+    try:
+        return _strings(json.loads(text))
+    except ValueError:
+        return [text]
 
 
 def _strings(value: object) -> list[str]:
