@@ -13,23 +13,19 @@ payloads do not name their event). Matchers are full-match regexes over ``toolNa
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from hookbus.drivers.copilot import ALL_EVENTS, driver
 from hookbus.hosts import HOSTS
-from hookbus.manifests import grouped
-from hookbus.manifests.base import CommandForm, Scope
+from hookbus.manifests import flat
+from hookbus.manifests.base import Scope
 from hookbus.manifests.grouped import project_root
 from hookbus.runtime.native_install import COPILOT_FILE, copilot_home
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-    from hookbus.runtime.index import IndexData
-
 HOST = "copilot"
-Hooks = grouped.Hooks
+Hooks = flat.Hooks
+Entry = flat.Entry
 SCOPES: dict[Scope, bool] = {"project": True, "user": False}
 FILE = COPILOT_FILE
 TRUST_NOTE = (
@@ -45,13 +41,16 @@ def hooks_path(scope: str, project_dir: str | None = None) -> str:
     return os.path.join(project_dir or project_root(), ".github", "hooks", FILE)
 
 
-class CopilotManifest(grouped.GroupedManifest):
+class CopilotManifest(flat.FlatManifest):
     """Copilot's ``hookbus.json``, a file hookbus owns whole (flat entries, no groups)."""
 
     facts = HOSTS[HOST]
     scopes = SCOPES
     events = ALL_EVENTS
     driver = driver
+    command_key = "bash"
+    header: ClassVar[Mapping[str, Any]] = {"version": 1}
+    owns_file = True
 
     def path(self, scope: Scope, project_dir: str | None) -> str:
         return hooks_path(scope, project_dir)
@@ -59,78 +58,15 @@ class CopilotManifest(grouped.GroupedManifest):
     def notes(self, hooks: Hooks) -> tuple[str, ...]:
         return (TRUST_NOTE,) if hooks else ()
 
-    def is_ours(self, entry: object) -> bool:
-        from hookbus.manifests.base import is_hookbus_command
-
-        return isinstance(entry, dict) and is_hookbus_command(entry.get("bash"), HOST)
-
-    def generate(
-        self, index: IndexData | None, python: str | None = None, form: CommandForm = "absolute"
-    ) -> Hooks:
-        """Copilot's flat entries for what ``index`` subscribes to: ``bash`` and
-        ``timeoutSec`` (whole seconds) in place of Claude's ``command`` and ``timeout``."""
-        flat: Hooks = {}
-        for native, groups in super().generate(index, python, form).items():
-            for group in groups:
-                for entry in group["hooks"]:
-                    mine: dict[str, Any] = {"type": "command", "bash": entry["command"]}
-                    if "timeout" in entry:
-                        mine["timeoutSec"] = entry["timeout"]
-                    if "matcher" in group:
-                        mine["matcher"] = group["matcher"]
-                    flat.setdefault(native, []).append(mine)
-        return flat
-
-    def commands(self, document: dict[str, Any]) -> dict[str, list[str]]:
-        found: dict[str, list[str]] = {}
-        for event, entries in _hooks(document).items():
-            for entry in entries if isinstance(entries, list) else []:
-                if self.is_ours(entry):
-                    found.setdefault(event, []).append(entry["bash"])
-        return found
-
-    def without_ours(self, document: dict[str, Any]) -> dict[str, Any]:
-        hooks = {}
-        for event, entries in _hooks(document).items():
-            kept = (
-                [e for e in entries if not self.is_ours(e)]
-                if isinstance(entries, list)
-                else entries
-            )
-            if kept:
-                hooks[event] = kept
-        # The file is ours: with no entry left in it, nothing of it is kept.
-        return {**document, "hooks": hooks} if hooks else {}
-
-    def merge(self, document: dict[str, Any], entries: Mapping[str, Any]) -> dict[str, Any]:
-        hooks = dict(_hooks(self.without_ours(document)))
-        for event, mine in entries.items():
-            hooks[event] = [*hooks.get(event, []), *mine]
-        return {"version": 1, **document, "hooks": hooks}
-
-    def drift(self, document: dict[str, Any], entries: Mapping[str, Any]) -> list[str]:
-        have = {e: [x for x in v if self.is_ours(x)] for e, v in _hooks(document).items()
-                if isinstance(v, list)}  # fmt: skip
-        problems = []
-        for event in self.events:
-            want, got = list(entries.get(event, [])), have.get(event, [])
-            if want != got:
-                problems.append(f"{event}: " + ("missing" if not got else
-                                "not registered" if not want else "differs"))  # fmt: skip
-        return problems
-
-    def check(self, path: str, document: dict[str, Any]) -> None:
-        from hookbus.errors import HostConfigError
-
-        hooks = document.get("hooks", {})
-        if not isinstance(hooks, dict) or not all(isinstance(v, list) for v in hooks.values()):
-            raise HostConfigError(f"{path}: expected an object with a 'hooks' object of "
-                                  "lists; fix it, nothing changed")  # fmt: skip
-
-
-def _hooks(document: dict[str, Any]) -> dict[str, Any]:
-    hooks = document.get("hooks", {})
-    return hooks if isinstance(hooks, dict) else {}
+    def flat_entry(self, native: str, group: Entry, entry: Entry) -> Entry:
+        """``bash`` and ``timeoutSec`` (whole seconds) in place of Claude's ``command`` and
+        ``timeout``, and the group's matcher in the entry."""
+        mine: dict[str, Any] = {"type": "command", "bash": entry["command"]}
+        if "timeout" in entry:
+            mine["timeoutSec"] = entry["timeout"]
+        if "matcher" in group:
+            mine["matcher"] = group["matcher"]
+        return mine
 
 
 manifest = CopilotManifest()
