@@ -167,18 +167,21 @@ def encode(name: str, reply: Reply) -> Encoded:
                          "nothing can be refused")  # fmt: skip
     elif decision == "allow":
         drop("decision", "allow has no effect: Windsurf hooks cannot grant, only block")
-    if reply.updated_input is not None:
+    # What Windsurf cannot do before a call, it refuses: the call must not run unrewritten
+    # (a rewrite) or on (a halt). The first reason that blocks is the one sent.
+    for field, wanted, reason, cannot in (
+        ("updated_input", reply.updated_input, reply.reason.strip() or REWRITE_BLOCKED,
+         "Windsurf cannot rewrite input"),
+        ("halt", reply.halt, (reply.halt or "").strip() or BLOCKED,
+         "Windsurf cannot stop the agent"),
+    ):  # fmt: skip
+        if wanted is None:
+            continue
         if blocks and block is None:
-            block = reply.reason.strip() or REWRITE_BLOCKED
-            drop("updated_input", "Windsurf cannot rewrite input: the call was blocked instead")
+            block = reason
+            drop(field, f"{cannot}: the call was blocked instead")
         else:
-            drop("updated_input", "Windsurf cannot rewrite input")
-    if reply.halt is not None:
-        if blocks and block is None:
-            block = reply.halt.strip() or BLOCKED
-            drop("halt", "Windsurf cannot stop the agent: this action was blocked instead")
-        else:
-            drop("halt", "Windsurf cannot stop the agent")
+            drop(field, cannot)
     if reply.context:
         drop("context", f"{NOT_READ}; only a block's reason reaches the agent")
     if reply.keep_working is not None:
