@@ -263,6 +263,21 @@ HOSTS: dict[str, HostFacts] = {
         no_opinion=HookOutput(),
         default_timeout=30.0,
     ),
+    # goose (block/goose crates/goose/src/hooks/mod.rs): hooks in plugins, the event in
+    # "event"; 30 s per command unless its entry says otherwise, in seconds. Only
+    # PreToolUse and Stop read a decision; exit 0 with nothing printed is an allow there
+    # and ignored everywhere else: every event's no-opinion. The session's folder is
+    # working_dir (tool events only).
+    "goose": HostFacts(
+        "goose",
+        driver="hookbus.drivers.goose",
+        manifest="hookbus.manifests.goose",
+        event_paths=(("event",),),
+        tool_paths=(("tool_name",),),
+        project_paths=(("working_dir",),),
+        no_opinion=HookOutput(),
+        default_timeout=30.0,
+    ),
 }
 
 #: Host names a handler may filter on before their driver exists: a typo fails when the

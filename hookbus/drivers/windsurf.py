@@ -30,7 +30,7 @@ import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.replies import BLOCKED, Reply
-from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, iso_seconds
+from hookbus.drivers.base import BaseDriver, Drops, as_text, blocked_instead, decoder, iso_seconds
 from hookbus.errors import DecodeError
 from hookbus.hosts import HOSTS
 from hookbus.output import HookOutput
@@ -149,8 +149,6 @@ def decode(data: bytes, native: str | None = None) -> ev.Event:
 # -- encode ----------------------------------------------------------------------------
 
 NOT_READ = "Windsurf reads only the exit code; stdout is never parsed"
-REWRITE_BLOCKED = ("hookbus: a handler rewrote this call's input, which Windsurf cannot "
-                   "apply; the call is blocked rather than run unrewritten.")  # fmt: skip
 
 
 def encode(name: str, reply: Reply) -> Encoded:
@@ -167,21 +165,7 @@ def encode(name: str, reply: Reply) -> Encoded:
                          "nothing can be refused")  # fmt: skip
     elif decision == "allow":
         drop("decision", "allow has no effect: Windsurf hooks cannot grant, only block")
-    # What Windsurf cannot do before a call, it refuses: the call must not run unrewritten
-    # (a rewrite) or on (a halt). The first reason that blocks is the one sent.
-    for field, wanted, reason, cannot in (
-        ("updated_input", reply.updated_input, reply.reason.strip() or REWRITE_BLOCKED,
-         "Windsurf cannot rewrite input"),
-        ("halt", reply.halt, (reply.halt or "").strip() or BLOCKED,
-         "Windsurf cannot stop the agent"),
-    ):  # fmt: skip
-        if wanted is None:
-            continue
-        if blocks and block is None:
-            block = reason
-            drop(field, f"{cannot}: the call was blocked instead")
-        else:
-            drop(field, cannot)
+    block = blocked_instead(reply, drop, block, host="Windsurf", blocks=blocks)
     if reply.context:
         drop("context", f"{NOT_READ}; only a block's reason reaches the agent")
     if reply.keep_working is not None:

@@ -38,8 +38,9 @@ TOOL_INFO: dict[str, dict[str, Any]] = {
     "post_cascade_response": {"response": "### Planner Response\n\nAll tests pass now."},
     "post_cascade_response_with_transcript": {
         "transcript_path": "{home}/.windsurf/transcripts/{session}.jsonl"},
-    "post_setup_worktree": {"worktree_path": "{home}/.windsurf/worktrees/{name}/{name}-a1b2",
-                            "root_workspace_path": "{cwd}"},
+    # The hook runs in the new worktree: the folder asked for.
+    "post_setup_worktree": {"worktree_path": "{cwd}",
+                            "root_workspace_path": "{home}/projects/{name}"},
 }  # fmt: skip
 MCP_CALL = ("github", "list_commits", {"owner": "code-owner", "repo": "my-cool-repo",
                                        "sha": "main", "perPage": 1})  # fmt: skip
