@@ -352,6 +352,34 @@ HOSTS: dict[str, HostFacts] = {
         no_opinion=HookOutput(),
         default_timeout=30.0,
     ),
+    # Windsurf Cascade Hooks (https://docs.windsurf.com/windsurf/cascade/hooks): the event
+    # in agent_action_name; the reply is the exit code alone (2 blocks a pre_* hook),
+    # so exit 0 with nothing printed is every event's no-opinion. hooks.json has no
+    # timeout field and the page names no limit: 30 s is hookbus's own bound when the
+    # command gives none. No project-root variable: hooks run in the workspace root.
+    "windsurf": HostFacts(
+        "windsurf",
+        driver="hookbus.drivers.windsurf",
+        manifest="hookbus.manifests.windsurf",
+        event_paths=(("agent_action_name",),),
+        no_opinion=HookOutput(),
+        default_timeout=30.0,
+    ),
+    # goose (block/goose crates/goose/src/hooks/mod.rs): hooks in plugins, the event in
+    # "event"; 30 s per command unless its entry says otherwise, in seconds. Only
+    # PreToolUse and Stop read a decision; exit 0 with nothing printed is an allow there
+    # and ignored everywhere else: every event's no-opinion. The session's folder is
+    # working_dir (tool events only).
+    "goose": HostFacts(
+        "goose",
+        driver="hookbus.drivers.goose",
+        manifest="hookbus.manifests.goose",
+        event_paths=(("event",),),
+        tool_paths=(("tool_name",),),
+        project_paths=(("working_dir",),),
+        no_opinion=HookOutput(),
+        default_timeout=30.0,
+    ),
 }
 
 #: Host names a handler may filter on before their driver exists: a typo fails when the

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, TypeVar
 import msgspec
 
 from hookbus.bus import events as ev
-from hookbus.bus.replies import Reply
+from hookbus.bus.replies import BLOCKED, Reply
 from hookbus.errors import DecodeError, SampleError
 from hookbus.hosts import HostFacts
 from hookbus.output import HookOutput
@@ -130,6 +130,31 @@ class Drops:
     @property
     def parts(self) -> tuple[Dropped, ...]:
         return tuple(self.found)
+
+
+def blocked_instead(
+    reply: Reply, drop: Drops, block: str | None, *, host: str, blocks: bool
+) -> str | None:
+    """The block of an event a host can only block (Windsurf's pre_*, Goose's
+    PreToolUse): a rewrite or a halt it cannot carry out becomes one, so that the call
+    neither runs unrewritten nor goes on; both are reported as dropped. ``block`` is the
+    reason already chosen (a deny's), which wins; ``host`` names the host in the why."""
+    rewrite = (f"hookbus: a handler rewrote this call's input, which {host} cannot apply; "
+               "the call is blocked rather than run unrewritten.")  # fmt: skip
+    for field, wanted, reason, cannot in (
+        ("updated_input", reply.updated_input, reply.reason.strip() or rewrite,
+         f"{host} cannot rewrite input"),
+        ("halt", reply.halt, (reply.halt or "").strip() or BLOCKED,
+         f"{host} cannot stop the agent"),
+    ):  # fmt: skip
+        if wanted is None:
+            continue
+        if blocks and block is None:
+            block = reason
+            drop(field, f"{cannot}: the call was blocked instead")
+        else:
+            drop(field, cannot)
+    return block
 
 
 class BaseDriver:

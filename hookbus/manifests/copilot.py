@@ -13,6 +13,8 @@ payloads do not name their event). Matchers are full-match regexes over ``toolNa
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from hookbus.drivers.copilot import ALL_EVENTS, driver
 from hookbus.hosts import HOSTS
@@ -23,6 +25,7 @@ from hookbus.runtime.native_install import COPILOT_FILE, copilot_home
 
 HOST = "copilot"
 Hooks = flat.Hooks
+Entry = flat.Entry
 SCOPES: dict[Scope, bool] = {"project": True, "user": False}
 FILE = COPILOT_FILE
 TRUST_NOTE = (
@@ -39,22 +42,31 @@ def hooks_path(scope: str, project_dir: str | None = None) -> str:
 
 
 class CopilotManifest(flat.FlatManifest):
-    """Copilot's ``hookbus.json``, a file hookbus owns whole (flat entries, no groups):
-    ``bash`` and ``timeoutSec`` (whole seconds) in place of Claude's ``command`` and
-    ``timeout``."""
+    """Copilot's ``hookbus.json``, a file hookbus owns whole (flat entries, no groups)."""
 
     facts = HOSTS[HOST]
     scopes = SCOPES
     events = ALL_EVENTS
     driver = driver
     command_key = "bash"
-    timeout_key = "timeoutSec"
+    header: ClassVar[Mapping[str, Any]] = {"version": 1}
+    owns_file = True
 
     def path(self, scope: Scope, project_dir: str | None) -> str:
         return hooks_path(scope, project_dir)
 
     def notes(self, hooks: Hooks) -> tuple[str, ...]:
         return (TRUST_NOTE,) if hooks else ()
+
+    def flat_entry(self, native: str, group: Entry, entry: Entry) -> Entry:
+        """``bash`` and ``timeoutSec`` (whole seconds) in place of Claude's ``command`` and
+        ``timeout``, and the group's matcher in the entry."""
+        mine: dict[str, Any] = {"type": "command", "bash": entry["command"]}
+        if "timeout" in entry:
+            mine["timeoutSec"] = entry["timeout"]
+        if "matcher" in group:
+            mine["matcher"] = group["matcher"]
+        return mine
 
 
 manifest = CopilotManifest()

@@ -18,7 +18,7 @@ the subscription index filters tools itself, at the cost of a hook process per c
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, ClassVar
 
 from hookbus.drivers.cursor import ALL_EVENTS, driver
 from hookbus.hosts import HOSTS
@@ -60,7 +60,7 @@ class CursorManifest(flat.FlatManifest):
     events = ALL_EVENTS
     driver = driver
     command_key = "command"
-    timeout_key = "timeout"
+    header: ClassVar[Mapping[str, Any]] = {"version": 1}
 
     def path(self, scope: Scope, project_dir: str | None) -> str:
         return hooks_path(scope, project_dir)
@@ -68,11 +68,12 @@ class CursorManifest(flat.FlatManifest):
     def notes(self, hooks: Hooks) -> tuple[str, ...]:
         return NOTES if hooks else ()
 
-    def entry(
-        self, native: str, group: Mapping[str, Any], entry: Mapping[str, Any]
-    ) -> dict[str, Any]:
+    def flat_entry(self, native: str, group: flat.Entry, entry: flat.Entry) -> flat.Entry:
         # No matcher (see the module docstring): the command runs for every tool.
-        return super().entry(native, {}, entry)
+        mine: flat.Entry = {"type": "command", "command": entry["command"]}
+        if "timeout" in entry:
+            mine["timeout"] = entry["timeout"]
+        return mine
 
 
 manifest = CursorManifest()

@@ -162,6 +162,11 @@ class GroupedManifest:
     def notes(self, hooks: Hooks) -> tuple[str, ...]:
         return ()
 
+    def guard_fields(self, native: str) -> Mapping[str, Any]:
+        """Keys an entry carries when a fail-closed handler wants ``native`` (Goose's
+        ``on_failure``); none by default."""
+        return {}
+
     def is_ours(self, entry: object) -> bool:
         from hookbus.manifests.base import is_hookbus_command
 
@@ -214,6 +219,8 @@ class GroupedManifest:
             entry["command"] = self.command(python, native, seconds, guarded=guarded, form=form)
             if value is not None:
                 entry["timeout"] = value
+            if guarded:
+                entry.update(self.guard_fields(native))
             pattern = self.matcher(route["tools"])
             group: dict[str, Any] = {"matcher": pattern} if pattern else {}
             group["hooks"] = [entry]
