@@ -228,8 +228,8 @@ def test_a_grok_matcher_is_read_as_grok_reads_it(
 def test_grok_entries_of_another_event_or_a_fallback_do_not_count(
     tmp_path: Path, grok_env: dict[str, str]
 ) -> None:
-    """Another event's command, a user's own command, or one whose checks fail now (Grok
-    would run its fallback) is not hookbus surely answering."""
+    """Another event's command, a user's own command, one whose checks fail now (Grok
+    would run its fallback), or a disabled one is not hookbus surely answering."""
     home = Path(grok_env["GROK_HOME"])
     grok_install(home, "pre_tool_use", command=GROK_COMMAND.format(event="post_tool_use"))
     assert grok_handles("pre_tool_use", "run_terminal_command", None, grok_env) is None
@@ -240,6 +240,9 @@ def test_grok_entries_of_another_event_or_a_fallback_do_not_count(
     assert grok_handles("pre_tool_use", "run_terminal_command", None, grok_env) is None
     grok_install(home, "stop")
     assert grok_handles("stop", None, None, grok_env) is not None
+    # A hook of hookbus.json disabled in Grok's /hooks tab: not sure which, so none counts.
+    (home / "disabled-hooks").write_text("# mine\nglobal/hookbus:stop[0].hooks[0]\n")
+    assert grok_handles("stop", None, None, grok_env) is None
 
 
 def test_the_project_grok_file_counts_unless_a_user_claude_install_may_be_running(

@@ -93,7 +93,10 @@ def grok_handles(
 ) -> str | None:
     """The Grok ``hookbus.json`` whose command surely runs for ``native`` (Grok's
     snake_case name) and ``tool``, or None (see the module docstring)."""
-    paths = [os.path.join(grok_home(environ), "hooks", GROK_FILE)]
+    home = grok_home(environ)
+    if _grok_disabled(os.path.join(home, "disabled-hooks")):
+        return None
+    paths = [os.path.join(home, "hooks", GROK_FILE)]
     pascal = "".join(word.capitalize() for word in native.split("_"))
     if project and not _claude_user_install(pascal):
         paths.append(os.path.join(project, ".grok", "hooks", GROK_FILE))
@@ -104,6 +107,19 @@ def grok_handles(
             if any(_grok_runs(h, native) for h in _inner(group)):
                 return path
     return None
+
+
+def _grok_disabled(path: str) -> bool:
+    """True when Grok's list of hooks disabled in its ``/hooks`` tab (one name a line,
+    ``xai-grok-hooks/src/trust.rs``) names one of a ``hookbus.json`` (``hookbus:<event>
+    [group].hooks[n]``, ``config.rs``): which one is not worth being sure of."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read(_MAX_BYTES).splitlines()
+    except OSError:
+        return False
+    stem = GROK_FILE.removesuffix(".json") + ":"
+    return any(stem in line and not line.lstrip().startswith("#") for line in lines)
 
 
 def _claude_user_install(event: str) -> bool:
