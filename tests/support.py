@@ -1,9 +1,12 @@
 """What several test modules share: a fail-closed shell guard, a project that enables
-it, and Claude Code PreToolUse payloads."""
+it, Claude Code PreToolUse payloads, and the hookbus CLI run in a project."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 GOLDEN = Path(__file__).parent / "golden" / "claude"
@@ -78,3 +81,31 @@ def wait_for(predicate: object, what: str, seconds: float = 60.0) -> None:
         if time.monotonic() > until:
             raise AssertionError(f"{what}: not within {seconds:.0f} s")
         time.sleep(0.05)
+
+
+def hookbus_cli(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m hookbus ARGS`` in ``cwd``, with ``env`` added to this process's."""
+    return subprocess.run(
+        [sys.executable, "-m", "hookbus", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+def assert_owned_file_round_trip(project: Path, host: str, ours: Path, theirs: Path) -> None:
+    """Install twice (the second a no-op), uninstall: a host's hooks file that hookbus
+    owns whole (``ours``) is gone, and the user's own file beside it (``theirs``, written
+    already) is as it was, alone in its folder."""
+    before = theirs.read_bytes()
+    assert hookbus_cli(project, "install", "--host", host).returncode == 0
+    once = ours.read_bytes()
+    second = hookbus_cli(project, "install", "--host", host)
+    assert second.returncode == 0 and "already up to date" in second.stdout
+    assert ours.read_bytes() == once
+    proc = hookbus_cli(project, "uninstall", "--host", host)
+    assert proc.returncode == 0, proc.stderr
+    assert not ours.exists()
+    assert theirs.read_bytes() == before
+    assert sorted(p.name for p in theirs.parent.iterdir()) == [theirs.name]

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import assert_owned_file_round_trip, hookbus_cli
 
 from hookbus.manifests import grok as manifest
 
@@ -37,16 +38,6 @@ THEIRS = """{
 }
 """
 GOLDEN = Path(__file__).parent / "golden" / "grok"
-
-
-def hookbus_cli(
-    cwd: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hookbus", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
-        env={**os.environ, **(env or {})},
-    )  # fmt: skip
 
 
 @pytest.fixture
@@ -118,17 +109,7 @@ def test_install_install_uninstall_leaves_the_users_files_byte_for_byte(project:
     theirs = project / ".grok/hooks/safety.json"
     theirs.parent.mkdir(parents=True)
     theirs.write_text(THEIRS)
-    ours = project / ".grok/hooks/hookbus.json"
-    assert hookbus_cli(project, "install", "--host", "grok").returncode == 0
-    once = ours.read_bytes()
-    second = hookbus_cli(project, "install", "--host", "grok")
-    assert second.returncode == 0 and "already up to date" in second.stdout
-    assert ours.read_bytes() == once
-    proc = hookbus_cli(project, "uninstall", "--host", "grok")
-    assert proc.returncode == 0, proc.stderr
-    assert not ours.exists()
-    assert theirs.read_text() == THEIRS
-    assert sorted(p.name for p in theirs.parent.iterdir()) == ["safety.json"]
+    assert_owned_file_round_trip(project, "grok", project / ".grok/hooks/hookbus.json", theirs)
 
 
 def test_verify_reports_an_entry_edited_since_install(project: Path) -> None:
