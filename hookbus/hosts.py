@@ -271,6 +271,20 @@ HOSTS: dict[str, HostFacts] = {
         default_timeout=5.0,
         timeouts={"stop": 600.0, "subagent_stop": 600.0},
     ),
+    # OpenHands (OpenHands/software-agent-sdk@611629e, openhands-sdk/.../hooks): every
+    # payload names its event in event_type; hooks run in the working dir with
+    # OPENHANDS_PROJECT_DIR set to it. Timeouts are whole seconds, 60 by default; exit 0
+    # with nothing printed is every event's no-opinion, and every failure fails open.
+    "openhands": HostFacts(
+        "openhands",
+        driver="hookbus.drivers.openhands",
+        manifest="hookbus.manifests.openhands",
+        event_paths=(("event_type",),),
+        tool_paths=(("tool_name",),),
+        project_env=("OPENHANDS_PROJECT_DIR",),
+        project_paths=(("working_dir",),),
+        default_timeout=60.0,
+    ),
 }
 
 #: Host names a handler may filter on before their driver exists: a typo fails when the

@@ -12,22 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import assert_owned_file_round_trip, hookbus_cli
+from support import HOST_GUARD, assert_owned_file_round_trip, hookbus_cli
 
 from hookbus.manifests import grok as manifest
 
-GOOD = """
-import hookbus
-
-@hookbus.handler("before-tool", tools="shell", fail_closed=True, timeout=5)
-def shell(event):
-    if "rm -rf /" in (event.tool.command or ""):
-        return hookbus.Reply.deny(f"not that ({event.host})")
-    return None
-
-@hookbus.handler("session-end")
-def bye(event): ...
-"""
+GOOD = HOST_GUARD
 #: A user's own Grok hook file, as a person writes it (the user guide's example).
 THEIRS = """{
   "hooks": {

@@ -12,6 +12,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import every_reply_part, json_values
 
 from hookbus import Reply
 from hookbus.bus.events import AfterTool, BeforeTool, Event, SessionEnd, SubagentStart
@@ -121,12 +122,7 @@ def decode(name: str) -> Any:
     return grok.driver.decode((GOLDEN / f"{name}.json").read_bytes())
 
 
-REPLIES = [
-    Reply.deny("R"), Reply.allow(), Reply.ask("R"), Reply.rewrite({"command": "ls"}),
-    Reply.add_context("c"), Reply.tell_user("m"), Reply.continue_working("k"),
-    Reply.stop_agent("h"), Reply(decision="deny", updated_input={"command": "ls"}, context="c",
-                                 message="m", keep_working="k", halt="h"),
-]  # fmt: skip
+REPLIES = every_reply_part()
 
 
 @pytest.mark.parametrize("native", grok.ALL_EVENTS)
@@ -220,17 +216,12 @@ def test_a_tool_event_without_a_tool_name_is_a_decode_error() -> None:
 FIELDS = st.sampled_from(["hookEventName", "sessionId", "cwd", "workspaceRoot", "timestamp",
                           "toolName", "toolInput", "toolResult", "subagentType", "subagentId",
                           "stopHookActive", "error", "prompt", "durationMs", "reason"])  # fmt: skip
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
-    max_leaves=8,
-)
 
 
 @settings(max_examples=300, deadline=None)
 @given(
     event=st.sampled_from([*grok.ALL_EVENTS, "subagent_end", "PreToolUse"]),
-    overrides=st.dictionaries(FIELDS, json_values, max_size=4),
+    overrides=st.dictionaries(FIELDS, json_values(), max_size=4),
 )
 def test_any_field_values_decode_or_raise_decode_error(
     event: str, overrides: dict[str, object]
