@@ -172,11 +172,15 @@ HOSTS: dict[str, HostFacts] = {
         event_paths=(("hook_event_name",),),
         tool_paths=(("tool_name",),),
         project_env=("CLAUDE_PROJECT_DIR",),
-        # Copilot CLI runs .claude/settings.json hooks too, with its PascalCase dialect:
+        # Grok Build runs .claude/settings.json hooks with its own camelCase payload, whose
+        # hookEventName Claude never sends (it carries a timestamp and sessionId too, so it
+        # is looked for first). Copilot CLI runs them with its PascalCase dialect:
         # hook_event_name like Claude's, plus a timestamp Claude's payloads never carry.
         # Cursor runs them as well (cursor.com/docs/hooks, "third-party hooks"), with its
         # own payload: conversation_id and cursor_version, which Claude never sends.
         dialects=(
+            # Grok first: its payloads carry timestamp and sessionId too.
+            Dialect("grok", keys=("hookEventName",)),
             Dialect("copilot", keys=("timestamp", "sessionId")),
             Dialect("cursor", keys=("cursor_version", "conversation_id")),
         ),
@@ -379,6 +383,36 @@ HOSTS: dict[str, HostFacts] = {
         project_paths=(("working_dir",),),
         no_opinion=HookOutput(),
         default_timeout=30.0,
+    ),
+    # xAI Grok Build (xai-org/grok-build@19d42e3, crates/codegen/xai-grok-hooks): a camelCase
+    # envelope whose hookEventName is the snake_case event (pre_tool_use), with the
+    # workspace root in GROK_WORKSPACE_ROOT and workspaceRoot. Timeouts are whole seconds,
+    # 5 by default, 600 for the stop gates (config.rs). Every failure fails open and exit 0
+    # with nothing printed is every event's no-opinion.
+    "grok": HostFacts(
+        "grok",
+        driver="hookbus.drivers.grok",
+        manifest="hookbus.manifests.grok",
+        event_paths=(("hookEventName",),),
+        tool_paths=(("toolName",),),
+        project_env=("GROK_WORKSPACE_ROOT",),
+        project_paths=(("workspaceRoot",), ("cwd",)),
+        default_timeout=5.0,
+        timeouts={"stop": 600.0, "subagent_stop": 600.0},
+    ),
+    # OpenHands (OpenHands/software-agent-sdk@611629e, openhands-sdk/.../hooks): every
+    # payload names its event in event_type; hooks run in the working dir with
+    # OPENHANDS_PROJECT_DIR set to it. Timeouts are whole seconds, 60 by default; exit 0
+    # with nothing printed is every event's no-opinion, and every failure fails open.
+    "openhands": HostFacts(
+        "openhands",
+        driver="hookbus.drivers.openhands",
+        manifest="hookbus.manifests.openhands",
+        event_paths=(("event_type",),),
+        tool_paths=(("tool_name",),),
+        project_env=("OPENHANDS_PROJECT_DIR",),
+        project_paths=(("working_dir",),),
+        default_timeout=60.0,
     ),
 }
 

@@ -218,3 +218,60 @@ def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
     with itself before an install and after the uninstall)."""
     return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else b"", p.stat().st_mode)
             for p in sorted(folder.rglob("*"))}  # fmt: skip
+
+
+def assert_owned_file_round_trip(project: Path, host: str, ours: Path, theirs: Path) -> None:
+    """Install twice (the second a no-op), uninstall: a host's hooks file that hookbus
+    owns whole (``ours``) is gone, and the user's own file beside it (``theirs``, written
+    already) is as it was, alone in its folder."""
+    before = theirs.read_bytes()
+    assert hookbus_cli(project, "install", "--host", host).returncode == 0
+    once = ours.read_bytes()
+    second = hookbus_cli(project, "install", "--host", host)
+    assert second.returncode == 0 and "already up to date" in second.stdout
+    assert ours.read_bytes() == once
+    proc = hookbus_cli(project, "uninstall", "--host", host)
+    assert proc.returncode == 0, proc.stderr
+    assert not ours.exists()
+    assert theirs.read_bytes() == before
+    assert sorted(p.name for p in theirs.parent.iterdir()) == [theirs.name]
+
+
+#: A fail-closed guard on ``rm -rf /`` that names the host it ran for, and an observer of
+#: session ends: what the install tests of the contract-verified hosts enable.
+HOST_GUARD = """
+import hookbus
+
+@hookbus.handler("before-tool", tools="shell", fail_closed=True, timeout=5)
+def shell(event):
+    if "rm -rf /" in (event.tool.command or ""):
+        return hookbus.Reply.deny(f"not that ({event.host})")
+    return None
+
+@hookbus.handler("session-end")
+def bye(event): ...
+"""
+
+
+def every_reply_part() -> list[object]:
+    """A reply of each part alone, and one of them all (the merged worst case), for a
+    driver's every-reply-to-every-event test."""
+    from hookbus import Reply
+
+    return [
+        Reply.deny("R"), Reply.allow(), Reply.ask("R"), Reply.rewrite({"command": "ls"}),
+        Reply.add_context("c"), Reply.tell_user("m"), Reply.continue_working("k"),
+        Reply.stop_agent("h"), Reply(decision="deny", updated_input={"command": "ls"},
+                                     context="c", message="m", keep_working="k", halt="h"),
+    ]  # fmt: skip
+
+
+def json_values() -> object:
+    """A hypothesis strategy of any JSON value, a few leaves deep."""
+    from hypothesis import strategies as st
+
+    return st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+        max_leaves=8,
+    )

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import hookbus_cli
+from support import assert_owned_file_round_trip, hookbus_cli
 
 from hookbus.manifests import copilot as manifest
 
@@ -70,17 +70,7 @@ def test_install_install_uninstall_leaves_the_users_files_byte_for_byte(project:
     theirs = project / ".github/hooks/theirs.json"
     theirs.parent.mkdir(parents=True)
     theirs.write_text(THEIRS)
-    ours = project / ".github/hooks/hookbus.json"
-    assert hookbus_cli(project, "install", "--host", "copilot").returncode == 0
-    once = ours.read_bytes()
-    second = hookbus_cli(project, "install", "--host", "copilot")
-    assert second.returncode == 0 and "already up to date" in second.stdout
-    assert ours.read_bytes() == once
-    proc = hookbus_cli(project, "uninstall", "--host", "copilot")
-    assert proc.returncode == 0, proc.stderr
-    assert not ours.exists()
-    assert theirs.read_text() == THEIRS
-    assert sorted(p.name for p in theirs.parent.iterdir()) == ["theirs.json"]
+    assert_owned_file_round_trip(project, "copilot", project / ".github/hooks/hookbus.json", theirs)
 
 
 def test_user_scope_writes_copilot_home(project: Path, tmp_path: Path) -> None:

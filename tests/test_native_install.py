@@ -13,7 +13,7 @@ import pytest
 
 import hookbus
 from hookbus.hosts import HOSTS
-from hookbus.runtime.native_install import copilot_handles, stands_aside
+from hookbus.runtime.native_install import copilot_handles, grok_handles, stands_aside
 
 GOLDEN = Path(__file__).parent / "golden"
 MAIN = str(Path(hookbus.__file__).with_name("__main__.py"))
@@ -207,3 +207,100 @@ def test_a_claude_command_stands_aside_for_cursors_own_install(
     assert stands_aside(claude, host, native="Stop", tool=None, **same) == str(path)
     assert stands_aside(claude, host, native="preToolUse", tool="Shell", **same) == str(path)
     assert not stands_aside(host, host, native="preToolUse", tool="Shell", **same)
+
+
+# -- Grok Build, which runs .claude/settings.json hooks too ----------------------------
+
+GROK_COMMAND = COMMAND.replace("--host copilot", "--host grok")
+
+
+def grok_install(folder: Path, event: str, matcher: str | None = None,
+                 command: str | None = None) -> Path:  # fmt: skip
+    """hookbus's grouped Grok entry for ``event`` in ``folder/hooks/hookbus.json``."""
+    group: dict[str, object] = {"hooks": [{"type": "command", "timeout": 10,
+                                           "command": command or GROK_COMMAND.format(event=event)}]}  # fmt: skip
+    if matcher is not None:
+        group["matcher"] = matcher
+    path = folder / "hooks" / "hookbus.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"hooks": {event: [group]}}))
+    return path
+
+
+@pytest.fixture
+def grok_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # ~/.claude is read
+    return {"GROK_HOME": str(tmp_path / "grok-home")}
+
+
+@pytest.mark.parametrize(
+    ("matcher", "tool", "handled"),
+    [
+        (None, "run_terminal_command", True),
+        ("*", "run_terminal_command", True),
+        ("run_terminal_command|write", "run_terminal_command", True),  # exact names
+        ("run_terminal", "run_terminal_command", False),  # a simple name is not a prefix
+        ("^linear__", "linear__save_issue", True),  # anything else: an unanchored regex
+        ("terminal", "run_terminal_command", False),  # simple form: exact, not searched
+        ("([", "run_terminal_command", False),  # Grok matches nothing with a bad regex
+        ("explore", None, False),  # a matcher testing another field: not sure
+    ],
+)
+def test_a_grok_matcher_is_read_as_grok_reads_it(
+    tmp_path: Path, grok_env: dict[str, str], matcher: str | None, tool: str | None,
+    handled: bool,
+) -> None:  # fmt: skip
+    """Grok's user ``hookbus.json`` counts only when its matcher takes the tool
+    (``matcher.rs``: exact names in the simple form, else an unanchored regex)."""
+    grok_install(Path(grok_env["GROK_HOME"]), "pre_tool_use", matcher)
+    found = grok_handles("pre_tool_use", tool, str(tmp_path / "proj"), grok_env)
+    assert (found is not None) is handled
+
+
+def test_grok_entries_of_another_event_or_a_fallback_do_not_count(
+    tmp_path: Path, grok_env: dict[str, str]
+) -> None:
+    """Another event's command, a user's own command, one whose checks fail now (Grok
+    would run its fallback), or a disabled one is not hookbus surely answering."""
+    home = Path(grok_env["GROK_HOME"])
+    grok_install(home, "pre_tool_use", command=GROK_COMMAND.format(event="post_tool_use"))
+    assert grok_handles("pre_tool_use", "run_terminal_command", None, grok_env) is None
+    grok_install(home, "pre_tool_use", command="bin/safe-shell.sh")
+    assert grok_handles("pre_tool_use", "run_terminal_command", None, grok_env) is None
+    gone = GROK_COMMAND.format(event="pre_tool_use").replace(sys.executable, "/nonexistent/py")
+    grok_install(home, "pre_tool_use", command=gone)
+    assert grok_handles("pre_tool_use", "run_terminal_command", None, grok_env) is None
+    grok_install(home, "stop")
+    assert grok_handles("stop", None, None, grok_env) is not None
+    # A hook of hookbus.json disabled in Grok's /hooks tab: not sure which, so none counts.
+    (home / "disabled-hooks").write_text("# mine\nglobal/hookbus:stop[0].hooks[0]\n")
+    assert grok_handles("stop", None, None, grok_env) is None
+
+
+def test_the_project_grok_file_counts_unless_a_user_claude_install_may_be_running(
+    tmp_path: Path, grok_env: dict[str, str]
+) -> None:
+    """The workspace's ``.grok/hooks/hookbus.json`` runs only in a trusted folder: it
+    counts only when no user-scope Claude settings hold hookbus for the event, so that the
+    running Claude command came from the project, behind the same trust."""
+    project = tmp_path / "proj"
+    path = grok_install(project / ".grok", "pre_tool_use")
+    assert grok_handles("pre_tool_use", "run_terminal_command", str(project), grok_env) == str(path)
+    claude = tmp_path / "home" / ".claude" / "settings.local.json"
+    claude.parent.mkdir(parents=True)
+    claude.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "hookbus run --host claude --event PreToolUse"}]}]}}))  # fmt: skip
+    assert grok_handles("pre_tool_use", "run_terminal_command", str(project), grok_env) is None
+    assert grok_handles("stop", None, str(project), grok_env) is None  # no stop entry
+
+
+def test_a_grok_payload_in_a_claude_command_stands_aside_for_groks_install(
+    tmp_path: Path, grok_env: dict[str, str]
+) -> None:
+    """stands_aside asks Grok's files for a Grok payload, and never for Grok's own command."""
+    path = grok_install(Path(grok_env["GROK_HOME"]), "pre_tool_use")
+    payload = {"cwd": str(tmp_path), "workspaceRoot": str(tmp_path)}
+    same = {"payload": payload, "environ": grok_env, "native": "pre_tool_use",
+            "tool": "run_terminal_command"}  # fmt: skip
+    assert stands_aside(HOSTS["claude"], HOSTS["grok"], **same) == str(path)  # type: ignore[arg-type]
+    assert stands_aside(HOSTS["grok"], HOSTS["grok"], **same) is None  # type: ignore[arg-type]

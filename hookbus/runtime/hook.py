@@ -196,7 +196,7 @@ def _run(
     command, (facts, native, tool) = facts, (peeked.facts, peeked.native, peeked.tool)
     no_opinion = facts.no_opinion_for(native)
     if facts is not command:
-        # Another host's payload (Copilot running .claude/settings.json): its own
+        # Another host's payload (Copilot, Grok running .claude/settings.json): its own
         # install, when it has this event, is the one that answers.
         from hookbus.runtime.native_install import stands_aside
 

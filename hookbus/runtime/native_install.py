@@ -18,6 +18,16 @@ be sure (no such file, another event, a tool name spelled differently, an interp
 gone), it handles the event itself: handled twice is a nuisance, never handled a hole in
 a guard.
 
+Grok Build does the same with ``~/.claude/settings.json`` and the project's
+``.claude/settings.json`` (``xai-org/grok-build@19d42e3``, user guide "Hook Locations"),
+giving them its own camelCase payload. The same rule holds, with Grok's files: the
+user's ``$GROK_HOME/hooks/hookbus.json`` (``~/.grok``), which Grok always runs, and the
+workspace's ``.grok/hooks/hookbus.json``, which Grok runs only in a trusted folder. That
+trust is not hookbus's to read, so the project file counts only when the Claude command
+that is running can only have come from the project's own Claude settings (no user-scope
+Claude settings hold hookbus for the event): Grok ran it, so the folder is trusted, and
+the two project files sit behind the same gate.
+
 Standard library only: this runs on the cold path of every Claude command another host runs.
 """
 
@@ -38,6 +48,8 @@ if TYPE_CHECKING:
 
 #: The file ``hookbus install --host copilot`` writes, in each folder Copilot reads hooks from.
 COPILOT_FILE = "hookbus.json"
+#: The file ``hookbus install --host grok`` writes, in the folders Grok reads hooks from.
+GROK_FILE = "hookbus.json"
 #: Bigger than any hooks file hookbus writes: anything larger is not ours to trust.
 _MAX_BYTES = 1 << 20
 
@@ -115,6 +127,88 @@ def copilot_handles(
     return handled_by(INSTALLS["copilot"], native, tool, project, environ)
 
 
+def grok_home(environ: Mapping[str, str]) -> str:
+    """``$GROK_HOME``, else ``~/.grok`` (Grok's user folder, ``xai-grok-home``)."""
+    return environ.get("GROK_HOME") or os.path.join(os.path.expanduser("~"), ".grok")
+
+
+def grok_handles(
+    native: str, tool: str | None, project: str | None, environ: Mapping[str, str]
+) -> str | None:
+    """The Grok ``hookbus.json`` whose command surely runs for ``native`` (Grok's
+    snake_case name) and ``tool``, or None (see the module docstring)."""
+    home = grok_home(environ)
+    if _grok_disabled(os.path.join(home, "disabled-hooks")):
+        return None
+    paths = [os.path.join(home, "hooks", GROK_FILE)]
+    pascal = "".join(word.capitalize() for word in native.split("_"))
+    if project and not _claude_user_install(pascal):
+        paths.append(os.path.join(project, ".grok", "hooks", GROK_FILE))
+    for path in paths:
+        for group in _entries(path, native):
+            if not isinstance(group, dict) or not _grok_matches(group.get("matcher"), tool):
+                continue
+            if any(_grok_runs(h, native) for h in _inner(group)):
+                return path
+    return None
+
+
+def _grok_disabled(path: str) -> bool:
+    """True when Grok's list of hooks disabled in its ``/hooks`` tab (one name a line,
+    ``xai-grok-hooks/src/trust.rs``) names one of a ``hookbus.json`` (``hookbus:<event>
+    [group].hooks[n]``, ``config.rs``): which one is not worth being sure of."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read(_MAX_BYTES).splitlines()
+    except OSError:
+        return False
+    stem = GROK_FILE.removesuffix(".json") + ":"
+    return any(stem in line and not line.lstrip().startswith("#") for line in lines)
+
+
+def _claude_user_install(event: str) -> bool:
+    """True when the user's Claude settings hold a hookbus command for ``event``."""
+    folder = os.path.join(os.path.expanduser("~"), ".claude")
+    for name in ("settings.json", "settings.local.json"):
+        for group in _entries(os.path.join(folder, name), event):
+            for entry in _inner(group):
+                command = entry.get("command") if isinstance(entry, dict) else None
+                if isinstance(command, str) and "run --host claude" in command:
+                    return True
+    return False
+
+
+def _inner(group: object) -> list[object]:
+    """The handlers of a matcher group of the grouped shape (Claude's, Grok's)."""
+    inner = group.get("hooks") if isinstance(group, dict) else None
+    return inner if isinstance(inner, list) else []
+
+
+def _grok_matches(matcher: object, tool: str | None) -> bool:
+    """True when a Grok matcher surely takes ``tool`` (``matcher.rs``): empty or ``*``
+    takes all; letters, digits, ``_`` and ``|`` are exact names; else an unanchored
+    regex. A matcher on an event without a tool tests another field: not sure."""
+    if matcher in (None, "", "*"):
+        return True
+    if not isinstance(matcher, str) or tool is None:
+        return False
+    if re.fullmatch(r"[A-Za-z0-9_|]+", matcher):
+        return tool in matcher.split("|")
+    try:
+        return re.search(matcher, tool) is not None
+    except re.error:
+        return False  # Grok's own answer to a bad regex: it matches nothing
+
+
+def _grok_runs(entry: object, native: str) -> bool:
+    if not isinstance(entry, dict) or entry.get("type", "command") != "command":
+        return False
+    command = entry.get("command")
+    if not isinstance(command, str) or "run --host grok" not in command:
+        return False
+    return f"--event {native} " in f"{command} " and _checks_pass(command)
+
+
 def _entries(path: str, event: str) -> list[object]:
     try:
         with open(path, "rb") as f:
@@ -183,7 +277,10 @@ def stands_aside(
 ) -> str | None:  # fmt: skip
     """The hook file of ``payload_host``'s own install that handles this event, when a
     command of ``command``'s install got the payload (see the module docstring)."""
-    install = INSTALLS.get(payload_host.name)
-    if payload_host is command or install is None:
+    if payload_host is command:
         return None
-    return handled_by(install, native, tool, payload_host.project_dir(environ, payload), environ)
+    project = payload_host.project_dir(environ, payload)
+    if payload_host.name == "grok":  # grouped entries, its own matcher rule and trust
+        return grok_handles(native, tool, project, environ)
+    install = INSTALLS.get(payload_host.name)
+    return handled_by(install, native, tool, project, environ) if install else None
