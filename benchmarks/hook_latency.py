@@ -153,6 +153,8 @@ class HostRow:
     expected: frozenset[str] = frozenset()
     #: The host's no-opinion, where it is not empty or ``{}``.
     quiet: bytes = b""
+    #: The host blocks by exit code 2 with the reason on stderr (Kiro, Windsurf).
+    exit_two: bool = False
 
 
 #: Every other host driven by command hooks. The payload is the driver's own sample (what
@@ -164,6 +166,13 @@ HOST_ROWS: dict[str, HostRow] = {
     "qwen": HostRow("PreToolUse", "run_shell_command", "command"),
     # A deny becomes Cline's cancel, which also ends the task: docs/hosts/cline.md.
     "cursor": HostRow("preToolUse", "Shell", "command"),
+    "droid": HostRow("PreToolUse", "Execute", "command"),
+    "qoder": HostRow("PreToolUse", "Bash", "command"),
+    "kiro": HostRow("PreToolUse", "execute_bash", "command", exit_two=True),
+    "windsurf": HostRow("pre_run_command", "run_command", "command_line", exit_two=True),
+    "goose": HostRow("PreToolUse", "developer__shell", "command"),
+    "grok": HostRow("pre_tool_use", "run_terminal_command", "command"),
+    "openhands": HostRow("PreToolUse", "terminal", "command"),
     # agy denies on empty output: its no-opinion on PreToolUse is an explicit ask.
     "antigravity": HostRow("PreToolUse", "run_command", "CommandLine", quiet=b'{"decision":"ask"}'),
     "cline": HostRow(
@@ -209,6 +218,8 @@ class Case:
     expected: frozenset[str] = frozenset()
     #: The host's no-opinion, where it is not empty or ``{}``.
     quiet: bytes = b""
+    #: A deny is exit 2 with the reason on stderr.
+    exit_two: bool = False
 
     def run(self, payload: bytes) -> subprocess.CompletedProcess[bytes]:
         return subprocess.run(
@@ -371,29 +382,38 @@ def host_case(
     allow, deny = sample(PAYLOAD["tool_input"]["command"]), sample("rm -rf /")
     label = f"(b) {host}: 1 sync handler"
     case = Case(f"b-{host}", label, command, project, case_env, True, allow, deny, state,
-                row.expected, row.quiet)  # fmt: skip
+                row.expected, row.quiet, row.exit_two)  # fmt: skip
     return case, printed
 
 
 def installed_command(printed: str, host: str, native: str) -> str:
     """The command of ``native`` in what ``hookbus manifest`` printed: the one JSON
-    string that runs it, or (a host configured by whole files, Cline) the file itself,
-    written where the install would put it."""
+    string that runs it. A host configured by whole files (Cline's hook scripts, Kiro's
+    hooks file) gets each printed as ``# PATH (executable|not executable)`` and its
+    text: an executable one that runs the event is the command itself, written where the
+    install would put it; the strings of the others are searched."""
     wanted = f"run --host {host} --event {native} "
-    if printed.startswith("# /"):
-        files = {}
-        for part in ("\n" + printed).split("\n# /")[1:]:
-            head, _, text = part.partition("\n")
-            files["/" + head.rsplit(" (", 1)[0]] = text
-        found = [path for path, text in files.items() if wanted in text]
-        if len(found) != 1:
-            raise BenchmarkError(f"{host}: no single hook file runs {native}: {sorted(files)}")
-        path = Path(found[0])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(files[found[0]])
-        path.chmod(0o755)
-        return shlex.quote(str(path))
-    commands = [text for text in strings(json.loads(printed)) if wanted in text]
+    if not printed.startswith("# /"):
+        return _one_command(json.loads(printed), wanted, host, native)
+    found = []
+    for part in ("\n" + printed).split("\n# /")[1:]:
+        head, _, text = part.partition("\n")
+        name, _, mode = head.rpartition(" (")
+        if mode == "executable)" and wanted in text:
+            path = Path("/" + name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            path.chmod(0o755)
+            found.append(shlex.quote(str(path)))
+        elif mode == "not executable)" and wanted in text:
+            found.append(_one_command(json.loads(text), wanted, host, native))
+    if len(found) != 1:
+        raise BenchmarkError(f"{host}: expected one hook file running {native}, got {found}")
+    return found[0]
+
+
+def _one_command(document: Any, wanted: str, host: str, native: str) -> str:
+    commands = [text for text in strings(document) if wanted in text]
     if len(commands) != 1:
         raise BenchmarkError(f"{host}: expected one command for {native}, got {commands}")
     return commands[0]
@@ -432,11 +452,18 @@ def verdict(stdout: bytes, quiet: bytes = b"") -> str:
 
 def check_run(case: Case, done: subprocess.CompletedProcess[bytes], expected: str) -> None:
     problems = []
-    if done.returncode != 0:
+    blocked = case.exit_two and expected == "deny"
+    if done.returncode != (2 if blocked else 0):
         problems.append(f"exit status {done.returncode}")
-    if done.stderr:
+    if bool(done.stderr) != blocked:
         problems.append(f"stderr {done.stderr[:500]!r}")
-    if (got := verdict(done.stdout, case.quiet)) != expected:
+    if case.exit_two:  # the verdict is the exit code; nothing goes to stdout
+        got = "deny" if done.returncode == 2 and done.stderr else "allow"
+        if done.stdout.strip():
+            problems.append(f"stdout {done.stdout[:200]!r}")
+    else:
+        got = verdict(done.stdout, case.quiet)
+    if got != expected:
         problems.append(f"verdict {got!r}, expected {expected!r}")
     if problems:
         raise BenchmarkError(f"{case.label}: {'; '.join(problems)}")
