@@ -160,7 +160,12 @@ HOSTS: dict[str, HostFacts] = {
         project_env=("CLAUDE_PROJECT_DIR",),
         # Copilot CLI runs .claude/settings.json hooks too, with its PascalCase dialect:
         # hook_event_name like Claude's, plus a timestamp Claude's payloads never carry.
-        dialects=(Dialect("copilot", keys=("timestamp", "sessionId")),),
+        # VS Code runs them as well, naming the event in hookEventName (it also sends a
+        # timestamp and a sessionId, so it is told apart first).
+        dialects=(
+            Dialect("vscode", keys=("hookEventName",)),
+            Dialect("copilot", keys=("timestamp", "sessionId")),
+        ),
         default_timeout=600.0,
         timeouts={"UserPromptSubmit": 30.0, "SessionEnd": 1.5, "MessageDisplay": 10.0},
     ),
@@ -247,6 +252,26 @@ HOSTS: dict[str, HostFacts] = {
         tool_paths=(("toolName",), ("tool_name",)),
         project_env=("COPILOT_PROJECT_DIR",),
         project_paths=(("cwd",),),
+        # VS Code runs .github/hooks/*.json too, camelCase events renamed PascalCase,
+        # with its own payload: hookEventName, which no Copilot payload carries.
+        dialects=(Dialect("vscode", keys=("hookEventName",)),),
+        no_opinion=HookOutput(),
+        default_timeout=30.0,
+    ),
+    # VS Code agent hooks, the Local harness (hooks reference; Copilot Chat's
+    # hookExecutor.ts): hookEventName in every input; the hook runs in the home folder
+    # (the entry's cwd aside) with VSCODE_*, GITHUB_* and COPILOT_* taken out of its
+    # environment, so the project is the payload's cwd. timeout is whole seconds, 30 by
+    # default; exit 0 with empty stdout is every event's no-opinion. Copilot CLI reads
+    # the same .github/hooks/ folder, and its PascalCase payloads carry hook_event_name.
+    "vscode": HostFacts(
+        "vscode",
+        driver="hookbus.drivers.vscode",
+        manifest="hookbus.manifests.vscode",
+        event_paths=(("hookEventName",),),
+        tool_paths=(("tool_name",),),
+        project_paths=(("cwd",),),
+        dialects=(Dialect("copilot", keys=("hook_event_name",)),),
         no_opinion=HookOutput(),
         default_timeout=30.0,
     ),
