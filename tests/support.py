@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
 
 GOLDEN = Path(__file__).parent / "golden" / "claude"
 
@@ -78,3 +82,19 @@ def wait_for(predicate: object, what: str, seconds: float = 60.0) -> None:
         if time.monotonic() > until:
             raise AssertionError(f"{what}: not within {seconds:.0f} s")
         time.sleep(0.05)
+
+
+def hookbus_cli(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m hookbus ARGS`` in ``cwd``, its text output captured, ``env`` added to
+    this process's environment."""
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "hookbus", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip

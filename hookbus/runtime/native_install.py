@@ -16,6 +16,14 @@ sure (no such file, another event, a tool name Claude and Copilot spell differen
 interpreter gone), it handles the event itself: handled twice is a nuisance, never
 handled a hole in a guard.
 
+VS Code's agent hooks read both of those files as well (``.claude/settings.json``, and
+``.github/hooks/*.json`` with Copilot's camelCase events renamed PascalCase), giving each
+its own payload. Its install is ``hookbus-vscode.json`` in the same folders, read by
+VS Code (and by Copilot CLI, whose payload then reaches the VS Code command). The rule
+is the same: a command of another host's install that gets a VS Code payload stands
+aside when that file holds hookbus's VS Code command for the event and its checks pass.
+VS Code ignores matchers, so there is no tool to compare there.
+
 Standard library only: this runs on the cold path of every Claude command Copilot runs.
 """
 
@@ -36,6 +44,10 @@ if TYPE_CHECKING:
 
 #: The file ``hookbus install --host copilot`` writes, in each folder Copilot reads hooks from.
 COPILOT_FILE = "hookbus.json"
+#: The file ``hookbus install --host vscode`` writes, in the same folders.
+VSCODE_FILE = "hookbus-vscode.json"
+#: The keys of a VS Code entry that replace its ``command`` on some system.
+_VSCODE_OVERRIDES = ("linux", "osx", "windows")
 #: camelCase names of the PascalCase events (Copilot's two name lists).
 _CAMEL = {pascal: camel for camel, pascal in COPILOT_EVENTS.items()}
 #: Bigger than any hooks file hookbus writes: anything larger is not ours to trust.
@@ -47,14 +59,24 @@ def copilot_home(environ: Mapping[str, str]) -> str:
     return environ.get("COPILOT_HOME") or os.path.join(os.path.expanduser("~"), ".copilot")
 
 
-def copilot_files(project: str | None, environ: Mapping[str, str]) -> Iterator[str]:
+def vscode_home() -> str:
+    """``~/.copilot``: VS Code's user hooks folder is ``~/.copilot/hooks`` (its hooks docs)."""
+    return os.path.join(os.path.expanduser("~"), ".copilot")
+
+
+def copilot_files(
+    project: str | None, environ: Mapping[str, str], name: str = COPILOT_FILE
+) -> Iterator[str]:
     """Where a Copilot install of hookbus may be: ``.github/hooks/hookbus.json`` in the
     project folder or a parent (as far as ``.hookbus.toml`` is looked for, since install
-    writes beside it), then the user's ``$COPILOT_HOME/hooks/hookbus.json``."""
+    writes beside it), then the user's ``$COPILOT_HOME/hooks/hookbus.json``. With
+    ``name`` :data:`VSCODE_FILE`, where a VS Code install may be (the user's under
+    :func:`vscode_home`)."""
     if project:
         for candidate in project_candidates(project):
-            yield os.path.join(os.path.dirname(candidate), ".github", "hooks", COPILOT_FILE)
-    yield os.path.join(copilot_home(environ), "hooks", COPILOT_FILE)
+            yield os.path.join(os.path.dirname(candidate), ".github", "hooks", name)
+    home = vscode_home() if name == VSCODE_FILE else copilot_home(environ)
+    yield os.path.join(home, "hooks", name)
 
 
 def copilot_handles(
@@ -66,6 +88,14 @@ def copilot_handles(
     for path in copilot_files(project, environ):
         entries = _entries(path, camel)
         if any(_runs(entry, camel, tool) for entry in entries):
+            return path
+    return None
+
+
+def vscode_handles(native: str, project: str | None, environ: Mapping[str, str]) -> str | None:
+    """The VS Code ``hookbus-vscode.json`` whose command runs for ``native``, or None."""
+    for path in copilot_files(project, environ, VSCODE_FILE):
+        if any(_runs(entry, native, None, host="vscode") for entry in _entries(path, native)):
             return path
     return None
 
@@ -82,16 +112,20 @@ def _entries(path: str, event: str) -> list[object]:
     return found if isinstance(found, list) else []
 
 
-def _runs(entry: object, event: str, tool: str | None) -> bool:
-    """True when ``entry`` is hookbus's Copilot command for ``event`` and its matcher
-    takes ``tool`` (ignoring case: Claude's ``Bash`` is Copilot's ``bash``)."""
+def _runs(entry: object, event: str, tool: str | None, *, host: str = "copilot") -> bool:
+    """True when ``entry`` is hookbus's command of ``host`` (Copilot's ``bash``, VS
+    Code's ``command`` with no override for a system) for ``event``, and for Copilot its
+    matcher takes ``tool`` (ignoring case: Claude's ``Bash`` is Copilot's ``bash``)."""
     if not isinstance(entry, dict) or entry.get("type", "command") != "command":
         return False
-    command = entry.get("bash")
-    if not isinstance(command, str) or "run --host copilot" not in command:
+    vscode = host == "vscode"
+    command = entry.get("command" if vscode else "bash")
+    if not isinstance(command, str) or f"run --host {host}" not in command:
         return False
     if f"--event {event} " not in f"{command} " or not _checks_pass(command):
         return False
+    if vscode:  # VS Code ignores matchers: the entry runs for every tool
+        return not any(k in entry for k in _VSCODE_OVERRIDES)
     matcher = entry.get("matcher")
     if matcher is None or tool is None:
         return matcher is None
@@ -138,6 +172,11 @@ def stands_aside(
 ) -> str | None:  # fmt: skip
     """The hook file of ``payload_host``'s own install that handles this event, when a
     command of ``command``'s install got the payload (see the module docstring)."""
-    if payload_host is command or payload_host.name != "copilot":
+    if payload_host is command:
         return None
-    return copilot_handles(native, tool, payload_host.project_dir(environ, payload), environ)
+    project = payload_host.project_dir(environ, payload)
+    if payload_host.name == "copilot":
+        return copilot_handles(native, tool, project, environ)
+    if payload_host.name == "vscode":
+        return vscode_handles(native, project, environ)
+    return None
