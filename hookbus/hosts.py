@@ -275,6 +275,20 @@ HOSTS: dict[str, HostFacts] = {
         no_opinion=HookOutput(),
         default_timeout=30.0,
     ),
+    # Kimi Code CLI 1.49.0 (MoonshotAI/kimi-cli@4a550ef, hooks/runner.py): hook_event_name
+    # in every input; the hook runs in the session's work dir with Kimi's environment and
+    # no variable of its own, so the project is the input's cwd. timeout is whole seconds
+    # (1 to 600), 30 by default; empty stdout is every event's no-opinion.
+    "kimi": HostFacts(
+        "kimi",
+        driver="hookbus.drivers.kimi",
+        manifest="hookbus.manifests.kimi",
+        event_paths=(("hook_event_name",),),
+        tool_paths=(("tool_name",),),
+        project_paths=(("cwd",),),
+        no_opinion=HookOutput(),
+        default_timeout=30.0,
+    ),
 }
 
 #: Host names a handler may filter on before their driver exists: a typo fails when the
