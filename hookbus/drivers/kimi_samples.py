@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hookbus.drivers.base import filled
+from hookbus.drivers.base import sample_tool
 
 #: Native event -> its own fields (a tool event's are its tool's, below).
 EVENTS: dict[str, dict[str, Any]] = {
@@ -69,11 +69,9 @@ def payload(
     data: dict[str, Any] = {"hook_event_name": native, "session_id": session_id, "cwd": cwd}
     if native in TOOL_EVENTS:
         name = tool or DEFAULT_TOOL
-        default_input, output = TOOLS.get(name, ({}, "done"))
+        data["tool_input"], result = sample_tool(TOOLS, name, tool_input, names)
         data["tool_name"] = name
-        data["tool_input"] = dict(tool_input) if tool_input is not None else filled(
-            default_input, names)  # fmt: skip
         if native == "PostToolUse":
-            data["tool_output"] = filled(output, names)
+            data["tool_output"] = result
         data["tool_call_id"] = CALL_ID
     return {**data, **EVENTS[native]}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hookbus.drivers.base import filled
+from hookbus.drivers.base import sample_tool
 
 TIMESTAMP = "2026-12-01T10:30:00.000Z"
 CALL_ID = "call_Xb3kT9"
@@ -82,10 +82,8 @@ def payload(
     }
     if native in TOOL_EVENTS:
         name = tool or DEFAULT_TOOL
-        default_input, response = TOOLS.get(name, ({}, "done"))
+        data["tool_input"], result = sample_tool(TOOLS, name, tool_input, names)
         data["tool_name"], data["tool_use_id"] = name, CALL_ID
-        data["tool_input"] = dict(tool_input) if tool_input is not None else filled(
-            default_input, names)  # fmt: skip
         if native == "PostToolUse":
-            data["tool_response"] = filled(response, names)
+            data["tool_response"] = result
     return {**data, **EVENTS[native]}

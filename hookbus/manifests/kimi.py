@@ -32,7 +32,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from hookbus.manifests.base import Plan
     from hookbus.runtime.index import IndexData
 
 HOST = "kimi"
@@ -45,6 +44,7 @@ NOTE = "Kimi reads hooks when it starts: restart a running Kimi to load them."
 
 
 def config_path() -> str:
+    """``$KIMI_SHARE_DIR/config.toml``, else ``~/.kimi/config.toml`` (kimi-cli ``share.py``)."""
     share = os.environ.get("KIMI_SHARE_DIR") or os.path.join(os.path.expanduser("~"), ".kimi")
     return os.path.join(share, "config.toml")
 
@@ -54,13 +54,14 @@ class KimiManifest(flat.FlatManifest):
 
     command_key = "command"
     timeout_key = "timeout"
+    document_format = "toml"
     facts = HOSTS[HOST]
     scopes = SCOPES
     events = ALL_EVENTS
     driver = driver
 
     def path(self, scope: Scope, project_dir: str | None) -> str:
-        return config_path()
+        return config_path()  # the user's: Kimi has no other
 
     def timeouts(self, native: str, budget: float) -> tuple[float | None, float | None]:
         seconds = min(self.facts.timeout_value(budget + 5), TIMEOUT_MAX)
@@ -78,21 +79,6 @@ class KimiManifest(flat.FlatManifest):
                      for e in entries]
             for native, entries in super().generate(index, python, form).items()
         }  # fmt: skip
-
-    def plan(
-        self,
-        index: IndexData | None,
-        *,
-        python: str,
-        scope: Scope,
-        form: CommandForm = "absolute",
-        project_dir: str | None = None,
-    ) -> Plan:
-        from hookbus.manifests.base import Document, Plan
-
-        hooks = self.generate(index, python, form)
-        document = Document(path=config_path(), format="toml", entries=hooks)
-        return Plan(documents=(document,), notes=self.notes(hooks))
 
     # -- the document: a tomlkit one, edited in place ------------------------------------
 
@@ -137,13 +123,7 @@ class KimiManifest(flat.FlatManifest):
         for table in _tables(document):
             if self.is_ours(table):
                 have.setdefault(str(table.get("event")), []).append(dict(table))
-        problems = []
-        for event in self.events:
-            want, got = list(entries.get(event, [])), have.get(event, [])
-            if want != got:
-                problems.append(f"{event}: " + ("missing" if not got else
-                                "not registered" if not want else "differs"))  # fmt: skip
-        return problems
+        return flat.drift(self.events, have, entries)
 
     def check(self, path: str, document: dict[str, Any]) -> None:
         from hookbus.errors import HostConfigError
