@@ -132,9 +132,14 @@ def test_a_layout_hookbus_will_not_rewrite_is_refused(share: Path) -> None:
 
 
 def test_kimi_has_no_project_scope(share: Path) -> None:
-    """``--scope project`` is refused, naming the user scope."""
-    proc = hookbus_cli(share, "install", "--host", "kimi", env={"KIMI_SHARE_DIR": str(share)})
+    """``--scope project`` is refused, naming the user scope; without ``--scope`` the
+    user scope, Kimi's only one, is the one installed."""
+    env = {"KIMI_SHARE_DIR": str(share)}
+    proc = hookbus_cli(share, "install", "--host", "kimi", "--scope", "project", env=env)
     assert proc.returncode != 0 and "user" in proc.stderr
+    assert not (share / "config.toml").exists()
+    assert hookbus_cli(share, "install", "--host", "kimi", env=env).returncode == 0
+    assert "run --host kimi" in (share / "config.toml").read_text()
 
 
 def test_the_installed_command_denies_in_kimis_form(share: Path, tmp_path: Path) -> None:
