@@ -180,8 +180,9 @@ def _decision(name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any],
               drop: Drops) -> None:  # fmt: skip
     decision, reason = reply.decision, reply.reason
     if name == "Stop" and reply.keep_working is not None:
-        # The reference nests Stop's decision in hookSpecificOutput; the extension's own
-        # StopHookOutput reads it at the top level, which claude_style writes too.
+        # The hooks reference nests Stop's decision in hookSpecificOutput; the extension's
+        # own StopHookOutput types it at the top level, where claude_style writes it too.
+        # Which one VS Code reads is not confirmed: both are sent.
         hso["decision"], hso["reason"] = "block", reply.keep_working
     if decision is None:
         return
@@ -196,8 +197,9 @@ def _decision(name: str, reply: Reply, out: dict[str, Any], hso: dict[str, Any],
             drop("decision", "no ask here; blocked instead")
         out["decision"], out["reason"] = "block", reason or BLOCKED
     elif name == "UserPromptSubmit":
-        # No block of one prompt: only continue: false, which ends the request (a halt's
-        # own reason, when the reply has one, replaces this one).
+        # No block of one prompt (common output only): continue: false, which stops the
+        # agent session (the hooks page), is the nearest; a halt's own reason, when the
+        # reply has one, replaces this one.
         drop("decision", f"no {decision} of a prompt here; the request is stopped instead")
         out["continue"], out["stopReason"] = False, reason or BLOCKED
     else:
