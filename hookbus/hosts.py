@@ -19,25 +19,47 @@ from hookbus.output import HookOutput
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Literal
+
+    #: How a payload spells its event's name (see :class:`Dialect`).
+    Spelling = Literal["snake_case", "PascalCase"]
 
 #: A path into the payload: ``("tool_name",)`` or ``("toolCall", "name")``.
 Path = tuple[str, ...]
 
 
 class Dialect:
-    """Another host's payload reaching this host's command, recognised by a payload key
-    or an environment variable (Copilot and Cursor also run ``.claude/settings.json``
-    hooks, with payloads of their own)."""
+    """Another host's payload reaching this host's command, recognised by a payload key,
+    an environment variable, or how the payload spells its event (Copilot, Cursor, Grok
+    and VS Code also run ``.claude/settings.json`` hooks, with payloads of their own).
 
-    __slots__ = ("env", "host", "keys")
+    ``spelled`` is a key and a spelling of its value: Grok and VS Code both name the
+    event in ``hookEventName``, Grok in snake_case (``pre_tool_use``), VS Code in
+    PascalCase (``PreToolUse``)."""
 
-    def __init__(self, host: str, *, keys: tuple[str, ...] = (), env: tuple[str, ...] = ()):
+    __slots__ = ("env", "host", "keys", "spelled")
+
+    def __init__(
+        self, host: str, *, keys: tuple[str, ...] = (), env: tuple[str, ...] = (),
+        spelled: tuple[str, Spelling] | None = None,
+    ) -> None:  # fmt: skip
         self.host = host
         self.keys = keys
         self.env = env
+        self.spelled = spelled
 
     def matches(self, payload: Mapping[str, object], environ: Mapping[str, str]) -> bool:
-        return any(k in payload for k in self.keys) or any(v in environ for v in self.env)
+        if any(k in payload for k in self.keys) or any(v in environ for v in self.env):
+            return True
+        if self.spelled is None:
+            return False
+        key, spelling = self.spelled
+        value = payload.get(key)
+        if not isinstance(value, str) or not value:
+            return False
+        if spelling == "snake_case":
+            return value.islower() or "_" in value
+        return value[0].isupper() and "_" not in value
 
 
 class HostFacts:
@@ -177,10 +199,12 @@ HOSTS: dict[str, HostFacts] = {
         # is looked for first). Copilot CLI runs them with its PascalCase dialect:
         # hook_event_name like Claude's, plus a timestamp Claude's payloads never carry.
         # Cursor runs them as well (cursor.com/docs/hooks, "third-party hooks"), with its
-        # own payload: conversation_id and cursor_version, which Claude never sends.
+        # own payload: conversation_id and cursor_version, which Claude never sends. Grok
+        # and VS Code name the event in hookEventName (Grok in snake_case, VS Code in
+        # PascalCase), and send a timestamp and a sessionId too: they are told apart first.
         dialects=(
-            # Grok first: its payloads carry timestamp and sessionId too.
-            Dialect("grok", keys=("hookEventName",)),
+            Dialect("grok", spelled=("hookEventName", "snake_case")),
+            Dialect("vscode", spelled=("hookEventName", "PascalCase")),
             Dialect("copilot", keys=("timestamp", "sessionId")),
             Dialect("cursor", keys=("cursor_version", "conversation_id")),
         ),
@@ -269,6 +293,40 @@ HOSTS: dict[str, HostFacts] = {
         event_required=True,
         tool_paths=(("toolName",), ("tool_name",)),
         project_env=("COPILOT_PROJECT_DIR",),
+        project_paths=(("cwd",),),
+        # VS Code runs .github/hooks/*.json too, camelCase events renamed PascalCase,
+        # with its own payload: hookEventName, which no Copilot payload carries.
+        dialects=(Dialect("vscode", spelled=("hookEventName", "PascalCase")),),
+        no_opinion=HookOutput(),
+        default_timeout=30.0,
+    ),
+    # VS Code agent hooks, the Local harness (hooks reference; Copilot Chat's
+    # hookExecutor.ts): hookEventName in every input; the hook runs in the home folder
+    # (the entry's cwd aside) with VSCODE_*, GITHUB_* and COPILOT_* taken out of its
+    # environment, so the project is the payload's cwd. timeout is whole seconds, 30 by
+    # default; exit 0 with empty stdout is every event's no-opinion. Copilot CLI reads
+    # the same .github/hooks/ folder, and its PascalCase payloads carry hook_event_name.
+    "vscode": HostFacts(
+        "vscode",
+        driver="hookbus.drivers.vscode",
+        manifest="hookbus.manifests.vscode",
+        event_paths=(("hookEventName",),),
+        tool_paths=(("tool_name",),),
+        project_paths=(("cwd",),),
+        dialects=(Dialect("copilot", keys=("hook_event_name",)),),
+        no_opinion=HookOutput(),
+        default_timeout=30.0,
+    ),
+    # Kimi Code CLI 1.49.0 (MoonshotAI/kimi-cli@4a550ef, hooks/runner.py): hook_event_name
+    # in every input; the hook runs in the session's work dir with Kimi's environment and
+    # no variable of its own, so the project is the input's cwd. timeout is whole seconds
+    # (1 to 600), 30 by default; empty stdout is every event's no-opinion.
+    "kimi": HostFacts(
+        "kimi",
+        driver="hookbus.drivers.kimi",
+        manifest="hookbus.manifests.kimi",
+        event_paths=(("hook_event_name",),),
+        tool_paths=(("tool_name",),),
         project_paths=(("cwd",),),
         no_opinion=HookOutput(),
         default_timeout=30.0,

@@ -304,3 +304,19 @@ def test_a_grok_payload_in_a_claude_command_stands_aside_for_groks_install(
             "tool": "run_terminal_command"}  # fmt: skip
     assert stands_aside(HOSTS["claude"], HOSTS["grok"], **same) == str(path)  # type: ignore[arg-type]
     assert stands_aside(HOSTS["grok"], HOSTS["grok"], **same) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("event", "host"),
+    [("pre_tool_use", "grok"), ("PreToolUse", "vscode"), ("stop", "grok"), ("Stop", "vscode")],
+)
+def test_grok_and_vscode_payloads_are_told_apart_by_their_event_spelling(
+    event: str, host: str
+) -> None:
+    """Both name the event in ``hookEventName`` and both send a timestamp and a
+    ``sessionId`` (Copilot's marks): Grok spells it snake_case, VS Code PascalCase."""
+    from hookbus.runtime.peek import dialect
+
+    payload: dict[str, object] = {"hookEventName": event, "sessionId": "s", "timestamp": 1}
+    assert dialect(HOSTS["claude"], payload).name == host
+    assert dialect(HOSTS["claude"], {"sessionId": "s", "timestamp": 1}).name == "copilot"

@@ -30,10 +30,11 @@ def add_arguments(commands: Any) -> None:
         sub: argparse.ArgumentParser = commands.add_parser(name, help=help_text)
         sub.add_argument("--host", required=True, choices=installable)
         sub.add_argument(
-            "--scope", choices=SCOPES, default="project",
-            help="project: the committed settings; local: the project's uncommitted ones "
-            "(Claude: .claude/settings.local.json); user: yours, for every project "
-            "(reads your user configuration only)",
+            "--scope", choices=SCOPES, default=None,
+            help="project (the default): the committed settings; local: the project's "
+            "uncommitted ones (Claude: .claude/settings.local.json); user: yours, for every "
+            "project (reads your user configuration only; the default of a host that has "
+            "no other, Kimi)",
         )  # fmt: skip
         sub.set_defaults(main=main)
         return sub
@@ -164,6 +165,8 @@ def _host(opts: argparse.Namespace) -> int:
     from hookbus.manifests.base import load
 
     manifest = load(opts.host)
+    if opts.scope is None:  # a host with one scope only (Kimi's user file) needs no flag
+        opts.scope = "project" if "project" in manifest.scopes else next(iter(manifest.scopes))
     scope: Scope = opts.scope
     if scope not in manifest.scopes:
         from hookbus.errors import HostConfigError

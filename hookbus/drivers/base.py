@@ -114,6 +114,20 @@ def filled(value: Any, names: Mapping[str, str]) -> Any:
     return value
 
 
+def sample_tool(
+    tools: Mapping[str, tuple[dict[str, Any], Any]],
+    name: str,
+    tool_input: dict[str, object] | None,
+    names: Mapping[str, str],
+) -> tuple[dict[str, Any], Any]:
+    """A samples module's input for tool ``name`` (``tool_input`` when one is given) and
+    its result, from its ``tools`` table with ``names`` filled in; a tool the table does
+    not know gets an empty input and the result ``"done"``."""
+    default_input, result = tools.get(name, ({}, "done"))
+    given = dict(tool_input) if tool_input is not None else filled(default_input, names)
+    return given, filled(result, names)
+
+
 class Drops:
     """What an encode could not send, as :class:`~hookbus.types.Dropped` parts: call it
     with the reply field and why; ``parts`` is what :class:`~hookbus.types.Encoded` takes."""

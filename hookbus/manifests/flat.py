@@ -1,4 +1,4 @@
-"""The flat hooks block (Copilot CLI's hook files, Cursor's and Windsurf's
+"""The flat hooks block (Copilot CLI's and VS Code's hook files, Cursor's and Windsurf's
 ``hooks.json``): ``{"hooks": {EVENT: [ENTRY, ...]}}``, one list of entries per event, no
 matcher groups.
 
@@ -16,7 +16,7 @@ from hookbus.manifests import grouped
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from hookbus.manifests.base import CommandForm
     from hookbus.runtime.index import IndexData
@@ -96,13 +96,7 @@ class FlatManifest(grouped.GroupedManifest):
     def drift(self, document: dict[str, Any], entries: Mapping[str, Any]) -> list[str]:
         have = {e: [x for x in v if self.is_ours(x)] for e, v in hooks_of(document).items()
                 if isinstance(v, list)}  # fmt: skip
-        problems = []
-        for event in self.events:
-            want, got = list(entries.get(event, [])), have.get(event, [])
-            if want != got:
-                problems.append(f"{event}: " + ("missing" if not got else
-                                "not registered" if not want else "differs"))  # fmt: skip
-        return problems
+        return drift(self.events, have, entries)
 
     def check(self, path: str, document: dict[str, Any]) -> None:
         from hookbus.errors import HostConfigError
@@ -111,3 +105,16 @@ class FlatManifest(grouped.GroupedManifest):
         if not isinstance(hooks, dict) or not all(isinstance(v, list) for v in hooks.values()):
             raise HostConfigError(f"{path}: expected an object with a 'hooks' object of "
                                   "lists; fix it, nothing changed")  # fmt: skip
+
+
+def drift(
+    events: Sequence[str], have: Mapping[str, list[Any]], entries: Mapping[str, Any]
+) -> list[str]:
+    """One line per event whose installed entries (``have``) are not the generated ones."""
+    problems = []
+    for event in events:
+        want, got = list(entries.get(event, [])), have.get(event, [])
+        if want != got:
+            problems.append(f"{event}: " + ("missing" if not got else
+                            "not registered" if not want else "differs"))  # fmt: skip
+    return problems

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from hookbus.drivers.base import BaseDriver
     from hookbus.hosts import HostFacts
     from hookbus.manifests.base import CommandForm, Plan, Scope
+    from hookbus.manifests.documents import Format
     from hookbus.runtime.index import IndexData, ToolsData
 
 Hooks = dict[str, list[dict[str, Any]]]
@@ -145,6 +146,8 @@ class GroupedManifest:
     driver: BaseDriver
     #: Keys every entry carries beside ``type``, ``command`` and ``timeout``.
     entry_fields: ClassVar[Mapping[str, Any]] = {}
+    #: The format of the file the hooks go in (Kimi's ``config.toml`` is TOML).
+    document_format: ClassVar[Format] = "json"
 
     def path(self, scope: Scope, project_dir: str | None) -> str:
         raise NotImplementedError
@@ -239,7 +242,8 @@ class GroupedManifest:
         from hookbus.manifests.base import Document, Plan
 
         hooks = self.generate(index, python, form)
-        document = Document(path=self.path(scope, project_dir), entries=self.entries(hooks))
+        document = Document(path=self.path(scope, project_dir), format=self.document_format,
+                            entries=self.entries(hooks))  # fmt: skip
         return Plan(documents=(document,), notes=self.notes(hooks))
 
     def entries(self, hooks: Hooks) -> dict[str, Any]:

@@ -28,6 +28,14 @@ that is running can only have come from the project's own Claude settings (no us
 Claude settings hold hookbus for the event): Grok ran it, so the folder is trusted, and
 the two project files sit behind the same gate.
 
+VS Code's agent hooks read both of those files as well (``.claude/settings.json``, and
+``.github/hooks/*.json`` with Copilot's camelCase events renamed PascalCase), giving each
+its own payload. Its install is ``hookbus-vscode.json`` in the same folders, read by
+VS Code (and by Copilot CLI, whose payload then reaches the VS Code command). The rule
+is the same: a command of another host's install that gets a VS Code payload stands
+aside when that file holds hookbus's VS Code command for the event and its checks pass.
+VS Code ignores matchers, so there is no tool to compare there.
+
 Standard library only: this runs on the cold path of every Claude command another host runs.
 """
 
@@ -50,6 +58,10 @@ if TYPE_CHECKING:
 COPILOT_FILE = "hookbus.json"
 #: The file ``hookbus install --host grok`` writes, in the folders Grok reads hooks from.
 GROK_FILE = "hookbus.json"
+#: The file ``hookbus install --host vscode`` writes, in the folders Copilot's is in.
+VSCODE_FILE = "hookbus-vscode.json"
+#: The keys of a VS Code entry that replace its ``command`` on some system.
+_VSCODE_OVERRIDES = ("linux", "osx", "windows")
 #: Bigger than any hooks file hookbus writes: anything larger is not ours to trust.
 _MAX_BYTES = 1 << 20
 
@@ -74,6 +86,18 @@ def copilot_files(project: str | None, environ: Mapping[str, str]) -> Iterator[s
     yield os.path.join(copilot_home(environ), "hooks", COPILOT_FILE)
 
 
+def vscode_home() -> str:
+    """``~/.copilot``: VS Code's user hooks folder is ``~/.copilot/hooks`` (its hooks docs)."""
+    return os.path.join(os.path.expanduser("~"), ".copilot")
+
+
+def vscode_files(project: str | None, environ: Mapping[str, str]) -> Iterator[str]:
+    """Where a VS Code install of hookbus may be: ``.github/hooks/hookbus-vscode.json`` in
+    the project, then the user's ``~/.copilot/hooks/hookbus-vscode.json``."""
+    yield from _in_project(project, ".github", "hooks", VSCODE_FILE)
+    yield os.path.join(vscode_home(), "hooks", VSCODE_FILE)
+
+
 def cursor_files(project: str | None, environ: Mapping[str, str]) -> Iterator[str]:
     """Where a Cursor install of hookbus may be: the project's ``.cursor/hooks.json``,
     then the user's ``~/.cursor/hooks.json``."""
@@ -84,11 +108,11 @@ def cursor_files(project: str | None, environ: Mapping[str, str]) -> Iterator[st
 class OwnInstall:
     """Where a host's own install of hookbus is, and how its entries read."""
 
-    __slots__ = ("command_key", "events", "files", "host")
+    __slots__ = ("command_key", "events", "files", "host", "matchers")
 
     def __init__(
         self, host: str, files: Callable[[str | None, Mapping[str, str]], Iterator[str]],
-        command_key: str, events: Mapping[str, str],
+        command_key: str, events: Mapping[str, str], *, matchers: bool = True,
     ) -> None:  # fmt: skip
         self.host = host
         self.files = files
@@ -96,6 +120,8 @@ class OwnInstall:
         self.command_key = command_key
         #: Claude's event names -> the host's.
         self.events = events
+        #: The host reads an entry's matcher (VS Code runs every entry for every tool).
+        self.matchers = matchers
 
 
 #: The hosts that run ``.claude/settings.json`` hooks and have an install of their own.
@@ -103,6 +129,8 @@ INSTALLS: dict[str, OwnInstall] = {
     "copilot": OwnInstall("copilot", copilot_files, "bash",
                           {pascal: camel for camel, pascal in COPILOT_EVENTS.items()}),
     "cursor": OwnInstall("cursor", cursor_files, "command", CURSOR_EVENTS),
+    # VS Code's events are Claude's PascalCase names.
+    "vscode": OwnInstall("vscode", vscode_files, "command", {}, matchers=False),
 }  # fmt: skip
 
 
@@ -118,6 +146,11 @@ def handled_by(
         if any(_runs(install, entry, event, tool) for entry in entries):
             return path
     return None
+
+
+def vscode_handles(native: str, project: str | None, environ: Mapping[str, str]) -> str | None:
+    """The VS Code ``hookbus-vscode.json`` whose command runs for ``native``, or None."""
+    return handled_by(INSTALLS["vscode"], native, None, project, environ)
 
 
 def copilot_handles(
@@ -231,6 +264,8 @@ def _runs(install: OwnInstall, entry: object, event: str, tool: str | None) -> b
         return False
     if f"--event {event} " not in f"{command} " or not _checks_pass(command):
         return False
+    if not install.matchers:  # the entry runs for every tool, unless a system's replaces it
+        return not any(k in entry for k in _VSCODE_OVERRIDES)
     matcher = entry.get("matcher")
     if matcher is None or tool is None:
         return matcher is None
