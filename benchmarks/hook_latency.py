@@ -155,6 +155,9 @@ class HostRow:
     quiet: bytes = b""
     #: The host blocks by exit code 2 with the reason on stderr (Kiro, Windsurf).
     exit_two: bool = False
+    #: The host has a user scope only (Kimi): the case's configuration is named by
+    #: ``HOOKBUS_CONFIG`` instead of being found in the project.
+    user_only: bool = False
 
 
 #: Every other host driven by command hooks. The payload is the driver's own sample (what
@@ -173,6 +176,8 @@ HOST_ROWS: dict[str, HostRow] = {
     "goose": HostRow("PreToolUse", "developer__shell", "command"),
     "grok": HostRow("pre_tool_use", "run_terminal_command", "command"),
     "openhands": HostRow("PreToolUse", "terminal", "command"),
+    "vscode": HostRow("PreToolUse", "run_in_terminal", "command"),
+    "kimi": HostRow("PreToolUse", "Shell", "command", user_only=True),
     # agy denies on empty output: its no-opinion on PreToolUse is an explicit ask.
     "antigravity": HostRow("PreToolUse", "run_command", "CommandLine", quiet=b'{"decision":"ask"}'),
     "cline": HostRow(
@@ -363,6 +368,8 @@ def host_case(
     (project / f"{setup.module}.py").write_text(setup.source)
     (project / ".hookbus.toml").write_text(f'enable = ["{setup.module}:{setup.function}"]\n')
     case_env = {**env, "HOOKBUS_STATE_DIR": str(state)}
+    if row.user_only:
+        case_env["HOOKBUS_CONFIG"] = str(project / ".hookbus.toml")
     argv = [python, "-m", "hookbus", "manifest", "--host", host]
     done = subprocess.run(argv, capture_output=True, cwd=project, env=case_env, check=False)
     if done.returncode != 0:
