@@ -101,6 +101,17 @@ def test_install_install_uninstall_keeps_the_users_plugins(project: Path) -> Non
     assert sorted(p.name for p in (project / ".agents" / "plugins").iterdir()) == ["mine"]
 
 
+def test_uninstall_gives_back_a_project_without_the_folders_install_made(project: Path) -> None:
+    """In a project with no ``.agents/``, install makes four folder levels; uninstall
+    removes them all, and the project holds exactly what it held before."""
+    before = sorted(str(p.relative_to(project)) for p in project.rglob("*"))
+    assert hookbus_cli(project, "install", "--host", "goose").returncode == 0
+    assert (plugin(project) / "hooks" / "hooks.json").is_file()
+    assert hookbus_cli(project, "uninstall", "--host", "goose").returncode == 0
+    assert sorted(str(p.relative_to(project)) for p in project.rglob("*")) == before
+    assert project.is_dir()
+
+
 def test_verify_reports_an_edited_plugin_and_a_users_file_is_refused(project: Path) -> None:
     """A hooks.json edited by hand is drift; a plugin of the user's named hookbus is
     never overwritten."""

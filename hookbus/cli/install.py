@@ -368,7 +368,7 @@ def _uninstall(manifest: Manifest, scope: Scope) -> int:
     if candidates:
         from hookbus.manifests import owned
 
-        lines = owned.remove(candidates)
+        lines = owned.remove(candidates, manifest.owned_top(scope))
         for line in lines:
             print(line)
         if not lines:

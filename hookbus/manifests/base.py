@@ -122,6 +122,11 @@ class Manifest(Protocol):
         removes those that are hookbus's; install removes those no longer planned)."""
         ...
 
+    def owned_top(self, scope: Scope, project_dir: str | None = None) -> str | None:
+        """The highest folder uninstall may remove once removing hookbus's files left it
+        empty (None: the files' folder and its parent)."""
+        ...
+
 
 def load(host: str) -> Manifest:
     """The manifest of ``host``; KeyError when it has none."""

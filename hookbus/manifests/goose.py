@@ -92,6 +92,11 @@ class GooseManifest(grouped.GroupedManifest):
         )  # fmt: skip
         return Plan(owned=owned)
 
+    def owned_top(self, scope: Scope, project_dir: str | None = None) -> str | None:
+        # .agents/plugins/hookbus/hooks/: install makes every level; .agents is shared
+        # with Antigravity, so it goes only when nothing of anyone's is left in it.
+        return os.path.dirname(os.path.dirname(self.path(scope, project_dir)))
+
     def owned_paths(self, scope: Scope, project_dir: str | None = None) -> tuple[str, ...]:
         folder = self.path(scope, project_dir)
         return os.path.join(folder, "plugin.json"), os.path.join(folder, "hooks", "hooks.json")

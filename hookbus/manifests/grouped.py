@@ -270,6 +270,10 @@ class GroupedManifest:
         """None: a settings block is all these hosts need."""
         return ()
 
+    def owned_top(self, scope: Scope, project_dir: str | None = None) -> str | None:
+        """None: an owned file's folder and its parent are what install may have made."""
+        return None
+
     def check(self, path: str, document: dict[str, Any]) -> None:
         from hookbus.errors import HostConfigError
 

@@ -72,8 +72,10 @@ def drift(owned: Sequence[OwnedFile], candidates: Sequence[str]) -> list[str]:
     return problems
 
 
-def remove(candidates: Sequence[str]) -> list[str]:
-    """Remove hookbus's files among ``candidates`` and the folders that left empty."""
+def remove(candidates: Sequence[str], top: str | None = None) -> list[str]:
+    """Remove hookbus's files among ``candidates`` and the folders that left empty: each
+    file's folder and its parent (``.clinerules/hooks`` then ``.clinerules``), or every
+    folder up to and including ``top`` (never above it, never the project)."""
     said = []
     folders = set()
     for path in candidates:
@@ -82,14 +84,16 @@ def remove(candidates: Sequence[str]) -> list[str]:
             folders.add(os.path.dirname(path))
             said.append(f"{path}: removed (hookbus wrote it)")
     for folder in sorted(folders, key=len, reverse=True):
-        _prune(folder, stop_at=2)
+        _prune(folder, top)
     return said
 
 
-def _prune(folder: str, *, stop_at: int) -> None:
-    """Remove ``folder`` and up to ``stop_at - 1`` parents while they are empty
-    (``.clinerules/hooks`` then ``.clinerules``, never the project)."""
-    for _ in range(stop_at):
+def _prune(folder: str, top: str | None) -> None:
+    """Remove ``folder`` and its parents while they are empty, as far as ``top`` (or
+    ``folder``'s parent when there is none)."""
+    last = os.path.normpath(top) if top else os.path.dirname(os.path.normpath(folder))
+    folder = os.path.normpath(folder)
+    while folder == last or folder.startswith(last + os.sep):
         try:
             os.rmdir(folder)
         except OSError:  # not empty (the user's own files), or gone
