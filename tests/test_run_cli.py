@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import FORCE_PUSH_HANDLERS, wait_for
+from support import FORCE_PUSH_HANDLERS, compile_now, wait_for
 
 import hookbus
 from hookbus.testing import CliResult, run_cli
@@ -144,7 +144,9 @@ def test_watchdog_answers_when_a_handler_is_stuck_in_c_code(
     project: Path, isolated_environment: Path, fail_closed: bool
 ) -> None:
     """A handler holding the GIL in C cannot be timed out from Python; the process
-    watchdog still answers before the budget ends: no opinion, or deny if fail-closed."""
+    watchdog still answers before the budget ends: no opinion, or deny if fail-closed.
+    The index is compiled first: a watchdog firing before the declaration is known
+    refuses (the handler may be a guard), as a loaded machine can make it."""
     configure(
         project,
         f"""
@@ -154,6 +156,7 @@ def test_watchdog_answers_when_a_handler_is_stuck_in_c_code(
         fail_closed = {str(fail_closed).lower()}
         """,
     )
+    compile_now(project)
     result = hook(project, pre_tool("ls", project))
     assert result.exit_code == 0
     assert result.seconds < 10  # the host's limit for this hook (manifest timeout)

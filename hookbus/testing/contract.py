@@ -257,13 +257,25 @@ class DriverContract:
         assert all(native in str(raised.value) for native in self.driver.events)
 
     def cli(
-        self, data: bytes, tmp_path: Path, *, native: str | None, config: str = ""
-    ) -> tuple[HookOutput, list[str]]:
+        self, data: bytes, tmp_path: Path, *, native: str | None, config: str = "",
+        compiled: bool = False,
+    ) -> tuple[HookOutput, list[str]]:  # fmt: skip
+        """``hookbus run`` on ``data`` with ``config``; with ``compiled``, the index is
+        compiled first (so the call knows each handler's declaration from the start)."""
         state = tmp_path / "state"
         (tmp_path / "hooks_contract.py").write_text(HANGING_HANDLERS)
         config_file = tmp_path / "contract.toml"
         config_file.write_text(textwrap.dedent(config))
         env = {**os.environ, "HOOKBUS_STATE_DIR": str(state), "HOOKBUS_CONFIG": str(config_file)}
+        if compiled:
+            import subprocess
+            import sys
+
+            # One index serves every host it was compiled with (the launcher's registry):
+            # Claude's manifest compiles it, for hosts that have none too (the toy).
+            argv = [sys.executable, *self.launcher, "manifest", "--host", "claude"]
+            subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, timeout=120,
+                           check=True)  # fmt: skip
         args = ["--event", native] if native and self.driver.facts.event_required else []
         result = run_cli(self.host, data, env=env, cwd=tmp_path, args=args,
                          launcher=self.launcher)  # fmt: skip
@@ -290,7 +302,10 @@ class DriverContract:
         self, fail_closed: bool, tmp_path: Path
     ) -> None:
         """The watchdog's answer, through the real CLI: the host's no-opinion for a
-        fail-open handler that hangs, the host's refusal for a fail-closed one."""
+        fail-open handler that hangs, the host's refusal for a fail-closed one. The index
+        is compiled first: a watchdog that fires before a declaration is known refuses
+        (the handler may be a guard), which a loaded machine would make of a 1.5 s
+        budget spent compiling."""
         golden = self.golden_named(self.before_tool_golden)
         native = self.native_of(golden)
         config = f"""
@@ -300,7 +315,9 @@ class DriverContract:
             [handlers."hooks_contract:hangs"]
             fail_closed = {str(fail_closed).lower()}
         """
-        output, codes = self.cli(golden.read_bytes(), tmp_path, native=native, config=config)
+        output, codes = self.cli(
+            golden.read_bytes(), tmp_path, native=native, config=config, compiled=True
+        )
         if fail_closed:
             # On a loaded machine the budget can end before the worker has even imported
             # the handler: the same refusal, saying so.
