@@ -11,22 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import hookbus_cli
+from support import hookbus_cli, install_project
 
 from hookbus.manifests import qwen as manifest
 
-GUARDS = """
-import hookbus
-
-@hookbus.handler("before-tool", tools=("shell", "mcp:github"), fail_closed=True, timeout=5)
-def shell(event):
-    if "rm -rf /" in (event.tool.command or ""):
-        return hookbus.Reply.deny("not that")
-    return None
-
-@hookbus.handler("session-start", "stop")
-def lifecycle(event): ...
-"""
 #: A user's own hook, which every install and uninstall must keep.
 MINE = {"matcher": "write_file", "hooks": [{"type": "command", "command": "./lint.sh",
                                             "timeout": 3000}]}  # fmt: skip
@@ -34,11 +22,7 @@ MINE = {"matcher": "write_file", "hooks": [{"type": "command", "command": "./lin
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "hooks_mod.py").write_text(GUARDS)
-    (root / ".hookbus.toml").write_text('enable = ["hooks_mod:shell", "hooks_mod:lifecycle"]\n')
-    return root
+    return install_project(tmp_path / "proj")
 
 
 def settings(project: Path) -> dict[str, Any]:
