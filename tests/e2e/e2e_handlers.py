@@ -115,6 +115,11 @@ def session_context(event: hookbus.SessionStart, ctx: hookbus.Context) -> hookbu
     return hookbus.Reply.add_context(ctx.options.text)
 
 
+@hookbus.handler("prompt-submit", options=TextOptions)
+def prompt_context(event: hookbus.PromptSubmit, ctx: hookbus.Context) -> hookbus.Reply:
+    return hookbus.Reply.add_context(ctx.options.text)
+
+
 @hookbus.handler("after-tool", tools="shell", options=TextOptions)
 def tool_context(event: hookbus.AfterTool, ctx: hookbus.Context) -> hookbus.Reply:
     """Context after a shell call: the one place Cline reads context from (its lifecycle
