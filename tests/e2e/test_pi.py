@@ -266,3 +266,62 @@ def test_a_hung_fail_closed_handler_blocks(pi: Pi, workspace: Workspace) -> None
     second = run.model.conversation("E2E-HANGFC")[1]
     [said] = run.model.tool_outputs(second)
     assert "fail-closed" in said and "e2e_handlers:hang_fail_closed" in said
+
+
+#: A user-scope agent for the example's ``subagent`` tool; no ``model:``, so the child
+#: runs on the default model of settings.json (the fake one).
+AGENT = """---
+name: counter
+description: Counts things
+tools: read, ls
+---
+
+You count files.
+"""
+
+
+def test_the_subagent_example_tool_decodes_as_subagent_start_and_stop(
+    pi: Pi, pi_executable: Path, workspace: Workspace
+) -> None:
+    """Pi's example ``subagent`` extension (loaded from the pinned package): its call is a
+    before-tool of kind agent and a subagent start naming the agent; its result an
+    after-tool and a subagent stop with the child's final text. The child, a separate
+    ``pi`` run in the project, loads hookbus's extension too: its own events come in a
+    session of their own."""
+    example = pi_executable.resolve().parents[1] / "examples" / "extensions" / "subagent"
+    assert (example / "index.ts").is_file(), example
+    (pi.agent_dir / "agents").mkdir(parents=True)
+    (pi.agent_dir / "agents" / "counter.md").write_text(AGENT)
+    settings = {"defaultProvider": "fake", "defaultModel": "fake-model"}
+    (pi.agent_dir / "settings.json").write_text(json.dumps(settings))
+    install(workspace, {})
+    call = {"agent": "counter", "task": "E2E-CHILD: count the files"}
+    scenario = {"conversations": [
+        {"match": "E2E-CHILD", "turns": [{"text": "CHILD-REPORT: 3 files"}]},
+        {"match": "E2E-SUB", "turns": [{"tool_use": {"name": "subagent", "input": call}},
+                                       {"text": "Parent done."}]},
+    ]}  # fmt: skip
+    run = pi.run("E2E-SUB: ask the counter", scenario, args=["-e", str(example / "index.ts")])
+
+    assert_ok(run)
+    assert "Parent done." in run.process.stdout
+    events = workspace.events()
+    [parent] = {e["session_id"] for e in events if e["kind"] == "subagent-start"}
+    mine = [e for e in events if e["session_id"] == parent]
+    # A derived event and its tool event are one dispatch: their order is the bus's.
+    assert sorted(kinds(mine)) == sorted([
+        "session-start", "prompt-submit", "before-tool", "subagent-start", "after-tool",
+        "subagent-stop", "stop", "session-end",
+    ])  # fmt: skip
+    start = next(e for e in mine if e["kind"] == "subagent-start")
+    stop = next(e for e in mine if e["kind"] == "subagent-stop")
+    assert start["child"] == {"role": "subagent", "id": None, "type": "counter"}
+    assert stop["child"] == {"role": "subagent", "id": None, "type": "counter"}
+    assert stop["final_text"] == "CHILD-REPORT: 3 files"
+    tool = next(e for e in mine if e["kind"] == "before-tool")["tool"]
+    assert (tool["name"], tool["kind"]) == ("subagent", "agent")
+    children = {e["session_id"] for e in events} - {parent}
+    assert len(children) == 1
+    child = [e for e in events if e["session_id"] in children]
+    assert "session-start" in kinds(child)
+    assert all(e["agent"]["role"] == "main" for e in child)  # Pi does not mark it
