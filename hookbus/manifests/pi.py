@@ -71,8 +71,12 @@ def template() -> str:
 
 def extension(wanted: Mapping[str, Any]) -> str:
     """The extension file for ``wanted`` (native event -> what the extension needs)."""
+    import shlex
+
     baked = json.dumps(wanted, indent=2, sort_keys=True)  # JSON is a JavaScript literal
-    return template().replace("@@MARK@@", OWNED_MARK, 1).replace("@@WANTED@@", baked, 1)
+    commands = "\n".join(f"//   {shlex.join(spec['argv'])}" for spec in wanted.values())
+    text = template().replace("@@MARK@@", OWNED_MARK, 1).replace("@@COMMANDS@@", commands, 1)
+    return text.replace("@@WANTED@@", baked, 1)
 
 
 class PiManifest(grouped.GroupedManifest):

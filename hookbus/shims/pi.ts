@@ -22,17 +22,31 @@ import { appendFileSync, mkdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
-// Per native event: argv (hookbus run), waitMs (the shim's own bound), fallback (the
+// Per native event: argv (hookbus run), waitMs (this extension's own bound), fallback (the
 // answer when hookbus cannot give one), tools (names forwarded; null: every tool).
+// The same commands, to run by hand (the payload on stdin; `hookbus try --host pi` too):
+@@COMMANDS@@
 const WANTED = @@WANTED@@;
 
-// What Pi's event objects hold that cannot or need not be sent (see docs/hosts/pi.md).
+// What Pi's event objects hold that cannot or need not be sent (see docs/hosts/pi.md):
+// the compaction's signal and history, all messages but the last, images' bytes (hookbus
+// reads at most 1 MiB).
+const last = (messages) => (Array.isArray(messages) ? messages.slice(-1) : messages);
+const noBytes = (parts) => (Array.isArray(parts)
+  ? parts.map((p) => (p && p.type === "image" ? { type: "image", mimeType: p.mimeType } : p)) : parts);
+
 function slim(name, event) {
   const { signal, ...rest } = event;
-  if (name === "agent_end") return { ...rest, messages: (rest.messages || []).slice(-1) };
+  if (name === "agent_end") return { ...rest, messages: last(rest.messages) };
+  if (name === "before_agent_start") return { ...rest, images: noBytes(rest.images) };
+  if (name === "tool_result") {
+    const details = rest.details && Array.isArray(rest.details.results)
+      ? { ...rest.details, results: rest.details.results.map((r) => ({ ...r, messages: last(r.messages) })) }
+      : rest.details;
+    return { ...rest, content: noBytes(rest.content), details };
+  }
   if (name === "session_before_compact") {
-    const p = rest.preparation || {};
-    const { branchEntries, ...kept } = rest;
+    const { branchEntries, preparation: p = {}, ...kept } = rest;
     return { ...kept, preparation: { firstKeptEntryId: p.firstKeptEntryId, tokensBefore: p.tokensBefore,
       isSplitTurn: p.isSplitTurn, previousSummary: p.previousSummary } };
   }
