@@ -284,3 +284,14 @@ def test_the_extension_bounds_its_wait_and_kills_what_it_ran(
     )
     assert alive.stdout.strip() == ""
     assert "no answer in 2 s" in found["stderr"]
+
+
+def test_hookbus_try_finds_the_installed_command(project: Path) -> None:
+    """``hookbus try`` reads the command of an event from the extension it would write,
+    with its --timeout, and says the event is registered."""
+    done = hookbus_cli(project, "try", "--host", "pi", "--event", "tool_call", "--tool", "bash",
+                       "--input", '{"command": "rm -rf /"}')  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "--event tool_call --timeout 10" in done.stdout
+    assert "not registered" not in done.stdout
+    assert '{"result":{"block":true,"reason":"not that"}}' in done.stdout
