@@ -130,8 +130,11 @@ def test_deny_blocks_the_command_and_the_model_reads_the_reason(
     assert kinds(workspace.events()) == [
         "session-start", "prompt-submit", "before-tool", "stop", "session-end"
     ]  # fmt: skip
-    # Pi stops at the first block, and loads hookbus.ts before mine.ts (by name).
-    assert not users_log(workspace).exists()
+    # Pi stops at the first block: the user's extension sees the call only when Pi
+    # loaded it first (in readdir order, which is no order at all).
+    assert not users_log(workspace).exists() or users_calls(workspace) == [
+        {"command": f"echo hi | tee {PROOF}"}
+    ]
     assert workspace.diagnostics() == []
 
 
