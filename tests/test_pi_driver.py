@@ -90,7 +90,7 @@ class TestPiContract(DriverContract):
                   reply=Reply.add_context("ctx"),
                   stdout=b'{"result":{"message":{"customType":"hookbus","content":"ctx",'
                          b'"display":false}}}\n'),
-        ReplyCase(id="compaction-deny-cancels", payload="session_before_compact",
+        ReplyCase(id="compaction-deny-cancels", payload="real/session_before_compact",
                   reply=Reply.deny("not now"), stdout=b'{"result":{"cancel":true}}\n'),
         ReplyCase(id="stop-reads-nothing", payload="real/agent_end",
                   reply=Reply.continue_working("more"), stdout=b"{}\n"),

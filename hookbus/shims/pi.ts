@@ -122,20 +122,30 @@ function apply(name, reply, event) {
   return reply.result || undefined;
 }
 
+// The session's facts, from the handler's ctx. A ctx throws once Pi replaced or shut
+// down its session (print mode compacts after session_shutdown): what a ctx said last
+// is kept.
+let session = { sessionId: "", sessionFile: null, cwd: process.cwd(), model: null };
+function facts(ctx) {
+  try {
+    const sm = ctx.sessionManager;
+    const model = ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : null;
+    session = { sessionId: sm.getSessionId() || "", sessionFile: sm.getSessionFile() || null,
+      cwd: ctx.cwd || session.cwd, model };
+  } catch {}
+  return session;
+}
+
 async function handle(name, spec, event, ctx) {
-  let sessionId = "";
+  const known = facts(ctx);
   try {
     if (!wanted(spec, event)) return undefined;
-    const sm = ctx && ctx.sessionManager;
-    sessionId = (sm && sm.getSessionId()) || "";
-    const model = ctx && ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : null;
-    const input = JSON.stringify({ event: name, sessionId, sessionFile: (sm && sm.getSessionFile()) || null,
-      cwd: (ctx && ctx.cwd) || process.cwd(), model, payload: slim(name, event) });
+    const input = JSON.stringify({ event: name, ...known, payload: slim(name, event) });
     const { why, reply } = await ask(spec.argv, input, spec.waitMs);
     if (why === null) return apply(name, reply, event);
-    diagnose(name, spec, why, sessionId);
+    diagnose(name, spec, why, known.sessionId);
   } catch (e) {
-    diagnose(name, spec, `the extension failed: ${e && e.message}`, sessionId);
+    diagnose(name, spec, `the extension failed: ${e && e.message}`, known.sessionId);
   }
   try { return apply(name, spec.fallback, event); } catch { return undefined; }
 }

@@ -24,13 +24,13 @@ from .harness import RUN_TIMEOUT, Finished, Workspace, run_process
 ENV = {"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"}
 
 
-def models_json(url: str) -> dict[str, Any]:
+def models_json(url: str, context_window: int = 128000) -> dict[str, Any]:
     """The recipe's ``models.json``: one OpenAI-compatible provider at ``url``."""
     return {"providers": {"fake": {
         "baseUrl": f"{url}/v1", "api": "openai-completions", "apiKey": "sk-fake",
         "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
         "models": [{"id": "fake-model", "name": "Fake Model", "reasoning": False,
-                    "input": ["text"], "contextWindow": 128000, "maxTokens": 4096}],
+                    "input": ["text"], "contextWindow": context_window, "maxTokens": 4096}],
     }}}  # fmt: skip
 
 
@@ -74,12 +74,14 @@ class Pi:
         *,
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
+        context_window: int = 128000,
         timeout: float = RUN_TIMEOUT,
     ) -> PiRun:
         ws = self.workspace
         with FakeOpenAIChat(scenario, log_path=ws.root / "requests.jsonl") as model:
             self.agent_dir.mkdir(parents=True, exist_ok=True)
-            (self.agent_dir / "models.json").write_text(json.dumps(models_json(model.url)))
+            models = models_json(model.url, context_window)
+            (self.agent_dir / "models.json").write_text(json.dumps(models))
             argv = [str(self.executable), "-p", "--provider", "fake", "--model", "fake-model",
                     *args, prompt]  # fmt: skip
             started = time.monotonic()

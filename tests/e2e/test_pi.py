@@ -20,7 +20,7 @@ import pytest
 
 from . import hosts
 from .conftest import GOLDEN, host_program, skip_loudly
-from .harness import Workspace, capturing_goldens
+from .harness import Workspace, capturing_goldens, read_json_lines
 from .pi_host import Pi, PiRun
 
 pytestmark = pytest.mark.e2e
@@ -328,3 +328,40 @@ def test_the_subagent_example_tool_decodes_as_subagent_start_and_stop(
     child = [e for e in events if e["session_id"] in children]
     assert "session-start" in kinds(child)
     assert all(e["agent"]["role"] == "main" for e in child)  # Pi does not mark it
+
+
+#: Pi compacts when a reply's tokens pass the context window less ``reserveTokens``: the
+#: fake's 15 tokens in a window of 100 with 90 reserved. It checks before a prompt sent
+#: to a continued session (``-c``), and after the last reply.
+COMPACTING = {"compaction": {"enabled": True, "reserveTokens": 90, "keepRecentTokens": 1}}
+
+
+@pytest.mark.parametrize("deny", [False, True], ids=["compacts", "denied"])
+def test_compaction_is_a_pre_compact_and_a_deny_cancels_it(
+    pi: Pi, workspace: Workspace, deny: bool
+) -> None:
+    """A continued session over its window: Pi fires session_before_compact, a
+    pre-compact of the session with Pi's preparation counts; without a deny Pi asks the
+    model for a summary and writes a compaction into the session, with one it does
+    neither."""
+    install(workspace, {"deny_compact": {"reason": "E2E-NOCOMPACT"}} if deny else {})
+    scenario = script("E2E-COMPACT", *[{"text": "Hi."}] * 4)
+    assert_ok(pi.run("E2E-COMPACT: hello", scenario))
+    (pi.agent_dir / "settings.json").write_text(json.dumps(COMPACTING))
+    run = pi.run("E2E-COMPACT: again", scenario, args=["-c"], context_window=100)
+
+    assert_ok(run)
+    assert "Hi." in run.process.stdout
+    [session] = {e["session_id"] for e in workspace.events()}
+    compacts = [e for e in workspace.events() if e["kind"] == "pre-compact"]
+    assert compacts, run.describe()
+    assert session in compacts[0]["raw"]["sessionFile"]
+    assert isinstance(compacts[0]["raw"]["payload"]["preparation"]["tokensBefore"], int)
+    entries = read_json_lines(Path(compacts[0]["raw"]["sessionFile"]))
+    compactions = [e for e in entries if e["type"] == "compaction"]
+    summaries = [r for r in run.model.chat_requests()
+                 if "context summarization assistant" in json.dumps(r["messages"][0])]  # fmt: skip
+    if deny:
+        assert (compactions, summaries) == ([], []), run.describe()
+    else:
+        assert compactions and summaries, run.describe()
