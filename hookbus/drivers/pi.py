@@ -106,13 +106,14 @@ _DECODER = msgspec.json.Decoder(Native)
 
 
 def _texts(parts: object) -> str | None:
-    """The text of Pi content (a string, or parts ``{type: "text", text}``), joined."""
+    """The text of Pi content (a string, or parts ``{type: "text", text}``), one part a
+    line, as Pi's OpenAI-compatible provider sends a tool's result to the model."""
     if isinstance(parts, str):
         return parts
     if not isinstance(parts, list):
         return None
     texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
-    return "".join(texts) if texts else None
+    return "\n".join(texts) if texts else None
 
 
 def _final_text(messages: object) -> str | None:
@@ -215,7 +216,7 @@ def derive(event: ev.Event) -> tuple[ev.Event, ...]:
         return tuple(ev.SubagentStart(**common, call_id=call,
                                       child=ev.Agent(role="subagent", type=s.agent_type))
                      for s in event.tool.spawns)  # fmt: skip
-    details = msgspec.json.decode(event.raw, type=Native).payload.details
+    details = _DECODER.decode(event.raw).payload.details
     stops = []
     for result in _results(details):
         code = result.get("exitCode")

@@ -202,7 +202,7 @@ def test_context_reaches_the_model_before_the_prompt_and_after_the_tool(
     users = [m for m in first["messages"] if m["role"] == "user"]
     assert "E2E-CONTEXT: please run echo hi" in json.dumps(users[0])
     assert before in json.dumps(users[1])
-    # Pi joins a result's text parts with a blank line.
+    # Pi's OpenAI-compatible provider sends a result's text parts one a line.
     assert run.model.tool_outputs(second) == [f"hi\n\n{after}"]
 
 
