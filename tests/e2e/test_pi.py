@@ -242,25 +242,20 @@ def test_hookbus_gone_blocks_nothing_and_leaves_one_diagnostic(
 def test_a_hung_handler_is_answered_in_time_and_the_command_runs(
     pi: Pi, workspace: Workspace
 ) -> None:
-    """A handler that sleeps 30 s: hookbus's deadline answers no-opinion (1.5 s budget),
-    far inside the extension's own bound, and the command runs."""
+    """A handler that sleeps 30 s: hookbus answers no-opinion when its 1 s timeout ends,
+    far inside the extension's own bound (12 s), and the command runs."""
     install(workspace, {"hang": None})
-    (workspace.project / ".hookbus.toml").write_text(
-        "budget = 1.5\n" + (workspace.project / ".hookbus.toml").read_text()
-    )
     run = pi.run("E2E-HANG: please run echo hi", tool_script("E2E-HANG"))
 
     assert_ok(run)
     assert (workspace.project / PROOF).read_text() == "hi\n"
     assert run.seconds < 25, run.describe()
-    assert diagnostics_named(workspace, "handler-timeout") or diagnostics_named(
-        workspace, "watchdog-fired"
-    )
+    assert diagnostics_named(workspace, "handler-timeout"), workspace.diagnostics()
 
 
 def test_a_hung_fail_closed_handler_blocks(pi: Pi, workspace: Workspace) -> None:
-    """A fail-closed handler that sleeps 30 s: hookbus's refusal blocks the call, and the
-    model reads why."""
+    """A fail-closed handler that sleeps 30 s: when its 1 s timeout ends, hookbus's
+    refusal blocks the call, and the model reads why."""
     install(workspace, {"hang_fail_closed": None})
     run = pi.run("E2E-HANGFC: please run echo hi", tool_script("E2E-HANGFC"))
 
