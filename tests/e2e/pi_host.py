@@ -63,8 +63,14 @@ class Pi:
     executable: Path
     workspace: Workspace
 
+    #: Pi's user folder, where ``models.json`` goes: ``~/.pi/agent`` unless the run's
+    #: ``PI_CODING_AGENT_DIR`` names another.
+    agent_dir_env: str | None = None
+
     @property
     def agent_dir(self) -> Path:
+        if self.agent_dir_env:
+            return Path(self.agent_dir_env)
         return self.workspace.home / ".pi" / "agent"
 
     def run(
@@ -86,6 +92,8 @@ class Pi:
                     *args, prompt]  # fmt: skip
             started = time.monotonic()
             environ = {**ws.base_env(), **ENV, **(env or {})}
+            if self.agent_dir_env:
+                environ["PI_CODING_AGENT_DIR"] = self.agent_dir_env
             done = run_process(argv, cwd=ws.project, env=environ, timeout=timeout)
             seconds = time.monotonic() - started
         return PiRun(argv, done, seconds, model)

@@ -10,6 +10,7 @@ what hookbus wrote to its diagnostics.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,12 +21,13 @@ import pytest
 
 from . import hosts
 from .conftest import GOLDEN, host_program, skip_loudly
-from .harness import Workspace, capturing_goldens, read_json_lines
+from .harness import HERE, Workspace, capturing_goldens, read_json_lines
 from .pi_host import Pi, PiRun
 
 pytestmark = pytest.mark.e2e
 
 PROOF = "ran_proof.txt"
+HANDLERS = HERE / "e2e_handlers.py"
 #: The user's own extension, already in the project: it notes every tool call it sees.
 USERS_EXTENSION = "mine.ts"
 
@@ -360,3 +362,37 @@ def test_compaction_is_a_pre_compact_and_a_deny_cancels_it(
         assert (compactions, summaries) == ([], []), run.describe()
     else:
         assert compactions and summaries, run.describe()
+
+
+def test_a_user_scope_install_under_pi_coding_agent_dir_blocks(
+    pi_executable: Path, workspace: Workspace
+) -> None:
+    """``hookbus install --host pi --scope user`` with ``PI_CODING_AGENT_DIR`` set writes
+    the extension where Pi looks for the user's, and Pi, started with the same
+    variable in a project of no hookbus configuration, loads it: the deny blocks."""
+    reason = "E2E-USERDENY: not in any project"
+    agent = workspace.root / "pi-agent"
+    config = workspace.home / ".config" / "hookbus" / "config.toml"
+    config.parent.mkdir(parents=True)
+    shutil.copyfile(HANDLERS, workspace.root / "e2e_handlers.py")
+    config.write_text(
+        f"python_path = [{json.dumps(str(workspace.root))}]\n"
+        'enable = ["e2e_handlers:deny_shell"]\n\n'
+        f'[handlers."e2e_handlers:deny_shell"]\nreason = {json.dumps(reason)}\n'
+    )
+    config.chmod(0o600)
+    env = {**workspace.base_env(), "PI_CODING_AGENT_DIR": str(agent)}
+    done = subprocess.run(
+        [sys.executable, "-m", "hookbus", "install", "--host", "pi", "--scope", "user"],
+        cwd=workspace.project, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (agent / "extensions" / "hookbus.ts").is_file()
+    assert not (workspace.project / ".pi").exists()
+    run = Pi(pi_executable, workspace, str(agent)).run(
+        "E2E-USERDENY: please run echo hi", tool_script("E2E-USERDENY")
+    )
+
+    assert_ok(run)
+    assert not (workspace.project / PROOF).exists()
+    assert run.model.tool_outputs(run.model.conversation("E2E-USERDENY")[1]) == [reason]
