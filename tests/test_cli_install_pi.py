@@ -295,3 +295,12 @@ def test_hookbus_try_finds_the_installed_command(project: Path) -> None:
     assert "--event tool_call --timeout 10" in done.stdout
     assert "not registered" not in done.stdout
     assert '{"result":{"block":true,"reason":"not that"}}' in done.stdout
+
+
+def test_another_command_form_still_writes_the_absolute_path_and_says_so(project: Path) -> None:
+    """``--command path`` cannot apply to an extension that spawns no shell: the absolute
+    form is written, with a note."""
+    done = hookbus_cli(project, "install", "--host", "pi", "--command", "path")
+    assert done.returncode == 0, done.stderr
+    assert "--command path does not apply" in done.stdout + done.stderr
+    assert wanted(project)["tool_call"]["argv"][0] == sys.executable

@@ -131,14 +131,14 @@ class PiManifest(grouped.GroupedManifest):
     ) -> Plan:
         from hookbus.manifests.base import OwnedFile, Plan
 
-        # The extension spawns hookbus without a shell, so only the absolute form exists:
-        # a PATH search would be the host's PATH, and a missing hookbus is the fallback.
+        # The extension spawns hookbus without a shell, by absolute path only: the
+        # hookbus that installed it, whatever Pi's PATH holds; a missing one is the fallback.
         wanted = self.wanted(index, python)
         if not wanted:
             return Plan()
         owned = OwnedFile(path=self.path(scope, project_dir), text=extension(wanted))
         notes = () if form == "absolute" else (
-            f"Pi's extension runs hookbus by absolute path ({python}); --form {form} "
+            f"Pi's extension runs hookbus by absolute path ({python}); --command {form} "
             "does not apply to it",)  # fmt: skip
         return Plan(owned=(owned,), notes=notes)
 
