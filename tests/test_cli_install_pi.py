@@ -266,14 +266,9 @@ def test_the_extension_bounds_its_wait_and_kills_what_it_ran(
     assert hookbus_cli(project, "install", "--host", "pi").returncode == 0
     marker = tmp_path / "hung-marker"
     sleeper = [sys.executable, "-c", f"import time; open({str(marker)!r}, 'w'); time.sleep(60)"]
+    replace_argv(project, "tool_call", sleeper)
     text = extension(project).read_text()
-    start = text.index('"tool_call": {')
-    head, tail = text[:start], text[start:]
-    argv_start = tail.index('"argv": [')
-    argv_end = tail.index("]", argv_start) + 1
-    tail = tail[:argv_start] + f'"argv": {json.dumps(sleeper)}' + tail[argv_end:]
-    tail = tail.replace('"waitMs": 12000', '"waitMs": 2000', 1)
-    extension(project).write_text(head + tail)
+    extension(project).write_text(text.replace('"waitMs": 12000', '"waitMs": 2000'))
     started = time.monotonic()
     found = drive(project, "tool_call", call("ls"), isolated_environment)
     assert found["result"] is None and 2000 <= found["ms"] < 20000
@@ -304,3 +299,40 @@ def test_another_command_form_still_writes_the_absolute_path_and_says_so(project
     assert done.returncode == 0, done.stderr
     assert "--command path does not apply" in done.stdout + done.stderr
     assert wanted(project)["tool_call"]["argv"][0] == sys.executable
+
+
+def replace_argv(project: Path, native: str, argv: list[str]) -> None:
+    """Bake ``argv`` in place of the installed command of ``native`` (a broken install)."""
+    text = extension(project).read_text()
+    start = text.index(f'"{native}": {{')
+    head, tail = text[:start], text[start:]
+    begin = tail.index('"argv": [')
+    end = tail.index("]", begin) + 1
+    extension(project).write_text(head + tail[:begin] + f'"argv": {json.dumps(argv)}' + tail[end:])
+
+
+@needs_node
+@pytest.mark.parametrize(
+    ("argv", "why"),
+    [
+        (["{python}", "-P", "/nonexistent/hookbus/__main__.py", "run"], "hookbus exited 2"),
+        (["/bin/sh", "-c", "echo not json"], 'unreadable answer from hookbus: "not json\\n"'),
+        (["/bin/sh", "-c", "echo '[]'"], "unreadable answer"),
+        (["/bin/sh", "-c", "echo '{}'; exit 3"], "hookbus exited 3"),
+        (["/bin/sh", "-c", "kill -9 $$"], "hookbus was killed by SIGKILL"),
+    ],
+    ids=["package-gone", "not-json", "not-an-object", "exit-3", "killed"],
+)
+def test_every_failure_is_the_fallback_and_one_diagnostic(
+    project: Path, isolated_environment: Path, argv: list[str], why: str
+) -> None:
+    """Whatever goes wrong behind the extension, the call is left alone (no fail-closed
+    handler here), and one ``hook-unavailable`` line says what it was."""
+    (project / "hooks_mod.py").write_text(GUARDS.replace("fail_closed=True", "fail_closed=False"))
+    assert hookbus_cli(project, "install", "--host", "pi").returncode == 0
+    replace_argv(project, "tool_call", [a.replace("{python}", sys.executable) for a in argv])
+    found = drive(project, "tool_call", call("rm -rf /"), isolated_environment)
+    assert (found["result"], found["event"]["input"]["command"]) == (None, "rm -rf /")
+    [line] = (isolated_environment / "diagnostics.jsonl").read_text().splitlines()
+    assert why in json.loads(line)["message"]
+    assert found["stderr"].splitlines() == [f"hookbus: {json.loads(line)['message']}"]
