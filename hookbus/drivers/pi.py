@@ -78,7 +78,6 @@ TOOLS: dict[str, ev.ToolKind] = {
 class Payload(msgspec.Struct):
     """The fields of Pi's event objects that hookbus reads; unknown keys are ignored."""
 
-    type: str | None = None
     reason: str | None = None
     prompt: str | None = None
     toolName: str | None = None
@@ -282,7 +281,6 @@ def capabilities(native: str) -> Capabilities:
     return Capabilities(
         decide=native in ("tool_call", "session_before_compact"),
         rewrite_input=native == "tool_call",
-        rewrite_mode="replace",
         context=native in CONTEXT,
     )
 
