@@ -472,13 +472,28 @@ HOSTS: dict[str, HostFacts] = {
         project_paths=(("working_dir",),),
         default_timeout=60.0,
     ),
+    # Pi's coding agent 0.73.1 (@mariozechner/pi-coding-agent: dist/core/extensions): no
+    # hook commands; hookbus's extension (.pi/extensions/hookbus.ts) forwards each wanted
+    # event as one JSON object naming it in "event", with the session's cwd beside it,
+    # and applies one JSON object back: "{}" is every event's no-opinion. Pi waits for
+    # extensions without any limit, so the extension bounds its own wait (the command's
+    # --timeout plus 2 s); 30 s is hookbus's bound for a call that names none.
+    "pi": HostFacts(
+        "pi",
+        driver="hookbus.drivers.pi",
+        manifest="hookbus.manifests.pi",
+        event_paths=(("event",),),
+        tool_paths=(("payload", "toolName"),),
+        project_paths=(("cwd",),),
+        no_opinion=HookOutput(b"{}\n"),
+        default_timeout=30.0,
+    ),
 }
 
 #: Host names a handler may filter on before their driver exists: a typo fails when the
 #: bus is built, while a handler written for a host whose driver comes later does not.
 PLANNED_HOSTS = frozenset(
-    ("hermes", "opencode", "kilo",
-     "pi")
+    ("hermes", "opencode", "kilo")
 )  # fmt: skip
 
 

@@ -86,9 +86,18 @@ def _literal_values(module: str, alias: str) -> set[str]:
     raise AssertionError(f"no {alias} = Literal[...] in hookbus/{module}")
 
 
+#: The plugins and extensions hookbus ships (``hookbus/shims/``) write their diagnostic
+#: lines themselves, as JavaScript objects: ``event: "hook-unavailable"``.
+SHIM_CODE = re.compile(r'\bevent: "([a-z]+(?:-[a-z]+)+)"')
+
+
 def emitted_codes() -> dict[str, list[str]]:
     """Every diagnostic code hookbus's source can write -> where (``file:line``)."""
     found: dict[str, list[str]] = {}
+    for path in sorted((PACKAGE / "shims").glob("*")):
+        for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for code in SHIM_CODE.findall(text):
+                found.setdefault(code, []).append(f"{path.relative_to(ROOT)}:{number}")
     for path in sorted(PACKAGE.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         parents = _parents(tree)

@@ -96,6 +96,12 @@ def deny_shell(event: hookbus.BeforeTool, ctx: hookbus.Context) -> hookbus.Reply
     return hookbus.Reply.deny(ctx.options.reason)
 
 
+@hookbus.handler("pre-compact", options=DenyOptions)
+def deny_compact(event: hookbus.PreCompact, ctx: hookbus.Context) -> hookbus.Reply:
+    """Refuses a compaction (Pi cancels it)."""
+    return hookbus.Reply.deny(ctx.options.reason)
+
+
 class RewriteOptions(msgspec.Struct, frozen=True):
     command: str
 
@@ -112,6 +118,11 @@ class TextOptions(msgspec.Struct, frozen=True):
 
 @hookbus.handler("session-start", options=TextOptions)
 def session_context(event: hookbus.SessionStart, ctx: hookbus.Context) -> hookbus.Reply:
+    return hookbus.Reply.add_context(ctx.options.text)
+
+
+@hookbus.handler("prompt-submit", options=TextOptions)
+def prompt_context(event: hookbus.PromptSubmit, ctx: hookbus.Context) -> hookbus.Reply:
     return hookbus.Reply.add_context(ctx.options.text)
 
 

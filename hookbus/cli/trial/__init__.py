@@ -287,13 +287,14 @@ def _command_timeout(
 
 def _owned_texts(text: str) -> list[str]:
     """An owned file's strings: a script is one, a JSON file (Kiro's hook file) holds its
-    commands in strings of its own."""
+    commands in strings of its own; a file in another language (Pi's extension) writes
+    each command on a line of its own."""
     import json
 
     try:
         return _strings(json.loads(text))
     except ValueError:
-        return [text]
+        return [text, *text.splitlines()]
 
 
 def _strings(value: object) -> list[str]:

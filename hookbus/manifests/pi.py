@@ -1,0 +1,155 @@
+"""Pi's extension: hookbus's own, generated, verified, installed, uninstalled.
+
+Pi has no hook settings: it loads extensions, TypeScript modules run in its own process
+(jiti), from ``<project>/.pi/extensions/*.ts`` and ``~/.pi/agent/extensions/*.ts``
+(``$PI_CODING_AGENT_DIR/extensions/`` when that is set; Pi's ``config.js``
+``getAgentDir``). So hookbus writes one extension of its own, ``hookbus.ts``, from the
+template ``hookbus/shims/pi.ts`` with what this configuration wants baked in, per native
+event:
+
+- ``argv``: ``hook_argv`` (this interpreter and hookbus's ``__main__.py`` by path, spawned
+  without a shell), with ``--timeout`` the budget plus 5 s, as the command hosts get;
+- ``waitMs``: the extension's own bound, 2 s past that, after which it kills hookbus
+  (Pi itself would wait for ever);
+- ``fallback``: the answer when hookbus cannot give one: the host's no-opinion ``{}``,
+  or the refusal a fail-closed handler owes (the rule of the command hosts' fallback);
+- ``tools``: the tool names an event is forwarded for (None: every one), so that an
+  unwanted tool spawns nothing.
+
+Only events an enabled handler wants are in it; with none, no file is written. The file
+carries :data:`~hookbus.manifests.base.OWNED_MARK`: a user's own ``hookbus.ts`` is never
+replaced, and uninstall removes only ours (then the folders install made, while empty).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from hookbus.drivers.pi import ALL_EVENTS, driver
+from hookbus.hosts import HOSTS
+from hookbus.manifests import grouped
+from hookbus.manifests.base import OWNED_MARK, CommandForm, Scope, hook_argv
+from hookbus.manifests.grouped import project_root
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hookbus.manifests.base import Plan
+    from hookbus.runtime.index import IndexData
+
+HOST = "pi"
+FILE = "hookbus.ts"
+#: The project's extensions are committed with it; the user's are theirs alone.
+SCOPES: dict[Scope, bool] = {"project": True, "user": False}
+#: How long past hookbus's own ``--timeout`` the extension waits before it kills it.
+KILL_MARGIN = 2.0
+
+
+def agent_dir() -> str:
+    """Pi's user folder: ``$PI_CODING_AGENT_DIR``, else ``~/.pi/agent``."""
+    found = os.environ.get("PI_CODING_AGENT_DIR")
+    if found:
+        return os.path.expanduser(found)
+    return os.path.join(os.path.expanduser("~"), ".pi", "agent")
+
+
+def extensions_dir(scope: str, project_dir: str | None = None) -> str:
+    """The extension folder Pi discovers for ``scope``."""
+    if scope == "user":
+        return os.path.join(agent_dir(), "extensions")
+    return os.path.join(project_dir or project_root(), ".pi", "extensions")
+
+
+def template() -> str:
+    """The extension's source, shipped as package data."""
+    from importlib.resources import files
+
+    return files("hookbus").joinpath("shims", "pi.ts").read_text(encoding="utf-8")
+
+
+def extension(wanted: Mapping[str, Any]) -> str:
+    """The extension file for ``wanted`` (native event -> what the extension needs)."""
+    import shlex
+
+    baked = json.dumps(wanted, indent=2, sort_keys=True)  # JSON is a JavaScript literal
+    commands = "\n".join(f"//   {shlex.join(spec['argv'])}" for spec in wanted.values())
+    text = template().replace("@@MARK@@", OWNED_MARK, 1).replace("@@COMMANDS@@", commands, 1)
+    return text.replace("@@WANTED@@", baked, 1)
+
+
+class PiManifest(grouped.GroupedManifest):
+    """hookbus's extension ``hookbus.ts`` in ``.pi/extensions/`` (project) or
+    ``~/.pi/agent/extensions/`` (user)."""
+
+    facts = HOSTS[HOST]
+    scopes = SCOPES
+    events = ALL_EVENTS
+    driver = driver
+
+    def path(self, scope: Scope, project_dir: str | None) -> str:
+        return os.path.join(extensions_dir(scope, project_dir), FILE)
+
+    def wanted(self, index: IndexData | None, python: str) -> dict[str, Any]:
+        """Per native event an enabled handler wants: argv, waitMs, fallback, tools."""
+        from hookbus.runtime.index import fail_closed
+
+        routes = dict(index["routes"].get(HOST, {})) if index else {}
+        unknown = [h for h in index["handlers"] if h["subscription"] is None] if index else []
+        if index and unknown:  # an unloaded handler may be a guard: its refusal is owed
+            for native in index["refusals"].get(HOST, {}):
+                routes.setdefault(native, {"handlers": [], "tools": None})
+        budget = float(index["settings"].get("budget") or 5.0) if index else 5.0  # type: ignore[arg-type]
+        wanted: dict[str, Any] = {}
+        for native in (n for n in self.events if n in routes):
+            route = routes[native]
+            guarded = fail_closed([index["handlers"][i] for i in route["handlers"]] + unknown
+                                  ) if index else []  # fmt: skip
+            seconds, _ = self.timeouts(native, budget)
+            if guarded:
+                why = "hookbus could not run, and a fail-closed handler wants this event"
+                fallback = self.driver.refusal(native, why)
+            else:
+                fallback = self.driver.no_opinion(native)
+            wanted[native] = {
+                "argv": hook_argv(python, HOST, native, seconds),
+                "waitMs": round(((seconds or 0) + KILL_MARGIN) * 1000),
+                "fallback": json.loads(fallback.stdout),
+                "tools": route["tools"],
+            }
+        return wanted
+
+    def plan(
+        self,
+        index: IndexData | None,
+        *,
+        python: str,
+        scope: Scope,
+        form: CommandForm = "absolute",
+        project_dir: str | None = None,
+    ) -> Plan:
+        from hookbus.manifests.base import OwnedFile, Plan
+
+        # The extension spawns hookbus without a shell, by absolute path only: the
+        # hookbus that installed it, whatever Pi's PATH holds; a missing one is the fallback.
+        wanted = self.wanted(index, python)
+        if not wanted:
+            return Plan()
+        owned = OwnedFile(path=self.path(scope, project_dir), text=extension(wanted))
+        notes = () if form == "absolute" else (
+            f"Pi's extension runs hookbus by absolute path ({python}); --command {form} "
+            "does not apply to it",)  # fmt: skip
+        return Plan(owned=(owned,), notes=notes)
+
+    def owned_paths(self, scope: Scope, project_dir: str | None = None) -> tuple[str, ...]:
+        return (self.path(scope, project_dir),)
+
+    def owned_top(self, scope: Scope, project_dir: str | None = None) -> str | None:
+        # .pi/extensions/: install may make both levels; .pi holds Pi's own settings too,
+        # so it goes only when nothing is left in it. The user's ~/.pi/agent stays.
+        folder = extensions_dir(scope, project_dir)
+        return folder if scope == "user" else os.path.dirname(folder)
+
+
+manifest = PiManifest()
