@@ -481,7 +481,7 @@ HOSTS: dict[str, HostFacts] = {
     "hermes": HostFacts(
         "hermes",
         driver="hookbus.drivers.hermes",
-        manifest=None,  # HERMES-MANIFEST
+        manifest="hookbus.manifests.hermes",
         event_paths=(("hook_event_name",),),
         tool_paths=(("tool_name",),),
         project_paths=(("cwd",),),
