@@ -219,18 +219,22 @@ def _diagnose(native: str, message: str) -> None:
             )
             folder = os.path.join(os.path.abspath(base), "hookbus")
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        now = time.time()
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now))
-        record = {"event": "hook-unavailable", "level": "warning",
-                  "timestamp": f"{stamp}.{int(now * 1000) % 1000:03d}Z",
-                  "message": message, "pid": os.getpid(), "host": "hermes",
-                  "native": native}  # fmt: skip
-        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "replace")
+        data = line("hook-unavailable", message, host="hermes", native=native)
         fd = os.open(os.path.join(folder, "diagnostics.jsonl"),
                      os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # fmt: skip
         try:
-            os.write(fd, line)
+            os.write(fd, data)
         finally:
             os.close(fd)
     except Exception:
         pass
+
+
+def line(code: str, message: str, **fields: str) -> bytes:
+    """One diagnostic as :func:`hookbus.diagnostics.line` writes it (stdlib only here)."""
+    now = time.time()
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now))
+    millis = int(now * 1000) % 1000
+    record = {"event": code, "level": "warning", "timestamp": f"{stamp}.{millis:03d}Z",
+              "message": message, "pid": os.getpid(), **fields}  # fmt: skip
+    return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "replace")
