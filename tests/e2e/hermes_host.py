@@ -108,16 +108,45 @@ class Hermes:
         return read_json_lines(self.workspace.home / "users_plugin.jsonl")
 
     def run(
-        self, prompt: str, scenario: Scenario | Mapping[str, Any], *, timeout: float = RUN_TIMEOUT
+        self,
+        prompt: str,
+        scenario: Scenario | Mapping[str, Any],
+        *,
+        timeout: float = RUN_TIMEOUT,
+        python_path: Path | None = None,
     ) -> HermesRun:
+        """One ``hermes -z`` run; ``python_path`` is put on Hermes's import path."""
         ws = self.workspace
         with FakeOpenAIChat(scenario, log_path=ws.root / "requests.jsonl") as model:
             argv = [*self.argv, "-z", prompt, "--accept-hooks"]
             env = {**self.env(), "CUSTOM_BASE_URL": f"{model.url}/v1"}
+            if python_path is not None:
+                env["PYTHONPATH"] = str(python_path)
             started = time.monotonic()
             done = run_process(argv, cwd=ws.project, env=env, timeout=timeout)
             seconds = time.monotonic() - started
         return HermesRun(argv, done, seconds, model)
+
+
+def hookbus_importable(folder: Path) -> Path:
+    """``folder`` made into what ``pip install hookbus`` adds to Hermes's environment, for
+    ``PYTHONPATH``: hookbus, the dependencies Hermes lacks (msgspec, structlog: anyio and
+    ruamel.yaml it has), and the ``hermes_agent.plugins`` entry point's metadata."""
+    import msgspec
+    import structlog
+
+    import hookbus
+
+    folder.mkdir(parents=True)
+    for module in (hookbus, msgspec, structlog):
+        (folder / module.__name__).symlink_to(Path(str(module.__file__)).parent)
+    info = folder / "hookbus-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hookbus\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[hermes_agent.plugins]\nhookbus = hookbus.hermes_plugin\n"
+    )
+    return folder
 
 
 def tool_results(run: HermesRun, marker: str) -> list[Any]:

@@ -24,7 +24,7 @@ import pytest
 from . import hosts
 from .conftest import GOLDEN, skip_loudly
 from .harness import Workspace, capturing_goldens
-from .hermes_host import CONFIG, Hermes, HermesRun, tool_results
+from .hermes_host import CONFIG, Hermes, HermesRun, hookbus_importable, tool_results
 
 pytestmark = pytest.mark.e2e
 
@@ -89,6 +89,42 @@ def test_a_deny_blocks_the_terminal_and_the_model_reads_why(hermes: Hermes) -> N
     assert "before-tool" in kinds(hermes.workspace)
     assert {"event": "pre_tool_call", "tool_name": "terminal"} in hermes.users_plugin_calls()
     assert hermes.workspace.diagnostics() == []
+
+
+def test_shell_hooks_block_too(hermes: Hermes) -> None:
+    """``--via hooks``: Hermes runs hookbus's ``config.yaml`` hook itself (consent given by
+    ``--accept-hooks``), and the deny reaches the model the same way; no plugin is loaded."""
+    install(hermes, {"deny_shell": {"reason": "E2E-SHELL-DENIED"}}, "--via", "hooks")
+    assert not (hermes.hermes_home / "plugins" / "hookbus").exists()
+    run = hermes.run("E2E-HOOKS: run echo", tool_script("E2E-HOOKS"))
+    finished(run)
+    assert not (hermes.workspace.project / PROOF).exists()
+    assert tool_results(run, "E2E-HOOKS") == [{"error": "E2E-SHELL-DENIED"}]
+    assert "before-tool" in kinds(hermes.workspace)
+
+
+def test_the_entry_point_runs_in_process_instead_of_the_directory_plugin(
+    hermes: Hermes,
+) -> None:
+    """With hookbus importable in Hermes's environment, the ``hermes_agent.plugins`` entry
+    point (also named ``hookbus``) replaces the directory plugin: the deny reaches the
+    model, each event is handled once, and the directory plugin (whose interpreter is
+    gone here, so running it would log ``hook-unavailable``) never ran."""
+    ws = hermes.workspace
+    (ws.root / "bin").mkdir()
+    python = ws.root / "bin" / "python3"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    install(hermes, {"deny_shell": {"reason": "E2E-IN-PROCESS"}}, "--python", str(python))
+    python.unlink()
+    site = hookbus_importable(ws.root / "site")
+    run = hermes.run("E2E-EP: run echo", tool_script("E2E-EP"), python_path=site)
+    finished(run)
+    assert not (ws.project / PROOF).exists()
+    assert tool_results(run, "E2E-EP") == [{"error": "E2E-IN-PROCESS"}]
+    natives = [e["native"] for e in ws.events()]
+    assert natives.count("pre_tool_call") == 1 and natives.count("pre_llm_call") == 1
+    assert [d for d in ws.diagnostics() if d["event"] == "hook-unavailable"] == []
 
 
 def test_no_opinion_leaves_the_call_untouched(hermes: Hermes) -> None:
@@ -213,7 +249,7 @@ try:
 except ImportError:
     importable = False
 print(json.dumps({{"path": sys.path == path, "new": sorted(set(sys.modules) - modules),
-                  "reply": reply, "hookbus": importable}}))
+                  "reply": reply, "hookbus": importable, "modify": module.has_modify()}}))
 """
     python = hermes_argv[0]
     done = subprocess.run([python, "-P", "-c", probe], capture_output=True, text=True,
@@ -225,6 +261,7 @@ print(json.dumps({{"path": sys.path == path, "new": sorted(set(sys.modules) - mo
     assert found["path"] is True
     assert found["new"] == ["hermes_plugins.hookbus"]
     assert found["reply"] == {"action": "block", "message": "E2E-NO"}
+    assert found["modify"] is False  # 0.19.0's own directive code has no modify
 
 
 def test_install_twice_then_uninstall_gives_the_users_files_back(hermes: Hermes) -> None:
