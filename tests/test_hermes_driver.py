@@ -11,11 +11,12 @@ from typing import Any, ClassVar
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from support import REPLIES
+from support import JSON_VALUES, REPLIES
 
 from hookbus import Reply
-from hookbus.bus.events import BeforeTool, SessionStart, SubagentStart, SubagentStop
+from hookbus.bus.events import BeforeTool, Event, SessionStart, SubagentStart, SubagentStop
 from hookbus.drivers import hermes
+from hookbus.errors import DecodeError
 from hookbus.output import HookOutput
 from hookbus.testing.contract import DriverContract, ReplyCase
 
@@ -171,3 +172,31 @@ def test_every_reply_is_one_hermes_reads(native: str, reply: Reply) -> None:
         assert sent == {}
     if native == "pre_tool_call" and reply.decision in ("deny", "ask"):
         assert sent["action"] == "block"
+
+
+ENVELOPE_KEYS = st.sampled_from(["hook_event_name", "tool_name", "tool_input", "session_id",
+                                 "cwd", "extra"])  # fmt: skip
+EXTRA_KEYS = st.sampled_from(["task_id", "turn_id", "result", "status", "duration_ms",
+                              "is_first_turn", "user_message", "child_summary",
+                              "child_session_id", "parent_subagent_id", "platform",
+                              "interrupted", "final_response", "model"])  # fmt: skip
+
+
+@given(
+    native=st.sampled_from([*hermes.ALL_EVENTS, "on_session_reset"]),
+    tool=st.sampled_from(["terminal", "delegate_task", "write_file", "mcp_gh_issue", "zed"]),
+    top=st.dictionaries(ENVELOPE_KEYS, JSON_VALUES, max_size=3),
+    extra=st.dictionaries(EXTRA_KEYS, JSON_VALUES, max_size=5),
+)
+def test_any_field_values_decode_or_raise_decode_error(
+    native: str, tool: str, top: dict[str, object], extra: dict[str, object]
+) -> None:
+    """Whatever types an envelope's fields (and ``extra``'s) hold, decoding gives an event
+    or a DecodeError (the fail-open path), never anything else."""
+    payload = {"hook_event_name": native, "tool_name": tool, "tool_input": {"command": "ls"},
+               "session_id": "s", "cwd": "/p", "extra": extra, **top}  # fmt: skip
+    try:
+        event = hermes.driver.decode(json.dumps(payload).encode())
+    except DecodeError:
+        return
+    assert isinstance(event, Event)

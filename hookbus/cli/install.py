@@ -271,7 +271,7 @@ def _install(  # noqa: PLR0917
 
         for line in owned.install(plan.owned, manifest.owned_paths(scope), dry_run=opts.dry_run):
             print(line)
-        if not plan.owned:
+        if not plan.owned and not any(d.entries for d in plan.documents):
             print(f"no enabled handler wants a {opts.host} event; no hook file to install")
     for note in plan.notes:
         print(f"note: {note}")
