@@ -212,3 +212,15 @@ def test_the_plugin_knows_the_drivers_events() -> None:
     from hookbus import hermes_plugin
 
     assert hermes_plugin.EVENTS == ALL_EVENTS
+
+
+def test_hookbus_try_finds_the_plugins_command(home: Path) -> None:
+    """``hookbus try`` sees the event registered (the plugin names its commands in
+    plugin.yaml) and runs it with the plugin's --timeout."""
+    assert cli("install", "--host", "hermes").returncode == 0
+    yaml = (home / "plugins" / "hookbus" / "plugin.yaml").read_text()
+    assert YAML(typ="safe").load(yaml)["commands"]["pre_tool_call"].endswith("--timeout 8")
+    done = cli("try", "--host", "hermes", "--event", "pre_tool_call", "--tool", "terminal")
+    assert done.returncode == 0, done.stderr
+    assert "not registered" not in done.stdout
+    assert "--event pre_tool_call --timeout 8" in done.stdout

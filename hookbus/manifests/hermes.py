@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import pprint
+import shlex
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -164,13 +165,16 @@ class HermesManifest:
             manifest_path, init_path = self.owned_paths(scope)
             yaml = f"# {NOTE}\nname: {PLUGIN}\nversion: 1\ndescription: hookbus\n"
             yaml += "provides_hooks: [" + ", ".join(w.native for w in events) + "]\n"
+            # What each event runs, for people and for ``hookbus try`` (Hermes reads
+            # only the keys it knows); folded scalars keep a quoted path shell-readable.
+            yaml += "commands:\n" + "".join(
+                f"  {w.native}: >-\n    {shlex.join(argv[w.native])}\n" for w in events
+            )
             owned = (OwnedFile(path=manifest_path, text=yaml),
                      OwnedFile(path=init_path, text=plugin_text(baked)))  # fmt: skip
             entries["plugins"] = [PLUGIN]
             notes.append("Hermes loads the hookbus plugin when it next starts")
         if events and via in ("hooks", "both"):
-            import shlex
-
             hooks: dict[str, list[dict[str, Any]]] = {}
             for w in events:
                 entry: dict[str, Any] = {"command": shlex.join(argv[w.native])}
