@@ -224,3 +224,14 @@ def test_hookbus_try_finds_the_plugins_command(home: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "not registered" not in done.stdout
     assert "--event pre_tool_call --timeout 8" in done.stdout
+
+
+def test_without_a_config_yaml_install_makes_one_and_uninstall_removes_it(home: Path) -> None:
+    """No config.yaml yet: install writes one enabling the plugin; uninstall removes both
+    and the folders install made, leaving the Hermes home as it was."""
+    (home / "config.yaml").unlink()
+    assert cli("install", "--host", "hermes").returncode == 0
+    assert config(home) == {"plugins": {"enabled": ["hookbus"]}}
+    done = cli("uninstall", "--host", "hermes")
+    assert done.returncode == 0, done.stderr
+    assert list(home.iterdir()) == []

@@ -183,13 +183,20 @@ def test_a_subagent_decodes_with_the_childs_identity(hermes: Hermes) -> None:
     assert spawn["agent"]["role"] == "main" and spawn["session_id"] == start["session_id"]
 
 
+@pytest.mark.parametrize("path", ["directory-plugin", "entry-point"])
 @pytest.mark.parametrize("handler", ["sleep_30", "spin_in_c"])
-def test_a_stuck_handler_does_not_hold_the_call_past_10_s(hermes: Hermes, handler: str) -> None:
+def test_a_stuck_handler_does_not_hold_the_call_past_10_s(
+    hermes: Hermes, handler: str, path: str
+) -> None:
     """A handler sleeping 30 s, or spinning in C with the GIL held, costs the tool call
-    less than the plugin's 10 s bound: hookbus's watchdog kills its worker at the budget,
-    the call runs (the handler is fail-open), and the session completes."""
+    less than the plugin's 10 s bound, by either plugin: the handler runs in another
+    process (``hookbus run``'s worker, or one forked from Hermes by the entry point),
+    killed at the budget; the call runs (the handler is fail-open), the session
+    completes."""
     install(hermes, {handler: None})
-    run = hermes.run("E2E-STUCK: run echo", tool_script("E2E-STUCK"), timeout=50)
+    site = hookbus_importable(hermes.workspace.root / "site") if path == "entry-point" else None
+    run = hermes.run("E2E-STUCK: run echo", tool_script("E2E-STUCK"), timeout=50,
+                     python_path=site)  # fmt: skip
     finished(run)
     assert (hermes.workspace.project / PROOF).exists()
     requests = [r for r in run.model.requests if r.method == "POST"]
