@@ -184,3 +184,32 @@ print(json.dumps({"reply": reply, "path": sys.path == path,
     assert found["reply"] == {"action": "block", "message": "no shell"}
     assert found["path"] is True
     assert set(found["added"]) <= {"hookbus", "msgspec", "typing_extensions"}
+
+
+def test_a_callback_works_inside_a_running_event_loop(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Called from a coroutine (Hermes's gateway runs agents under asyncio), a callback
+    answers without entering or touching the loop, by either path."""
+    import asyncio
+
+    (tmp_path / "m.py").write_text(DENY)
+    (tmp_path / "cfg.toml").write_text('python_path = ["."]\nenable = ["m:deny"]\n')
+    monkeypatch.setenv("HOOKBUS_CONFIG", str(tmp_path / "cfg.toml"))
+    monkeypatch.setenv("HOOKBUS_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.chdir(tmp_path)
+    main = str(Path(hermes_plugin.__file__).with_name("__main__.py"))
+    argv = [sys.executable, "-P", main, "run", "--host", "hermes", "--event", "pre_tool_call"]
+    directory = callbacks(monkeypatch, {"events": {"pre_tool_call": event(argv)}})
+    entry = callbacks(monkeypatch, None)
+
+    async def call(hooks: dict[str, Any]) -> Any:
+        loop = asyncio.get_running_loop()
+        reply = hooks["pre_tool_call"](tool_name="terminal", args={"command": "ls"})
+        assert asyncio.get_running_loop() is loop and loop.is_running()
+        return reply
+
+    monkeypatch.setattr(hermes_plugin, "BAKED", {"events": {}})
+    assert asyncio.run(call(directory)) == {"action": "block", "message": "no shell"}
+    monkeypatch.setattr(hermes_plugin, "BAKED", None)
+    assert asyncio.run(call(entry)) == {"action": "block", "message": "no shell"}
