@@ -163,7 +163,9 @@ class HermesManifest:
                 baked["events"][w.native] = {"argv": argv[w.native], "fallback": fallback,
                                              "tools": w.tools}  # fmt: skip
             manifest_path, init_path = self.owned_paths(scope)
+            # kind: said, not guessed (hermes_cli/plugins.py sniffs __init__.py otherwise).
             yaml = f"# {NOTE}\nname: {PLUGIN}\nversion: 1\ndescription: hookbus\n"
+            yaml += "kind: standalone\n"
             yaml += "provides_hooks: [" + ", ".join(w.native for w in events) + "]\n"
             # What each event runs, for people and for ``hookbus try`` (Hermes reads
             # only the keys it knows); folded scalars keep a quoted path shell-readable.
