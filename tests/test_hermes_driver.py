@@ -200,3 +200,18 @@ def test_any_field_values_decode_or_raise_decode_error(
     except DecodeError:
         return
     assert isinstance(event, Event)
+
+
+@pytest.mark.parametrize(
+    ("tasks", "prompts"),
+    [('[{"goal": "a"}, {"goal": "b"}]', ["a", "b"]), ([], ["g"]), ("not json", ["g"])],
+    ids=["json-string", "empty-list", "bad-string"],
+)
+def test_a_batch_is_read_as_delegate_task_reads_it(tasks: object, prompts: list[str]) -> None:
+    """``tasks`` as a JSON string is a batch too; empty or unreadable, the call's ``goal``
+    is the one child."""
+    payload = json.loads((GOLDEN / "real/pre_tool_call.delegate_task.json").read_text())
+    payload["tool_input"] = {"goal": "g", "tasks": tasks}
+    event = hermes.driver.decode(json.dumps(payload).encode())
+    assert isinstance(event, BeforeTool)
+    assert [s.prompt for s in event.tool.spawns] == prompts

@@ -81,6 +81,7 @@ class Native(msgspec.Struct, kw_only=True):
 
 
 _DECODER = msgspec.json.Decoder(Native)
+_ANY = msgspec.json.Decoder()
 
 # -- tools (0.19.0 tools/registry names) -----------------------------------------------
 
@@ -146,7 +147,14 @@ def tool_call(
     if name == SPAWN_TOOL and spawns(data):
         child_model = models()[1] if before else None
         tasks = data.get("tasks")
-        items = [t for t in tasks if isinstance(t, dict)] if isinstance(tasks, list) else [data]
+        if isinstance(tasks, str):  # delegate_tool.py recovers a JSON-encoded list too
+            try:
+                tasks = _ANY.decode(tasks)
+            except (msgspec.DecodeError, RecursionError):
+                tasks = None
+        # A non-empty list is a batch; anything else is the one ``goal`` (delegate_task).
+        batch = tasks if isinstance(tasks, list) and tasks else [data]
+        items = [t for t in batch if isinstance(t, dict)]
         children = tuple(
             ev.Spawn(model=child_model, prompt=as_text(t.get("goal")),
                      description=as_text(t.get("context")))
