@@ -488,12 +488,28 @@ HOSTS: dict[str, HostFacts] = {
         no_opinion=HookOutput(b"{}\n"),
         default_timeout=30.0,
     ),
+    # Hermes Agent 0.19.0 (agent/shell_hooks.py, hermes_cli/plugins.py; real runs offline):
+    # shell hooks and hookbus's plugin hand the same envelope, hook_event_name in it; the
+    # hook runs in the agent's working folder, which the envelope's cwd names. Shell hook
+    # timeouts are whole seconds (60 by default, at most 300); plugin callbacks have no
+    # timeout in 0.19.0, so hookbus's plugin bounds each call at 10 s and hookbus answers
+    # within 8. Nothing printed is every event's no-opinion (exit codes are not read).
+    "hermes": HostFacts(
+        "hermes",
+        driver="hookbus.drivers.hermes",
+        manifest="hookbus.manifests.hermes",
+        event_paths=(("hook_event_name",),),
+        tool_paths=(("tool_name",),),
+        project_paths=(("cwd",),),
+        no_opinion=HookOutput(),
+        default_timeout=8.0,
+    ),
 }
 
 #: Host names a handler may filter on before their driver exists: a typo fails when the
 #: bus is built, while a handler written for a host whose driver comes later does not.
 PLANNED_HOSTS = frozenset(
-    ("hermes", "opencode", "kilo")
+    ("opencode", "kilo")
 )  # fmt: skip
 
 

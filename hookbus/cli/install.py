@@ -48,11 +48,22 @@ def add_arguments(commands: Any) -> None:
             "(portable, for a committed file)",
         )  # fmt: skip
 
-    command_form(host_command("manifest", "print the hooks block for the host's settings file"))
+    def via(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument(
+            "--via", choices=("plugin", "hooks", "both"), default=None,
+            help="Hermes only: its hookbus plugin (the default), shell hooks in config.yaml "
+            "(they fail open when hookbus is gone), or both",
+        )  # fmt: skip
+
+    manifest = host_command("manifest", "print the hooks block for the host's settings file")
+    command_form(manifest)
+    via(manifest)
     verify = host_command("verify", "check the installed entries against the configuration")
     command_form(verify)
+    via(verify)
     install = host_command("install", "merge hookbus's entries into the host's settings file")
     command_form(install)
+    via(install)
     install.add_argument("--dry-run", action="store_true", help="show the result, write nothing")
     install.add_argument("--force", action="store_true",
                          help="install even when a handler cannot be loaded")  # fmt: skip
@@ -183,7 +194,7 @@ def _host(opts: argparse.Namespace) -> int:
     if opts.command == "verify":
         return _verify(opts, manifest, index, python, invalid)
     form: CommandForm = opts.form or "absolute"
-    plan = manifest.plan(index, python=python, scope=scope, form=form)
+    plan = manifest.plan(index, python=python, scope=scope, form=form, **_via(opts))
     if opts.command == "manifest":
         import json
 
@@ -201,6 +212,18 @@ def _host(opts: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         return 1
     return _install(opts, manifest, plan, scope, form, python)
+
+
+def _via(opts: argparse.Namespace) -> dict[str, Any]:
+    """``--via`` for the manifest that has it (Hermes: plugin or shell hooks)."""
+    from hookbus.errors import HostConfigError
+
+    via = getattr(opts, "via", None)
+    if via is None:
+        return {}
+    if opts.host != "hermes":
+        raise HostConfigError(f"--via is for --host hermes only, not {opts.host}")
+    return {"via": via}
 
 
 def _count(n: int, what: str) -> str:
@@ -248,7 +271,7 @@ def _install(  # noqa: PLR0917
 
         for line in owned.install(plan.owned, manifest.owned_paths(scope), dry_run=opts.dry_run):
             print(line)
-        if not plan.owned:
+        if not plan.owned and not any(d.entries for d in plan.documents):
             print(f"no enabled handler wants a {opts.host} event; no hook file to install")
     for note in plan.notes:
         print(f"note: {note}")
@@ -295,13 +318,14 @@ def _verify(
 
     scope: Scope = opts.scope
     status = 1 if invalid else 0
-    probe = manifest.plan(index, python=python, scope=scope)
+    probe = manifest.plan(index, python=python, scope=scope, **_via(opts))
     for document in probe.documents:
         _, current = documents.read(document.path, document.format)
         manifest.check(document.path, current)
         form = opts.form or installed_form(manifest, current) or "absolute"
-        (wanted,) = [d for d in manifest.plan(index, python=python, scope=scope, form=form)
-                     .documents if d.path == document.path]  # fmt: skip
+        (wanted,) = [d for d in manifest.plan(index, python=python, scope=scope, form=form,
+                                              **_via(opts)).documents
+                     if d.path == document.path]  # fmt: skip
         problems = manifest.drift(current, wanted.entries)
         for problem in problems:
             print(f"  {problem}")
@@ -318,7 +342,7 @@ def _verify(
         from hookbus.manifests import owned
 
         wanted_files = manifest.plan(index, python=python, scope=scope,
-                                     form=opts.form or "absolute").owned  # fmt: skip
+                                     form=opts.form or "absolute", **_via(opts)).owned  # fmt: skip
         problems = owned.drift(wanted_files, candidates)
         for problem in problems:
             print(f"  {problem}")

@@ -187,3 +187,18 @@ def spawn_at_end(event: hookbus.SessionEnd, ctx: hookbus.Context) -> None:
     }
     with open(ctx.options.timings, "w", encoding="utf-8") as f:
         json.dump(timings, f)
+
+
+@hookbus.handler("before-tool", tools="shell")
+def sleep_30(event: hookbus.BeforeTool) -> None:
+    """Sleeps far past every budget (no timeout of its own: the budget ends it)."""
+    time.sleep(30)
+
+
+@hookbus.handler("before-tool", tools="shell")
+def spin_in_c(event: hookbus.BeforeTool) -> None:
+    """Catastrophic backtracking: ``_sre`` holds the GIL for minutes, so no thread of the
+    process runs meanwhile; only killing the process ends it."""
+    import re
+
+    re.match(r"(a+)+$", "a" * 64 + "b")

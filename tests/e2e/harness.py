@@ -115,10 +115,11 @@ class Workspace:
         record: bool = True,
         args: Sequence[str] = (),
         host: str = "claude",
+        env: Mapping[str, str] | None = None,
     ) -> None:
         """Enable ``e2e_handlers:<name>`` for each of ``handlers`` (with its options), the
         event recorder first unless ``record`` is false, and run ``hookbus install``
-        (with ``args``) for ``host``."""
+        (with ``args``, and ``env`` added to the environment) for ``host``."""
         shutil.copyfile(HERE / f"{HANDLERS_MODULE}.py", self.project / f"{HANDLERS_MODULE}.py")
         wanted: dict[str, Options | None] = {}
         if record:
@@ -137,7 +138,7 @@ class Workspace:
         done = subprocess.run(
             argv,
             cwd=self.project,
-            env=self.base_env(),
+            env={**self.base_env(), **(env or {})},
             capture_output=True,
             text=True,
             timeout=INSTALL_TIMEOUT,

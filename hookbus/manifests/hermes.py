@@ -1,0 +1,301 @@
+"""Hermes Agent: hookbus's plugin (the default) or a shell-hook block, in the user's
+Hermes home (``$HERMES_HOME``, else ``~/.hermes``; Hermes has no project settings).
+
+- ``--via plugin`` (the default): hookbus writes its own directory plugin,
+  ``plugins/hookbus/{plugin.yaml,__init__.py}`` (:mod:`hookbus.hermes_plugin` with the
+  wanted events, their commands and fallbacks baked in), and lists ``hookbus`` in
+  ``plugins.enabled`` of ``config.yaml`` (user plugins are opt-in, ``hermes_cli/plugins.py``).
+  When hookbus cannot answer, the plugin answers the fallback itself: a fail-closed
+  handler's block survives a removed hookbus.
+- ``--via hooks``: entries in ``config.yaml`` ``hooks:`` (``agent/shell_hooks.py``):
+  ``{command, matcher?, timeout}`` per event. Hermes runs the command through
+  ``shlex.split`` with no shell, so there is no shell fallback: when hookbus is gone the
+  spawn fails, Hermes logs a warning and the call goes on (fail-open), even where a
+  fail-closed handler wants the event. Hermes also asks consent for each new hook command,
+  and a non-interactive run silently skips one not yet approved (``--accept-hooks``,
+  ``HERMES_ACCEPT_HOOKS=1`` or ``hooks_auto_accept: true``). ``matcher`` is a regex Hermes
+  tests with ``fullmatch`` (tool events only); ``timeout`` is whole seconds.
+- ``--via both``: both (each event is then handled twice: for tests and migrations).
+
+Without ``--via``, install (and verify) keep what is installed, the plugin at first.
+
+``config.yaml`` is merged round-trip (ruamel.yaml): the user's comments, keys, plugins and
+hooks stay as they are. Never imported on a hook's path.
+"""
+
+from __future__ import annotations
+
+import os
+import pprint
+import shlex
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from hookbus.drivers.hermes import ALL_EVENTS, driver
+from hookbus.hosts import HOSTS
+from hookbus.manifests.base import OWNED_MARK, CommandForm, Scope, is_hookbus_command
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hookbus.manifests.base import Plan
+    from hookbus.runtime.index import IndexData, ToolsData
+
+HOST = "hermes"
+PLUGIN = "hookbus"
+Via = Literal["plugin", "hooks", "both"]
+VIAS: tuple[Via, ...] = ("plugin", "hooks", "both")
+SCOPES: dict[Scope, bool] = {"user": False}
+#: Seconds the plugin waits for hookbus, and a shell hook's ``timeout``.
+BOUND = 10
+NOTE = f"{OWNED_MARK}: written by 'hookbus install --host hermes', removed by its uninstall"
+CONSENT = (
+    "Hermes asks before it first runs each new shell hook, and a non-interactive run skips "
+    "one not approved yet: approve them once in 'hermes', or run with --accept-hooks, "
+    "HERMES_ACCEPT_HOOKS=1, or 'hooks_auto_accept: true' in config.yaml"
+)
+
+
+def hermes_home() -> str:
+    """Hermes's home (``hermes_constants.get_hermes_home``): ``$HERMES_HOME``, else
+    ``~/.hermes``."""
+    return os.environ.get("HERMES_HOME") or os.path.join(os.path.expanduser("~"), ".hermes")
+
+
+def fullmatch(tools: ToolsData | None) -> str | None:
+    """A regex Hermes's ``fullmatch`` takes for exactly an index route's tools; None: all."""
+    import re
+
+    if tools is None or tools.get("unknown"):
+        return None
+    alternatives = [re.escape(n) for n in tools["names"]]
+    alternatives += [f"{re.escape(p)}.*" for p in tools["prefixes"]]
+    return "|".join(alternatives) or "(?!)"
+
+
+class Wanted:
+    """One native event an enabled handler wants: its tools and whether it is guarded."""
+
+    __slots__ = ("guarded", "native", "tools")
+
+    def __init__(self, native: str, tools: str | None, guarded: bool) -> None:
+        self.native, self.tools, self.guarded = native, tools, guarded
+
+
+def wanted(index: IndexData | None) -> list[Wanted]:
+    """The events to register, in Hermes's order, as the command hosts' manifests choose
+    them (a handler of unknown declaration counts as a guard on every refusable event)."""
+    from hookbus.runtime.index import fail_closed
+
+    if index is None:
+        return []
+    routes = dict(index["routes"].get(HOST, {}))
+    unknown = [h for h in index["handlers"] if h["subscription"] is None]
+    if unknown:
+        for native in index["refusals"].get(HOST, {}):
+            routes.setdefault(native, {"handlers": [], "tools": None})
+    found = []
+    for native in (n for n in ALL_EVENTS if n in routes):
+        route = routes[native]
+        handlers = [index["handlers"][i] for i in route["handlers"]]
+        tools = fullmatch(route["tools"]) if native.endswith("_tool_call") else None
+        found.append(Wanted(native, tools, bool(fail_closed(handlers + unknown))))
+    return found
+
+
+def plugin_text(baked: dict[str, Any]) -> str:
+    """:mod:`hookbus.hermes_plugin` with ``baked`` in place of ``BAKED = None``."""
+    from importlib import resources
+
+    source = resources.files("hookbus").joinpath("hermes_plugin.py").read_text("utf-8")
+    line = "BAKED: dict[str, Any] | None = None\n"
+    if line not in source:
+        raise RuntimeError("hookbus/hermes_plugin.py lost its BAKED line")
+    literal = pprint.pformat(baked, width=160, sort_dicts=False)
+    return f"# {NOTE}\n" + source.replace(line, f"BAKED: dict[str, Any] | None = {literal}\n")
+
+
+class HermesManifest:
+    facts = HOSTS[HOST]
+    scopes = SCOPES
+
+    def installed_via(self) -> Via:
+        """How hookbus is installed now (plugin, hooks or both), so that installing again
+        keeps it; the plugin when nothing of hookbus's is in ``config.yaml``."""
+        from hookbus.manifests import documents
+
+        try:
+            _, current = documents.read(os.path.join(hermes_home(), "config.yaml"), "yaml")
+        except Exception:  # unreadable: install refuses it later, saying why
+            return "plugin"
+        plugins = current.get("plugins")
+        enabled = plugins.get("enabled") if isinstance(plugins, Mapping) else None
+        listed = isinstance(enabled, list) and PLUGIN in enabled
+        if not self.commands(current):
+            return "plugin"
+        return "both" if listed else "hooks"
+
+    def plan(
+        self,
+        index: IndexData | None,
+        *,
+        python: str,
+        scope: Scope,
+        form: CommandForm = "absolute",
+        project_dir: str | None = None,
+        via: Via | None = None,
+    ) -> Plan:
+        from hookbus.manifests.base import Document, OwnedFile, Plan, hook_argv
+
+        via = via or self.installed_via()
+        events = wanted(index)
+        timeout = self.facts.default_timeout
+        argv = {w.native: hook_argv(python, HOST, w.native, timeout) for w in events}
+        entries: dict[str, Any] = {}
+        owned: tuple[OwnedFile, ...] = ()
+        notes: list[str] = []
+        if events and via in ("plugin", "both"):
+            baked: dict[str, Any] = {"bound": float(BOUND), "events": {}}
+            for w in events:
+                fallback = ""
+                if w.guarded:
+                    why = "hookbus could not run, and a fail-closed handler wants this event"
+                    fallback = driver.refusal(w.native, why).stdout.decode()
+                baked["events"][w.native] = {"argv": argv[w.native], "fallback": fallback,
+                                             "tools": w.tools}  # fmt: skip
+            manifest_path, init_path = self.owned_paths(scope)
+            # kind: said, not guessed (hermes_cli/plugins.py sniffs __init__.py otherwise).
+            yaml = f"# {NOTE}\nname: {PLUGIN}\nversion: 1\ndescription: hookbus\n"
+            yaml += "kind: standalone\n"
+            yaml += "provides_hooks: [" + ", ".join(w.native for w in events) + "]\n"
+            # What each event runs, for people and for ``hookbus try`` (Hermes reads
+            # only the keys it knows); folded scalars keep a quoted path shell-readable.
+            yaml += "commands:\n" + "".join(
+                f"  {w.native}: >-\n    {shlex.join(argv[w.native])}\n" for w in events
+            )
+            owned = (OwnedFile(path=manifest_path, text=yaml),
+                     OwnedFile(path=init_path, text=plugin_text(baked)))  # fmt: skip
+            entries["plugins"] = [PLUGIN]
+            notes.append("Hermes loads the hookbus plugin when it next starts")
+        if events and via in ("hooks", "both"):
+            hooks: dict[str, list[dict[str, Any]]] = {}
+            for w in events:
+                entry: dict[str, Any] = {"command": shlex.join(argv[w.native])}
+                if w.tools is not None:
+                    entry["matcher"] = w.tools
+                entry["timeout"] = BOUND
+                hooks[w.native] = [entry]
+            entries["hooks"] = hooks
+            notes.append(CONSENT)
+            if any(w.guarded for w in events):
+                notes.append("shell hooks fail open when hookbus is gone (Hermes runs them "
+                             "without a shell, so no fallback can answer): the plugin "
+                             "(--via plugin) keeps a fail-closed handler's block")  # fmt: skip
+        document = Document(path=os.path.join(hermes_home(), "config.yaml"), format="yaml",
+                            entries=entries)  # fmt: skip
+        return Plan(documents=(document,), owned=owned, notes=tuple(notes))
+
+    # -- config.yaml -----------------------------------------------------------------
+
+    def is_ours(self, entry: object) -> bool:
+        return isinstance(entry, Mapping) and is_hookbus_command(entry.get("command"), HOST)
+
+    def commands(self, document: dict[str, Any]) -> dict[str, list[str]]:
+        hooks = document.get("hooks")
+        found: dict[str, list[str]] = {}
+        for native, entries in hooks.items() if isinstance(hooks, Mapping) else ():
+            for entry in entries if isinstance(entries, list) else ():
+                if self.is_ours(entry):
+                    found.setdefault(native, []).append(str(entry["command"]))
+        return found
+
+    def check(self, path: str, document: dict[str, Any]) -> None:
+        from hookbus.errors import HostConfigError
+
+        plugins, hooks = document.get("plugins"), document.get("hooks")
+        if plugins is not None and not isinstance(plugins, Mapping):
+            raise HostConfigError(f"{path}: plugins is not a mapping; fix it, nothing changed")
+        enabled = plugins.get("enabled") if isinstance(plugins, Mapping) else None
+        if enabled is not None and not isinstance(enabled, list):
+            raise HostConfigError(f"{path}: plugins.enabled is not a list; nothing changed")
+        if hooks is not None and not isinstance(hooks, Mapping):
+            raise HostConfigError(f"{path}: hooks is not a mapping; fix it, nothing changed")
+        for native, entries in hooks.items() if isinstance(hooks, Mapping) else ():
+            if not isinstance(entries, list):
+                raise HostConfigError(f"{path}: hooks.{native} is not a list; nothing changed")
+
+    def merge(self, document: dict[str, Any], entries: Mapping[str, Any]) -> dict[str, Any]:
+        document = self.without_ours(document, keep_plugin=True)
+        if entries.get("plugins"):
+            plugins = document.setdefault("plugins", {})
+            enabled = plugins.setdefault("enabled", [])
+            if PLUGIN not in enabled:
+                enabled.append(PLUGIN)
+        elif isinstance(document.get("plugins"), Mapping):
+            self._disable(document)
+        for native, ours in entries.get("hooks", {}).items():
+            hooks = document.setdefault("hooks", {})
+            hooks.setdefault(native, []).extend(ours)
+        return document
+
+    def without_ours(
+        self, document: dict[str, Any], *, keep_plugin: bool = False
+    ) -> dict[str, Any]:
+        """``document`` without hookbus's hook entries (and, unless ``keep_plugin``,
+        without ``hookbus`` in ``plugins.enabled``), emptied containers removed."""
+        hooks = document.get("hooks")
+        if isinstance(hooks, dict):
+            for native in list(hooks):
+                entries = hooks[native]
+                if isinstance(entries, list) and any(self.is_ours(e) for e in entries):
+                    kept = [e for e in entries if not self.is_ours(e)]
+                    if kept:
+                        entries[:] = kept
+                    else:
+                        del hooks[native]
+            if not hooks:
+                del document["hooks"]
+        if not keep_plugin:
+            self._disable(document)
+        return document
+
+    def _disable(self, document: dict[str, Any]) -> None:
+        plugins = document.get("plugins")
+        enabled = plugins.get("enabled") if isinstance(plugins, Mapping) else None
+        if not isinstance(enabled, list) or PLUGIN not in enabled:
+            return
+        enabled.remove(PLUGIN)
+        if not enabled:
+            del plugins["enabled"]  # type: ignore[union-attr]
+            if not plugins:
+                del document["plugins"]
+
+    def drift(self, document: dict[str, Any], entries: Mapping[str, Any]) -> list[str]:
+        problems = []
+        plugins = document.get("plugins")
+        enabled = plugins.get("enabled") if isinstance(plugins, Mapping) else None
+        listed = isinstance(enabled, list) and PLUGIN in enabled
+        if entries.get("plugins") and not listed:
+            problems.append(f"missing: {PLUGIN} is not in plugins.enabled")
+        elif listed and not entries.get("plugins"):
+            problems.append(f"stale: {PLUGIN} is in plugins.enabled but not wanted")
+        have = self.commands(document)
+        want = {n: [e["command"] for e in es] for n, es in entries.get("hooks", {}).items()}
+        for native in ALL_EVENTS:
+            if native in want and native not in have:
+                problems.append(f"missing: {native} is not registered, but a handler wants it")
+            elif native in have and native not in want:
+                problems.append(f"stale: {native} is registered but no enabled handler wants it")
+            elif have.get(native) != want.get(native):
+                problems.append(f"changed: {native}: its command differs")
+        return problems
+
+    def owned_paths(self, scope: Scope, project_dir: str | None = None) -> tuple[str, ...]:
+        folder = os.path.join(hermes_home(), "plugins", PLUGIN)
+        return os.path.join(folder, "plugin.yaml"), os.path.join(folder, "__init__.py")
+
+    def owned_top(self, scope: Scope, project_dir: str | None = None) -> str | None:
+        # plugins/hookbus/, and plugins/ when install made it; never the Hermes home.
+        return os.path.join(hermes_home(), "plugins")
+
+
+manifest = HermesManifest()

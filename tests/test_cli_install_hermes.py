@@ -1,0 +1,237 @@
+"""``hookbus install --host hermes``: hookbus's directory plugin in ``$HERMES_HOME/plugins``
+listed in ``config.yaml``'s ``plugins.enabled`` (the default), or shell hooks in its
+``hooks:`` (``--via hooks``), merged keeping the user's comments, plugins and hooks; and
+uninstall giving the user's files back."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+from support import SHELL_AND_LIFECYCLE
+
+from hookbus.drivers.hermes import ALL_EVENTS
+
+#: A user's own config.yaml: comments, a plugin and a shell hook of theirs.
+THEIRS = """\
+# my Hermes settings
+model:
+  default: big-model   # the good one
+plugins:
+  enabled: [mine]   # my plugin
+hooks:
+  pre_tool_call:
+    - command: "python3 /opt/log.py"   # my logger
+"""
+
+
+@pytest.fixture
+def home(tmp_path: Path, isolated_environment: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A Hermes home with the user's config.yaml, and a hookbus configuration enabling a
+    fail-closed shell guard and a session handler (``HOOKBUS_CONFIG``: Hermes has user
+    settings only)."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "hooks_mod.py").write_text(SHELL_AND_LIFECYCLE)
+    config = project / ".hookbus.toml"
+    config.write_text('python_path = ["."]\nenable = ["hooks_mod:shell", "hooks_mod:lifecycle"]\n')
+    monkeypatch.setenv("HOOKBUS_CONFIG", str(config))
+    hermes = tmp_path / "hermes-home"
+    hermes.mkdir()
+    (hermes / "config.yaml").write_text(THEIRS)
+    monkeypatch.setenv("HERMES_HOME", str(hermes))
+    monkeypatch.chdir(project)
+    return hermes
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hookbus", *args], capture_output=True,
+                          text=True, timeout=120, check=False, env={**os.environ})  # fmt: skip
+
+
+def config(home: Path) -> dict[str, Any]:
+    data: dict[str, Any] = YAML(typ="safe").load((home / "config.yaml").read_text())
+    return data
+
+
+def baked(home: Path) -> dict[str, Any]:
+    """The BAKED literal of the installed plugin."""
+    tree = ast.parse((home / "plugins" / "hookbus" / "__init__.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "BAKED":
+            assert node.value is not None
+            found: dict[str, Any] = ast.literal_eval(node.value)
+            return found
+    raise AssertionError("no BAKED in the installed plugin")
+
+
+def test_install_writes_the_plugin_and_enables_it_keeping_the_users_settings(home: Path) -> None:
+    """The plugin's two files, marked as hookbus's; ``hookbus`` after the user's plugin
+    in ``plugins.enabled``; every comment and hook of the user's still there."""
+    done = cli("install", "--host", "hermes")
+    assert done.returncode == 0, done.stderr
+    text = (home / "config.yaml").read_text()
+    for kept in ("# my Hermes settings", "# the good one", "# my plugin", "# my logger"):
+        assert kept in text
+    data = config(home)
+    assert data["plugins"]["enabled"] == ["mine", "hookbus"]
+    assert data["hooks"] == {"pre_tool_call": [{"command": "python3 /opt/log.py"}]}
+    folder = home / "plugins" / "hookbus"
+    assert "hookbus-owned-file" in (folder / "plugin.yaml").read_text()
+    assert "name: hookbus" in (folder / "plugin.yaml").read_text()
+    assert (folder / "__init__.py").read_text().startswith("# hookbus-owned-file")
+    assert "note: Hermes loads the hookbus plugin when it next starts" in done.stdout
+
+
+def test_the_plugin_bakes_only_wanted_events_their_commands_and_fallbacks(home: Path) -> None:
+    """Only the events the handlers want, in Hermes's order, each with the absolute hook
+    command; the fail-closed guard's event falls back to a block, only shell and github
+    tools spawn anything, the rest falls back to no opinion."""
+    assert cli("install", "--host", "hermes").returncode == 0
+    found = baked(home)
+    assert found["bound"] == 10.0
+    events = found["events"]
+    assert list(events) == ["pre_llm_call", "pre_tool_call", "pre_verify"]
+    argv = events["pre_tool_call"]["argv"]
+    assert argv[0] == sys.executable and argv[1] == "-P" and argv[2].endswith("__main__.py")
+    assert argv[3:] == ["run", "--host", "hermes", "--event", "pre_tool_call", "--timeout", "8"]
+    assert events["pre_tool_call"]["fallback"].startswith('{"action":"block","message":"hookbus')
+    assert events["pre_tool_call"]["tools"] == "execute_code|process|terminal|mcp_github_.*"
+    assert (events["pre_llm_call"]["fallback"], events["pre_llm_call"]["tools"]) == ("", None)
+
+
+def test_install_twice_is_the_same_bytes_and_uninstall_gives_everything_back(home: Path) -> None:
+    """A second install changes nothing; uninstall restores config.yaml byte for byte
+    and removes the plugin folder and the plugins folder install made."""
+    assert cli("install", "--host", "hermes").returncode == 0
+    files = {p: p.read_bytes() for p in home.rglob("*") if p.is_file()}
+    again = cli("install", "--host", "hermes")
+    assert again.returncode == 0 and "written" not in again.stdout
+    assert {p: p.read_bytes() for p in home.rglob("*") if p.is_file()} == files
+    done = cli("uninstall", "--host", "hermes")
+    assert done.returncode == 0, done.stderr
+    assert (home / "config.yaml").read_text() == THEIRS
+    assert sorted(p.name for p in home.iterdir()) == ["config.yaml"]
+
+
+def test_uninstall_keeps_what_the_user_changed_since(home: Path) -> None:
+    """An edit of the user's after install survives uninstall; only hookbus's plugin name
+    leaves ``plugins.enabled``."""
+    assert cli("install", "--host", "hermes").returncode == 0
+    path = home / "config.yaml"
+    path.write_text(path.read_text() + "agent:\n  max_turns: 7   # mine too\n")
+    assert cli("uninstall", "--host", "hermes").returncode == 0
+    text = path.read_text()
+    assert "max_turns: 7   # mine too" in text and "# my plugin" in text
+    assert config(home)["plugins"]["enabled"] == ["mine"]
+
+
+def test_via_hooks_writes_shell_hooks_with_the_consent_note(home: Path) -> None:
+    """``--via hooks``: one entry per wanted event after the user's own, the tool events
+    with an anchored-by-fullmatch matcher, 10 s; no plugin; the consent and fail-open notes."""
+    done = cli("install", "--host", "hermes", "--via", "hooks")
+    assert done.returncode == 0, done.stderr
+    hooks = config(home)["hooks"]
+    assert list(hooks) == ["pre_tool_call", "pre_llm_call", "pre_verify"]
+    mine, ours = hooks["pre_tool_call"]
+    assert mine == {"command": "python3 /opt/log.py"}
+    assert ours["matcher"] == "execute_code|process|terminal|mcp_github_.*"
+    assert ours["timeout"] == 10
+    assert ours["command"].endswith("run --host hermes --event pre_tool_call --timeout 8")
+    assert "hookbus" not in config(home)["plugins"]["enabled"]
+    assert not (home / "plugins" / "hookbus").exists()
+    assert "--accept-hooks" in done.stdout and "hooks_auto_accept" in done.stdout
+    assert "shell hooks fail open when hookbus is gone" in done.stdout
+    # Installing again without --via keeps the shell hooks; verify agrees.
+    assert cli("install", "--host", "hermes").returncode == 0
+    assert not (home / "plugins" / "hookbus").exists()
+    assert cli("verify", "--host", "hermes").returncode == 0
+    assert cli("uninstall", "--host", "hermes").returncode == 0
+    assert (home / "config.yaml").read_text() == THEIRS
+
+
+def test_a_shell_hook_command_is_run_by_hermes_without_a_shell(home: Path) -> None:
+    """The installed command, split as Hermes splits it (``shlex.split``) and run with
+    the envelope Hermes sends, blocks a destructive command in Hermes's words."""
+    import json
+    import shlex
+
+    assert cli("install", "--host", "hermes", "--via", "hooks").returncode == 0
+    command = config(home)["hooks"]["pre_tool_call"][1]["command"]
+    envelope = {"hook_event_name": "pre_tool_call", "tool_name": "terminal",
+                "tool_input": {"command": "rm -rf /"}, "session_id": "s", "cwd": os.getcwd(),
+                "extra": {"task_id": "t"}}  # fmt: skip
+    done = subprocess.run(shlex.split(command), input=json.dumps(envelope), text=True,
+                          capture_output=True, timeout=60, check=False)  # fmt: skip
+    assert (done.returncode, json.loads(done.stdout)) == (
+        0, {"action": "block", "message": "not that"})  # fmt: skip
+
+
+def test_verify_reports_drift_and_a_users_plugin_named_hookbus_is_refused(home: Path) -> None:
+    """An edited plugin file is drift; a folder of the user's own at hookbus's place is
+    refused, nothing written."""
+    assert cli("install", "--host", "hermes").returncode == 0
+    init = home / "plugins" / "hookbus" / "__init__.py"
+    init.write_text(init.read_text() + "# edited\n")
+    done = cli("verify", "--host", "hermes")
+    assert done.returncode == 1 and "differs from the configuration" in done.stdout
+    assert cli("uninstall", "--host", "hermes").returncode == 0
+    init.parent.mkdir(parents=True)
+    init.write_text("# someone else's plugin\n")
+    refused = cli("install", "--host", "hermes")
+    assert refused.returncode == 1 and "not written by hookbus" in refused.stderr
+    assert init.read_text() == "# someone else's plugin\n"
+
+
+@pytest.mark.parametrize(
+    "bad", ["plugins: [a, b]\n", "plugins:\n  enabled: mine\n", "hooks:\n  pre_tool_call: x\n"]
+)
+def test_a_config_of_a_shape_hookbus_must_not_edit_is_refused(home: Path, bad: str) -> None:
+    """``plugins`` not a mapping, ``plugins.enabled`` not a list, a hook not a list:
+    refused, the file untouched."""
+    (home / "config.yaml").write_text(bad)
+    done = cli("install", "--host", "hermes")
+    assert done.returncode == 1 and "nothing changed" in done.stderr
+    assert (home / "config.yaml").read_text() == bad
+
+
+def test_via_is_for_hermes_only(home: Path) -> None:
+    """``--via`` with another host is a usage error naming the flag."""
+    done = cli("manifest", "--host", "claude", "--via", "hooks")
+    assert done.returncode == 1 and "--via is for --host hermes only" in done.stderr
+
+
+def test_the_plugin_knows_the_drivers_events() -> None:
+    """The stdlib-only plugin's event list is the driver's."""
+    from hookbus import hermes_plugin
+
+    assert hermes_plugin.EVENTS == ALL_EVENTS
+
+
+def test_hookbus_try_finds_the_plugins_command(home: Path) -> None:
+    """``hookbus try`` sees the event registered (the plugin names its commands in
+    plugin.yaml) and runs it with the plugin's --timeout."""
+    assert cli("install", "--host", "hermes").returncode == 0
+    yaml = (home / "plugins" / "hookbus" / "plugin.yaml").read_text()
+    assert YAML(typ="safe").load(yaml)["commands"]["pre_tool_call"].endswith("--timeout 8")
+    done = cli("try", "--host", "hermes", "--event", "pre_tool_call", "--tool", "terminal")
+    assert done.returncode == 0, done.stderr
+    assert "not registered" not in done.stdout
+    assert "--event pre_tool_call --timeout 8" in done.stdout
+
+
+def test_without_a_config_yaml_install_makes_one_and_uninstall_removes_it(home: Path) -> None:
+    """No config.yaml yet: install writes one enabling the plugin; uninstall removes both
+    and the folders install made, leaving the Hermes home as it was."""
+    (home / "config.yaml").unlink()
+    assert cli("install", "--host", "hermes").returncode == 0
+    assert config(home) == {"plugins": {"enabled": ["hookbus"]}}
+    done = cli("uninstall", "--host", "hermes")
+    assert done.returncode == 0, done.stderr
+    assert list(home.iterdir()) == []

@@ -1,0 +1,215 @@
+"""hookbus's Hermes plugin (:mod:`hookbus.hermes_plugin`): the envelope it builds is the
+one Hermes gives its shell hooks; each callback is bounded, catches everything, and
+answers the baked fallback with one diagnostic when hookbus cannot answer; the entry
+point dispatches in-process leaving the host's ``sys.path`` alone."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hookbus import hermes_plugin
+
+GOLDEN = Path(__file__).parent / "golden" / "hermes" / "real"
+DENY = 'import hookbus\n@hookbus.handler("before-tool", tools="shell")\ndef deny(event):\n' \
+       '    return hookbus.Reply.deny("no shell")\n'  # fmt: skip
+
+
+def callbacks(monkeypatch: pytest.MonkeyPatch, baked: dict[str, Any] | None) -> dict[str, Any]:
+    monkeypatch.setattr(hermes_plugin, "BAKED", baked)
+    found: dict[str, Callable[..., Any]] = {}
+    hermes_plugin.register(types.SimpleNamespace(register_hook=found.setdefault))
+    return found
+
+
+def event(argv: list[str], fallback: str = "", tools: str | None = None) -> dict[str, Any]:
+    return {"argv": argv, "fallback": fallback, "tools": tools}
+
+
+def test_the_envelope_is_the_one_hermes_gives_its_shell_hooks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """From the keyword arguments the real Hermes 0.19.0 passed a plugin's pre_tool_call,
+    the envelope is what it wrote to a shell hook's stdin in the same run."""
+    kwargs = json.loads((GOLDEN / "pre_tool_call.terminal.kwargs.jsonl").read_text())
+    monkeypatch.chdir("/")
+    built = json.loads(hermes_plugin.envelope("pre_tool_call", kwargs))
+    sent = json.loads((GOLDEN / "pre_tool_call.terminal.json").read_text())
+    assert {**built, "cwd": sent["cwd"]} == sent
+
+
+def test_only_baked_events_are_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The directory plugin registers only what it was baked with; the entry point, all."""
+    baked = {"bound": 10.0, "events": {"pre_tool_call": event(["true"])}}
+    assert list(callbacks(monkeypatch, baked)) == ["pre_tool_call"]
+    assert tuple(callbacks(monkeypatch, None)) == hermes_plugin.EVENTS
+
+
+def test_a_tool_the_handlers_do_not_want_spawns_nothing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A tool event whose tool the baked regex does not fullmatch answers None at once."""
+    marker = tmp_path / "ran"
+    argv = [sys.executable, "-c", f"open({str(marker)!r}, 'w')"]
+    hooks = callbacks(monkeypatch, {"events": {"pre_tool_call": event(argv, tools="terminal")}})
+    assert hooks["pre_tool_call"](tool_name="read_file", args={}) is None
+    assert not marker.exists()
+    hooks["pre_tool_call"](tool_name="terminal", args={})
+    assert marker.exists()
+
+
+def test_the_reply_is_hermess_directive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """hookbus's stdout comes back as the dict Hermes reads; nothing printed is None; a
+    rewrite's ``args`` become a modify only where Hermes has one."""
+    assert hermes_plugin.directive("pre_tool_call", b"") is None
+    assert hermes_plugin.directive("pre_tool_call", b"{}\n") is None
+    rewrite = b'{"args":{"command":"ls"},"action":"block","message":"m"}\n'
+    monkeypatch.setattr(hermes_plugin, "has_modify", lambda: False)
+    assert hermes_plugin.directive("pre_tool_call", rewrite) == {"action": "block", "message": "m"}
+    monkeypatch.setattr(hermes_plugin, "has_modify", lambda: True)
+    assert hermes_plugin.directive("pre_tool_call", rewrite) == {
+        "action": "modify", "args": {"command": "ls"}}  # fmt: skip
+
+
+def test_modify_is_detected_from_hermess_code_never_assumed() -> None:
+    """Without Hermes importable (here) there is no modify; with 0.19.0 neither (the e2e
+    suite loads the plugin in Hermes's own interpreter)."""
+    assert hermes_plugin.has_modify() is False
+
+
+@pytest.mark.parametrize(
+    ("argv", "why"),
+    [
+        (["/nonexistent/python3", "-P", "x"], "cannot run /nonexistent/python3"),
+        ([sys.executable, "-c", "import sys; sys.exit(3)"], "exited 3"),
+        ([sys.executable, "-c", "print('not json')"], "unreadable answer"),
+    ],
+    ids=["gone", "exit-code", "not-json"],
+)
+def test_hookbus_unable_to_answer_gives_the_fallback_and_one_diagnostic(
+    monkeypatch: pytest.MonkeyPatch,
+    isolated_environment: Path,
+    capfd: pytest.CaptureFixture[str],
+    argv: list[str],
+    why: str,
+) -> None:
+    """Gone, failing, or printing garbage: the baked fallback (here a fail-closed block),
+    one ``hookbus:`` line on stderr and one ``hook-unavailable`` line in the log."""
+    block = '{"action":"block","message":"hookbus could not run"}\n'
+    hooks = callbacks(monkeypatch, {"bound": 10.0, "events": {"pre_tool_call": event(argv, block)}})
+    reply = hooks["pre_tool_call"](tool_name="terminal", args={"command": "ls"}, session_id="s")
+    assert reply == {"action": "block", "message": "hookbus could not run"}
+    [line] = (isolated_environment / "diagnostics.jsonl").read_text().splitlines()
+    record = json.loads(line)
+    assert (record["event"], record["host"], record["native"]) == (
+        "hook-unavailable", "hermes", "pre_tool_call")  # fmt: skip
+    assert why in record["message"] and "blocked the call" in record["message"]
+    said = capfd.readouterr().err.splitlines()
+    assert len(said) == 1 and said[0].startswith("hookbus: hermes pre_tool_call: ")
+
+
+def test_the_log_folder_is_made_private_and_a_broken_one_is_no_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The state folder is created 0700; a state path that cannot be a folder loses the
+    log line, never the answer."""
+    state = tmp_path / "new" / "state"
+    monkeypatch.setenv("HOOKBUS_STATE_DIR", str(state))
+    hermes_plugin._diagnose("pre_tool_call", "test")
+    assert state.stat().st_mode & 0o777 == 0o700
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("HOOKBUS_STATE_DIR", str(tmp_path / "file" / "state"))
+    hermes_plugin._diagnose("pre_tool_call", "test")  # no exception
+
+
+def test_a_hung_hookbus_is_killed_whole_at_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command that never answers (and its own child) is killed at the bound; the call
+    gets the no-opinion well before the command's 30 s."""
+    sleeper = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', " \
+              "'import time; time.sleep(30)']); print('started', flush=True); time.sleep(30)"  # fmt: skip
+    argv = [sys.executable, "-c", sleeper]
+    hooks = callbacks(monkeypatch, {"bound": 2.0, "events": {"pre_tool_call": event(argv)}})
+    before = set(os.listdir("/proc"))
+    started = time.monotonic()
+    assert hooks["pre_tool_call"](tool_name="terminal", args={}) is None
+    assert time.monotonic() - started < 20
+    left = [p for p in set(os.listdir("/proc")) - before if p.isdigit()
+            and b"time.sleep(30)" in Path(f"/proc/{p}/cmdline").read_bytes()]  # fmt: skip
+    assert left == []
+
+
+def test_a_callback_never_raises(
+    monkeypatch: pytest.MonkeyPatch, isolated_environment: Path
+) -> None:
+    """Whatever goes wrong inside (a baked entry of the wrong shape), the callback returns
+    None and says so once."""
+    hooks = callbacks(monkeypatch, {"events": {"pre_tool_call": {"argv": None}}})
+    assert hooks["pre_tool_call"](tool_name="terminal") is None
+    assert len((isolated_environment / "diagnostics.jsonl").read_text().splitlines()) == 1
+
+
+def test_the_entry_point_dispatches_in_process_leaving_sys_path_alone(tmp_path: Path) -> None:
+    """Loaded as ``hookbus.hermes_plugin`` (the entry point), its callback answers from
+    the handlers through a forked worker; ``sys.path`` is unchanged, and what it adds to
+    ``sys.modules`` is hookbus, its dependencies msgspec and typing_extensions, and
+    standard-library modules."""
+    (tmp_path / "m.py").write_text(DENY)
+    (tmp_path / "cfg.toml").write_text('python_path = ["."]\nenable = ["m:deny"]\n')
+    probe = """
+import json, sys, types
+path, modules = list(sys.path), set(sys.modules)
+from hookbus import hermes_plugin
+hooks = {}
+hermes_plugin.register(types.SimpleNamespace(register_hook=hooks.setdefault))
+reply = hooks["pre_tool_call"](tool_name="terminal", args={"command": "ls"}, session_id="s")
+new = {m.split(".")[0] for m in set(sys.modules) - modules}
+print(json.dumps({"reply": reply, "path": sys.path == path,
+                  "added": sorted(new - set(sys.stdlib_module_names))}))
+"""
+    env = {**os.environ, "HOOKBUS_CONFIG": str(tmp_path / "cfg.toml"),
+           "HOOKBUS_STATE_DIR": str(tmp_path / "state")}  # fmt: skip
+    done = subprocess.run([sys.executable, "-P", "-c", probe], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["reply"] == {"action": "block", "message": "no shell"}
+    assert found["path"] is True
+    assert set(found["added"]) <= {"hookbus", "msgspec", "typing_extensions"}
+
+
+def test_a_callback_works_inside_a_running_event_loop(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Called from a coroutine (Hermes's gateway runs agents under asyncio), a callback
+    answers without entering or touching the loop, by either path."""
+    import asyncio
+
+    (tmp_path / "m.py").write_text(DENY)
+    (tmp_path / "cfg.toml").write_text('python_path = ["."]\nenable = ["m:deny"]\n')
+    monkeypatch.setenv("HOOKBUS_CONFIG", str(tmp_path / "cfg.toml"))
+    monkeypatch.setenv("HOOKBUS_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.chdir(tmp_path)
+    main = str(Path(hermes_plugin.__file__).with_name("__main__.py"))
+    argv = [sys.executable, "-P", main, "run", "--host", "hermes", "--event", "pre_tool_call"]
+    directory = callbacks(monkeypatch, {"events": {"pre_tool_call": event(argv)}})
+    entry = callbacks(monkeypatch, None)
+
+    async def call(hooks: dict[str, Any]) -> Any:
+        loop = asyncio.get_running_loop()
+        reply = hooks["pre_tool_call"](tool_name="terminal", args={"command": "ls"})
+        assert asyncio.get_running_loop() is loop and loop.is_running()
+        return reply
+
+    monkeypatch.setattr(hermes_plugin, "BAKED", {"events": {}})
+    assert asyncio.run(call(directory)) == {"action": "block", "message": "no shell"}
+    monkeypatch.setattr(hermes_plugin, "BAKED", None)
+    assert asyncio.run(call(entry)) == {"action": "block", "message": "no shell"}
