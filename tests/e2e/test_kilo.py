@@ -70,7 +70,9 @@ def assert_ok(run: OpenCodeRun) -> None:
     assert run.process.leftovers == (), run.describe()
 
 
-def test_deny_blocks_bash_and_the_model_reads_the_reason(kilo: OpenCode, workspace: Workspace) -> None:
+def test_deny_blocks_bash_and_the_model_reads_the_reason(
+    kilo: OpenCode, workspace: Workspace
+) -> None:
     reason = "E2E-KDENY: echo is not allowed in this repo"
     install(workspace, {"deny_shell": {"reason": reason}})
     run = kilo.run("E2E-KDENY: please run echo hi", tool_script("E2E-KDENY"))
