@@ -20,6 +20,7 @@ list, update, LSP and share traffic; ``KILO_NO_DAEMON=1`` keeps Kilo in one proc
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -144,9 +145,35 @@ class OpenCode:
             **self.flavour.env,
         }
 
-    def seed(self) -> None:
+    @property
+    def plugin_dir(self) -> Path:
+        return config_dirs(self.flavour, self.workspace)[0] / "plugin"
+
+    def prepare(self) -> None:
+        """Seed the config folders and put the user's own plugin in the project's."""
         for folder in config_dirs(self.flavour, self.workspace):
             seed(self.flavour, folder)
+        mine = self.plugin_dir / "mine.js"
+        mine.parent.mkdir(parents=True)
+        mine.write_text(users_plugin(users_log(self.workspace)))
+
+    def install(self, handlers: dict[str, Any], *, record: bool = True) -> None:
+        """``hookbus install --host H`` with ``handlers``: hookbus's plugin is written, the
+        user's is untouched."""
+        ws = self.workspace
+        ws.install_hookbus(handlers, host=self.flavour.host, record=record)
+        assert (self.plugin_dir / "mine.js").read_text() == users_plugin(users_log(ws))
+        assert "hookbus-owned-file" in (self.plugin_dir / "hookbus.js").read_text()
+
+    def point_shim_at(self, program: Path, wait_ms: int | None = None) -> None:
+        """Make the installed shim run ``program`` in hookbus's place (and wait less)."""
+        shim = self.plugin_dir / "hookbus.js"
+        text = re.sub(
+            r'"argv": \["[^"]+"', f'"argv": [{json.dumps(str(program))}', shim.read_text()
+        )
+        if wait_ms is not None:
+            text = re.sub(r'"wait_ms": \d+', f'"wait_ms": {wait_ms}', text)
+        shim.write_text(text)
 
     def run(
         self, prompt: str, scenario: Scenario | Mapping[str, Any], *, timeout: float = RUN_TIMEOUT
@@ -233,3 +260,47 @@ def diagnostics_named(ws: Workspace, code: str) -> list[dict[str, Any]]:
 
 def users_calls(ws: Workspace) -> list[dict[str, Any]]:
     return [json.loads(line) for line in users_log(ws).read_text().splitlines()]
+
+
+def assert_ok(run: OpenCodeRun) -> None:
+    """The host exited 0 and left no process behind (no hookbus child of the shim)."""
+    assert run.returncode == 0, run.describe()
+    assert run.process.leftovers == (), run.describe()
+
+
+def check_deny(host: OpenCode, marker: str) -> None:
+    """A deny blocks bash: the command does not run, the model's next request carries the
+    reason as the tool's error, the session ends normally, the user's plugin saw the call."""
+    ws = host.workspace
+    reason = f"{marker}: echo is not allowed in this repo"
+    host.install({"deny_shell": {"reason": reason}})
+    run = host.run(f"{marker}: please run echo hi", tool_script(marker))
+
+    assert_ok(run)
+    assert not (ws.project / PROOF).exists()
+    _, second = run.model.conversation(marker)
+    [told] = run.model.tool_outputs(second)
+    assert reason in told
+    assert kinds(ws) == ["session-start", "prompt-submit", "before-tool", "stop"]
+    [mine] = users_calls(ws)
+    assert mine["args"]["command"] == f"echo hi | tee {PROOF}"
+    assert ws.diagnostics() == []
+
+
+def check_hookbus_missing(host: OpenCode, marker: str, nowhere: Path) -> OpenCodeRun:
+    """The interpreter the shim names is gone: the shim answers its fallback (the deny
+    handler is fail-open: the call runs), leaves one diagnostic line in hookbus's log and
+    one on stderr, and the session completes."""
+    ws = host.workspace
+    host.install({"deny_shell": {"reason": marker}}, record=False)
+    host.point_shim_at(nowhere / "python3")
+    run = host.run(f"{marker}: please run echo hi", tool_script(marker))
+
+    assert_ok(run)
+    assert (ws.project / PROOF).read_text() == "hi\n"
+    [line] = ws.diagnostics()
+    assert (line["event"], line["host"], line["native"]) == (
+        "shim-fallback", host.flavour.host, "tool.execute.before")  # fmt: skip
+    assert "cannot run" in line["message"]
+    assert run.process.stderr.count("hookbus: tool.execute.before:") == 1
+    return run

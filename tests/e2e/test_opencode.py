@@ -9,11 +9,9 @@ was told, and what hookbus and its shim wrote to the diagnostics log.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,20 +19,16 @@ from . import hosts
 from .conftest import GOLDEN, host_program, skip_loudly
 from .harness import Workspace, capturing_goldens
 from .opencode_host import (
-    OPENCODE,
     PROOF,
     OpenCode,
-    OpenCodeRun,
-    config_dirs,
+    assert_ok,
+    check_deny,
+    check_hookbus_missing,
     decoded,
     diagnostics_named,
-    kinds,
     save_goldens,
     shell_turn,
     tool_script,
-    users_calls,
-    users_log,
-    users_plugin,
 )
 
 pytestmark = pytest.mark.e2e
@@ -48,61 +42,25 @@ def opencode_executable(pytestconfig: pytest.Config) -> Path:
     return found
 
 
-def plugin_dir(ws: Workspace) -> Path:
-    return config_dirs(OPENCODE, ws)[0] / "plugin"
-
-
 @pytest.fixture
 def opencode(
     opencode_executable: Path, workspace: Workspace, golden_seen: set[str]
 ) -> Iterator[OpenCode]:
     host = OpenCode(opencode_executable, workspace)
-    host.seed()
-    mine = plugin_dir(workspace) / "mine.js"
-    mine.parent.mkdir(parents=True)
-    mine.write_text(users_plugin(users_log(workspace)))
+    host.prepare()
     yield host
     if capturing_goldens():
         save_goldens(workspace, GOLDEN / "opencode" / "real", golden_seen)
 
 
-def install(ws: Workspace, handlers: dict[str, Any], *, record: bool = True) -> None:
-    ws.install_hookbus(handlers, host="opencode", record=record)
-    assert (plugin_dir(ws) / "mine.js").read_text() == users_plugin(users_log(ws))
-    assert "hookbus-owned-file" in (plugin_dir(ws) / "hookbus.js").read_text()
-
-
-def assert_ok(run: OpenCodeRun) -> None:
-    """OpenCode exited 0 and left no process behind (no hookbus child of the shim)."""
-    assert run.returncode == 0, run.describe()
-    assert run.process.leftovers == (), run.describe()
-
-
-def test_deny_blocks_bash_and_the_model_reads_the_reason(
-    opencode: OpenCode, workspace: Workspace
-) -> None:
-    """The shim throws the deny's reason: the command does not run, the model's next
-    request carries the reason as the tool's error, the session ends normally, and the
-    user's own plugin still saw the call."""
-    reason = "E2E-DENY: echo is not allowed in this repo"
-    install(workspace, {"deny_shell": {"reason": reason}})
-    run = opencode.run("E2E-DENY: please run echo hi", tool_script("E2E-DENY"))
-
-    assert_ok(run)
-    assert not (workspace.project / PROOF).exists()
-    _, second = run.model.conversation("E2E-DENY")
-    [told] = run.model.tool_outputs(second)
-    assert reason in told
-    assert kinds(workspace) == ["session-start", "prompt-submit", "before-tool", "stop"]
-    [mine] = users_calls(workspace)
-    assert mine["args"]["command"] == f"echo hi | tee {PROOF}"
-    assert workspace.diagnostics() == []
+def test_deny_blocks_bash_and_the_model_reads_the_reason(opencode: OpenCode) -> None:
+    check_deny(opencode, "E2E-DENY")
 
 
 def test_rewrite_changes_what_opencode_runs(opencode: OpenCode, workspace: Workspace) -> None:
     """The shim edits ``output.args`` in place: OpenCode runs the rewritten command (its
     file exists, the original's does not), and the after-tool event shows it."""
-    install(workspace, {"rewrite_shell": {"command": "echo rewritten | tee rewritten.txt"}})
+    opencode.install({"rewrite_shell": {"command": "echo rewritten | tee rewritten.txt"}})
     run = opencode.run("E2E-REWRITE: please run echo hi", tool_script("E2E-REWRITE"))
 
     assert_ok(run)
@@ -120,7 +78,7 @@ def test_no_opinion_leaves_the_call_untouched_with_the_exact_events(
     """With only the recorder, the command runs as the model wrote it, and hookbus decodes
     a headless session's events: its start, the prompt, the tool's two, the stop, all in
     one session of the project, as the main agent."""
-    install(workspace, {})
+    opencode.install({})
     run = opencode.run("E2E-ALLOW: please run echo hi", tool_script("E2E-ALLOW"))
 
     assert_ok(run)
@@ -150,7 +108,7 @@ def test_a_task_subagents_events_carry_the_childs_identity(
     """``task`` is a before-tool of kind agent; the child's session.created is its
     subagent-start (naming the parent), its bash call runs as that subagent in the child's
     session, its idle is its subagent-stop, and task's after-tool names the child."""
-    install(workspace, {})
+    opencode.install({})
     scenario = {"conversations": [
         {"match": "SUBTASK-XYZ", "turns": [shell_turn("echo from-subagent | tee sub_proof.txt"),
                                            {"text": "Subagent finished."}]},
@@ -189,25 +147,9 @@ def test_a_task_subagents_events_carry_the_childs_identity(
 
 
 def test_hookbus_missing_after_install_blocks_nothing_and_says_so_once(
-    opencode: OpenCode, workspace: Workspace, tmp_path: Path
+    opencode: OpenCode, tmp_path: Path
 ) -> None:
-    """The interpreter the shim names is gone: the shim answers its fallback (a deny
-    handler's call runs: the handler is fail-open), leaves one diagnostic line in hookbus's
-    log and one on stderr, and the session completes."""
-    install(workspace, {"deny_shell": {"reason": "E2E-MISSING"}}, record=False)
-    shim = plugin_dir(workspace) / "hookbus.js"
-    gone = str(tmp_path / "gone" / "python3")
-    text = re.sub(r'"argv": \["[^"]+"', f'"argv": [{json.dumps(gone)}', shim.read_text())
-    shim.write_text(text)
-    run = opencode.run("E2E-MISSING: please run echo hi", tool_script("E2E-MISSING"))
-
-    assert_ok(run)
-    assert (workspace.project / PROOF).read_text() == "hi\n"
-    [line] = workspace.diagnostics()
-    assert (line["event"], line["host"], line["native"]) == (
-        "shim-fallback", "opencode", "tool.execute.before")  # fmt: skip
-    assert "cannot run" in line["message"]
-    assert run.process.stderr.count("hookbus: tool.execute.before:") == 1
+    check_hookbus_missing(opencode, "E2E-MISSING", tmp_path / "gone")
 
 
 def test_hung_hookbus_is_cut_off_by_the_shims_bound(
@@ -216,13 +158,11 @@ def test_hung_hookbus_is_cut_off_by_the_shims_bound(
     """hookbus that never answers (a program that sleeps, in its place): the shim kills
     it at its bound and answers the fallback, so OpenCode runs the call a few seconds
     later instead of never, and nothing is left running."""
-    install(workspace, {"deny_shell": {"reason": "E2E-HUNG"}}, record=False)
+    opencode.install({"deny_shell": {"reason": "E2E-HUNG"}}, record=False)
     sleeper = tmp_path / "sleeper.sh"
     sleeper.write_text("#!/bin/sh\nsleep 60\n")
     sleeper.chmod(0o755)
-    shim = plugin_dir(workspace) / "hookbus.js"
-    text = re.sub(r'"argv": \["[^"]+"', f'"argv": [{json.dumps(str(sleeper))}', shim.read_text())
-    shim.write_text(re.sub(r'"wait_ms": \d+', '"wait_ms": 3000', text))
+    opencode.point_shim_at(sleeper, wait_ms=3000)
     run = opencode.run("E2E-HUNG: please run echo hi", tool_script("E2E-HUNG"))
 
     assert_ok(run)
@@ -238,7 +178,7 @@ def test_a_hung_handler_is_answered_by_hookbuss_deadline(
 ) -> None:
     """A handler sleeping past its 1 s is cut off by hookbus itself, well inside the
     shim's bound: the command runs, and hookbus says which handler timed out."""
-    install(workspace, {"hang": None})
+    opencode.install({"hang": None})
     run = opencode.run("E2E-HANG: please run echo hi", tool_script("E2E-HANG"))
 
     assert_ok(run)
