@@ -325,9 +325,10 @@ class OpenCodeDriver(BaseDriver):
     kinds = KIND_OF
     tools = TOOLS
     samples: ClassVar[str | None] = "hookbus.drivers.opencode_samples"
-    # file.edited is the native after-edit, but only the tool's after hook is sure to fire
-    # in a headless run: after-edit is derived from it, file.edited is registered only
-    # when a handler names it.
+    # file.edited (real 1.18.33 runs: after each write and edit, before the tool's after
+    # hook) names the file alone, no session and no tool: after-edit is derived from the
+    # tool's after hook, which has both, and file.edited is registered only when a
+    # handler names it.
     after_edit_from = ("tool.execute.after",)
 
     def natives(self, kind: str, named: tuple[str, ...] = ()) -> tuple[str, ...]:
