@@ -186,3 +186,26 @@ def test_a_hung_handler_is_answered_by_hookbuss_deadline(
     [timeout] = diagnostics_named(workspace, "handler-timeout")
     assert timeout["handler"] == "e2e_handlers:hang"
     assert diagnostics_named(workspace, "shim-fallback") == []
+
+
+def test_a_write_is_an_after_tool_and_an_after_edit_of_the_absolute_file(
+    opencode: OpenCode, workspace: Workspace
+) -> None:
+    """``write`` names its file relative to the project; hookbus's after-tool and the
+    after-edit derived from it name it absolute."""
+    opencode.install({})
+    scenario = {"conversations": [{"match": "E2E-WRITE", "turns": [
+        {"tool_use": {"name": "write", "input": {"filePath": "notes.txt", "content": "hello\n"}}},
+        {"text": "Written."}]}]}  # fmt: skip
+    run = opencode.run("E2E-WRITE: write the notes", scenario)
+
+    assert_ok(run)
+    assert (workspace.project / "notes.txt").read_text() == "hello\n"
+    path = str(workspace.project / "notes.txt")
+    recorded = [e for e in workspace.events() if e["kind"] in ("after-tool", "after-edit")]
+    assert sorted((e["kind"], e["native"], e["tool"]["name"]) for e in recorded) == [
+        ("after-edit", "tool.execute.after", "write"),
+        ("after-tool", "tool.execute.after", "write")]  # fmt: skip
+    after = next(e for e in decoded(workspace) if e["kind"] == "after-tool")
+    assert after["tool"]["paths"] == [path]
+    assert [c["path"] for c in after["changes"]] == [path]
