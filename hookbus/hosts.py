@@ -183,6 +183,8 @@ CURSOR_EVENTS: dict[str, str] = {
 #: Cursor's no-opinion: valid JSON on every event (a permission hook whose output is not
 #: JSON is a failure, and ``failClosed`` turns that into a block), never a grant.
 _CURSOR_QUIET = HookOutput(b"{}\n")
+#: What the OpenCode and Kilo shim reads as "change nothing".
+_OPENCODE_QUIET = HookOutput(b"{}\n")
 
 HOSTS: dict[str, HostFacts] = {
     # Claude Code hooks reference: every input names its event in hook_event_name; 600 s
@@ -504,13 +506,38 @@ HOSTS: dict[str, HostFacts] = {
         no_opinion=HookOutput(),
         default_timeout=8.0,
     ),
+    # OpenCode 1.18.33 (plugin API v1; docs/hosts/opencode.md): plugins run in its own
+    # process, so hookbus's plugin (hookbus/shims/opencode.js) hands each hook to the
+    # command as one JSON object naming it in "hook", with the project in "directory"
+    # and the tool in input.tool. OpenCode waits on a plugin without any limit: the shim
+    # bounds its own wait a little past the command's --timeout. "{}" changes nothing.
+    "opencode": HostFacts(
+        "opencode",
+        driver="hookbus.drivers.opencode",
+        manifest="hookbus.manifests.opencode",
+        event_paths=(("hook",),),
+        tool_paths=(("input", "tool"),),
+        project_paths=(("directory",),),
+        no_opinion=_OPENCODE_QUIET,
+        default_timeout=10.0,
+    ),
+    # Kilo CLI 7.7.7, an OpenCode descendant: the same plugin API and the same shim,
+    # from .kilo/plugin/ (docs/hosts/kilo.md).
+    "kilo": HostFacts(
+        "kilo",
+        driver="hookbus.drivers.kilo",
+        manifest="hookbus.manifests.kilo",
+        event_paths=(("hook",),),
+        tool_paths=(("input", "tool"),),
+        project_paths=(("directory",),),
+        no_opinion=_OPENCODE_QUIET,
+        default_timeout=10.0,
+    ),
 }
 
 #: Host names a handler may filter on before their driver exists: a typo fails when the
 #: bus is built, while a handler written for a host whose driver comes later does not.
-PLANNED_HOSTS = frozenset(
-    ("opencode", "kilo")
-)  # fmt: skip
+PLANNED_HOSTS: frozenset[str] = frozenset()
 
 
 def is_known(host: str) -> bool:

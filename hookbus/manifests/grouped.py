@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from hookbus.hosts import HostFacts
     from hookbus.manifests.base import CommandForm, Plan, Scope
     from hookbus.manifests.documents import Format
-    from hookbus.runtime.index import IndexData, ToolsData
+    from hookbus.runtime.index import IndexData, RouteData, ToolsData
 
 Hooks = dict[str, list[dict[str, Any]]]
 IsOurs = Callable[[object], bool]
@@ -196,12 +196,9 @@ class GroupedManifest:
             fallback = self.driver.no_opinion(native)
         return hook_command(form, python, self.facts.name, native, timeout, fallback)
 
-    def generate(
-        self, index: IndexData | None, python: str | None = None, form: CommandForm = "absolute"
-    ) -> Hooks:
-        """The hooks block for what ``index`` subscribes to, in the host's event order."""
-        import sys
-
+    def wanted(self, index: IndexData | None) -> list[tuple[str, RouteData, bool, float]]:
+        """(native, its route, whether a fail-closed handler wants it, the budget) for each
+        native event ``index`` subscribes to, in the host's event order."""
         from hookbus.runtime.index import fail_closed
 
         host = self.facts.name
@@ -211,12 +208,22 @@ class GroupedManifest:
             for native in index["refusals"].get(host, {}):
                 routes.setdefault(native, {"handlers": [], "tools": None})
         budget = float(index["settings"].get("budget") or 5.0) if index else 5.0  # type: ignore[arg-type]
-        python = python or sys.executable
-        hooks: Hooks = {}
+        found = []
         for native in (n for n in self.events if n in routes):
             route = routes[native]
             wanting = [index["handlers"][i] for i in route["handlers"]] if index else []
-            guarded = bool(fail_closed(wanting + unknown))
+            found.append((native, route, bool(fail_closed(wanting + unknown)), budget))
+        return found
+
+    def generate(
+        self, index: IndexData | None, python: str | None = None, form: CommandForm = "absolute"
+    ) -> Hooks:
+        """The hooks block for what ``index`` subscribes to, in the host's event order."""
+        import sys
+
+        python = python or sys.executable
+        hooks: Hooks = {}
+        for native, route, guarded, budget in self.wanted(index):
             seconds, value = self.timeouts(native, budget)
             entry: dict[str, Any] = {"type": "command", **self.entry_fields}
             entry["command"] = self.command(python, native, seconds, guarded=guarded, form=form)

