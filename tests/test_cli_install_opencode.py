@@ -213,7 +213,7 @@ def test_hookbus_gone_answers_the_fallback_with_one_diagnostic_each(
 ) -> None:
     """The interpreter named at install is gone: the fail-closed guard's before hook
     blocks (its baked fallback), the session start changes nothing; each failure writes
-    one stderr line and one ``shim-fallback`` line in the log."""
+    one stderr line and one ``hook-unavailable`` line in the log."""
     assert hookbus_cli(project, "install", "--host", "opencode").returncode == 0
     path = plugin(project)
     python = shim_config(path)["events"]["tool.execute.before"]["argv"][0]
@@ -228,7 +228,7 @@ def test_hookbus_gone_answers_the_fallback_with_one_diagnostic_each(
     assert results[1]["ok"]
     lines = diagnostics(isolated_environment)
     assert [(d["event"], d["native"]) for d in lines] == [
-        ("shim-fallback", "tool.execute.before"), ("shim-fallback", "session.created")]  # fmt: skip
+        ("hook-unavailable", "tool.execute.before"), ("hook-unavailable", "session.created")]  # fmt: skip
     assert stderr.count("hookbus: ") == 2
     assert oct(os.stat(isolated_environment).st_mode & 0o777) == "0o700"
 

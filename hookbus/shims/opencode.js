@@ -65,7 +65,7 @@ function ask(native, payload) {
       clearTimeout(timer)
       if (problem) {
         try { process.kill(-child.pid, "SIGKILL") } catch {}
-        diagnose("shim-fallback", native, `${problem}; answered the fallback`, payload.input?.sessionID)
+        diagnose("hook-unavailable", native, `${problem}; answered the fallback`, payload.input?.sessionID)
         reply = spec.fallback
       }
       resolve(reply)

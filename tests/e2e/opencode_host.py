@@ -300,7 +300,7 @@ def check_hookbus_missing(host: OpenCode, marker: str, nowhere: Path) -> OpenCod
     assert (ws.project / PROOF).read_text() == "hi\n"
     [line] = ws.diagnostics()
     assert (line["event"], line["host"], line["native"]) == (
-        "shim-fallback", host.flavour.host, "tool.execute.before")  # fmt: skip
+        "hook-unavailable", host.flavour.host, "tool.execute.before")  # fmt: skip
     assert "cannot run" in line["message"]
     assert run.process.stderr.count("hookbus: tool.execute.before:") == 1
     return run

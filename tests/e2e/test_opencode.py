@@ -168,7 +168,7 @@ def test_hung_hookbus_is_cut_off_by_the_shims_bound(
     assert_ok(run)
     assert (workspace.project / PROOF).read_text() == "hi\n"
     [line] = workspace.diagnostics()
-    assert line["event"] == "shim-fallback"
+    assert line["event"] == "hook-unavailable"
     assert "no answer from hookbus in 3000 ms" in line["message"]
     assert run.seconds < 60
 
@@ -185,7 +185,7 @@ def test_a_hung_handler_is_answered_by_hookbuss_deadline(
     assert (workspace.project / PROOF).exists()
     [timeout] = diagnostics_named(workspace, "handler-timeout")
     assert timeout["handler"] == "e2e_handlers:hang"
-    assert diagnostics_named(workspace, "shim-fallback") == []
+    assert diagnostics_named(workspace, "hook-unavailable") == []
 
 
 def test_a_write_is_an_after_tool_and_an_after_edit_of_the_absolute_file(
