@@ -198,6 +198,9 @@ class BaseDriver:
     #: Without one, the after-tool events an after-edit is derived from (successes only;
     #: empty: every after-tool event).
     after_edit_from: ClassVar[tuple[str, ...]] = ()
+    #: Per subagent kind, a native event of another kind that also carries it (Cline's
+    #: TaskStart, Pi's and OpenCode's spawn-tool calls): registered with that kind too.
+    subagent_natives: ClassVar[Mapping[str, str]] = {}
 
     # -- decode --------------------------------------------------------------------------
 
@@ -313,6 +316,9 @@ class BaseDriver:
         found = [n for n in self.events if self.kind_of(n) == kind and n not in self.never]
         if kind == "other":
             found = [n for n in found if n not in self.opt_in or n in named]
+        extra = self.subagent_natives.get(kind)
+        if extra is not None and extra not in found:
+            found.append(extra)
         return tuple(n for n in found if not named or n in named)
 
     def tool_route(self, patterns: tuple[str, ...]) -> ToolRoute | None:

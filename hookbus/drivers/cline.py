@@ -333,13 +333,7 @@ class ClineDriver(BaseDriver):
     tools = TOOLS
     samples = "hookbus.drivers.cline_samples"
     after_edit_from = ("PostToolUse",)
-
-    def natives(self, kind: str, named: tuple[str, ...] = ()) -> tuple[str, ...]:
-        found = super().natives(kind, named)
-        native = SUBAGENT_NATIVES.get(kind)
-        if native and (not named or native in named):
-            found = (*found, native)
-        return found
+    subagent_natives = SUBAGENT_NATIVES
 
     decode_payload = staticmethod(decode)
     encode = staticmethod(encode)

@@ -330,12 +330,10 @@ class OpenCodeDriver(BaseDriver):
     # tool's after hook, which has both, and file.edited is registered only when a
     # handler names it.
     after_edit_from = ("tool.execute.after",)
+    subagent_natives = SUBAGENT_NATIVES
 
     def natives(self, kind: str, named: tuple[str, ...] = ()) -> tuple[str, ...]:
         found = super().natives(kind, named)
-        extra = SUBAGENT_NATIVES.get(kind)
-        if extra and (not named or extra in named) and extra not in found:
-            found = (*found, extra)
         if kind == "after-edit" and "file.edited" in named:
             found = (*found, "file.edited")
         return found

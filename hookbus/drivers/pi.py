@@ -293,13 +293,7 @@ class PiDriver(BaseDriver):
     tools = TOOLS
     samples = "hookbus.drivers.pi_samples"
     after_edit_from = ("tool_result",)
-
-    def natives(self, kind: str, named: tuple[str, ...] = ()) -> tuple[str, ...]:
-        found = super().natives(kind, named)
-        native = SUBAGENT_NATIVES.get(kind)
-        if native and (not named or native in named):
-            found = (*found, native)
-        return found
+    subagent_natives = SUBAGENT_NATIVES
 
     def derive(self, event: ev.Event) -> tuple[ev.Event, ...]:
         return (*super().derive(event), *derive(event))

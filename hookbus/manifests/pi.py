@@ -91,34 +91,23 @@ class PiManifest(grouped.GroupedManifest):
     def path(self, scope: Scope, project_dir: str | None) -> str:
         return os.path.join(extensions_dir(scope, project_dir), FILE)
 
-    def wanted(self, index: IndexData | None, python: str) -> dict[str, Any]:
+    def baked(self, index: IndexData | None, python: str) -> dict[str, Any]:
         """Per native event an enabled handler wants: argv, waitMs, fallback, tools."""
-        from hookbus.runtime.index import fail_closed
-
-        routes = dict(index["routes"].get(HOST, {})) if index else {}
-        unknown = [h for h in index["handlers"] if h["subscription"] is None] if index else []
-        if index and unknown:  # an unloaded handler may be a guard: its refusal is owed
-            for native in index["refusals"].get(HOST, {}):
-                routes.setdefault(native, {"handlers": [], "tools": None})
-        budget = float(index["settings"].get("budget") or 5.0) if index else 5.0  # type: ignore[arg-type]
-        wanted: dict[str, Any] = {}
-        for native in (n for n in self.events if n in routes):
-            route = routes[native]
-            guarded = fail_closed([index["handlers"][i] for i in route["handlers"]] + unknown
-                                  ) if index else []  # fmt: skip
+        baked: dict[str, Any] = {}
+        for native, route, guarded, budget in self.wanted(index):
             seconds, _ = self.timeouts(native, budget)
             if guarded:
                 why = "hookbus could not run, and a fail-closed handler wants this event"
                 fallback = self.driver.refusal(native, why)
             else:
                 fallback = self.driver.no_opinion(native)
-            wanted[native] = {
+            baked[native] = {
                 "argv": hook_argv(python, HOST, native, seconds),
                 "waitMs": round(((seconds or 0) + KILL_MARGIN) * 1000),
                 "fallback": json.loads(fallback.stdout),
                 "tools": route["tools"],
             }
-        return wanted
+        return baked
 
     def plan(
         self,
@@ -133,7 +122,7 @@ class PiManifest(grouped.GroupedManifest):
 
         # The extension spawns hookbus without a shell, by absolute path only: the
         # hookbus that installed it, whatever Pi's PATH holds; a missing one is the fallback.
-        wanted = self.wanted(index, python)
+        wanted = self.baked(index, python)
         if not wanted:
             return Plan()
         owned = OwnedFile(path=self.path(scope, project_dir), text=extension(wanted))
