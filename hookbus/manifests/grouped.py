@@ -8,7 +8,7 @@ entry, group and key of the user's. Which entries are hookbus's is the manifest'
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 TYPE_CHECKING = False
@@ -199,21 +199,7 @@ class GroupedManifest:
     def wanted(self, index: IndexData | None) -> list[tuple[str, RouteData, bool, float]]:
         """(native, its route, whether a fail-closed handler wants it, the budget) for each
         native event ``index`` subscribes to, in the host's event order."""
-        from hookbus.runtime.index import fail_closed
-
-        host = self.facts.name
-        routes = dict(index["routes"].get(host, {})) if index else {}
-        unknown = [h for h in index["handlers"] if h["subscription"] is None] if index else []
-        if index and unknown:
-            for native in index["refusals"].get(host, {}):
-                routes.setdefault(native, {"handlers": [], "tools": None})
-        budget = float(index["settings"].get("budget") or 5.0) if index else 5.0  # type: ignore[arg-type]
-        found = []
-        for native in (n for n in self.events if n in routes):
-            route = routes[native]
-            wanting = [index["handlers"][i] for i in route["handlers"]] if index else []
-            found.append((native, route, bool(fail_closed(wanting + unknown)), budget))
-        return found
+        return wanted(self.facts.name, self.events, index)
 
     def generate(
         self, index: IndexData | None, python: str | None = None, form: CommandForm = "absolute"
@@ -321,3 +307,25 @@ def project_root(start: str | None = None) -> str:
     start = start or os.getcwd()
     config = find_project_config(start)
     return os.path.dirname(config) if config else start
+
+
+def wanted(
+    host: str, events: Iterable[str], index: IndexData | None
+) -> list[tuple[str, RouteData, bool, float]]:
+    """(native, its route, whether a fail-closed handler wants it, the budget) for each of
+    ``events`` that ``index`` subscribes ``host`` to, in that order. A handler whose
+    declaration is unknown (it did not load) counts as a guard on every refusable event."""
+    from hookbus.runtime.index import fail_closed
+
+    routes = dict(index["routes"].get(host, {})) if index else {}
+    unknown = [h for h in index["handlers"] if h["subscription"] is None] if index else []
+    if index and unknown:
+        for native in index["refusals"].get(host, {}):
+            routes.setdefault(native, {"handlers": [], "tools": None})
+    budget = float(index["settings"].get("budget") or 5.0) if index else 5.0  # type: ignore[arg-type]
+    found = []
+    for native in (n for n in events if n in routes):
+        route = routes[native]
+        wanting = [index["handlers"][i] for i in route["handlers"]] if index else []
+        found.append((native, route, bool(fail_closed(wanting + unknown)), budget))
+    return found

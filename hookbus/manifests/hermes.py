@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from hookbus.drivers.hermes import ALL_EVENTS, driver
 from hookbus.hosts import HOSTS
+from hookbus.manifests import grouped
 from hookbus.manifests.base import OWNED_MARK, CommandForm, Scope, is_hookbus_command
 
 TYPE_CHECKING = False
@@ -84,22 +85,11 @@ class Wanted:
 def wanted(index: IndexData | None) -> list[Wanted]:
     """The events to register, in Hermes's order, as the command hosts' manifests choose
     them (a handler of unknown declaration counts as a guard on every refusable event)."""
-    from hookbus.runtime.index import fail_closed
-
-    if index is None:
-        return []
-    routes = dict(index["routes"].get(HOST, {}))
-    unknown = [h for h in index["handlers"] if h["subscription"] is None]
-    if unknown:
-        for native in index["refusals"].get(HOST, {}):
-            routes.setdefault(native, {"handlers": [], "tools": None})
-    found = []
-    for native in (n for n in ALL_EVENTS if n in routes):
-        route = routes[native]
-        handlers = [index["handlers"][i] for i in route["handlers"]]
-        tools = fullmatch(route["tools"]) if native.endswith("_tool_call") else None
-        found.append(Wanted(native, tools, bool(fail_closed(handlers + unknown))))
-    return found
+    return [
+        Wanted(native, fullmatch(route["tools"]) if native.endswith("_tool_call") else None,
+               guarded)
+        for native, route, guarded, _ in grouped.wanted(HOST, ALL_EVENTS, index)
+    ]  # fmt: skip
 
 
 def plugin_text(baked: dict[str, Any]) -> str:
