@@ -63,7 +63,7 @@ def test_install_bakes_only_the_wanted_events_with_their_fallbacks(
     assert argv[3:] == ["run", "--host", host, "--event", "tool.execute.before", "--timeout", "10"]
     assert before["wait_ms"] == 12000
     package = "@opencode-ai/plugin" if host == "opencode" else "@kilocode/plugin"
-    assert f"note: {host} installs {package} with npm" in result.stdout
+    assert f"note: {host} waits for {package} in {project / ('.' + host)}" in result.stdout
 
 
 def test_install_twice_then_uninstall_keeps_the_users_plugin(project: Path) -> None:
@@ -120,11 +120,88 @@ def test_verify_sees_an_edited_plugin_and_nothing_is_planned_without_handlers(
     assert not path.exists()
 
 
+def installed_package(folder: Path, package: str = "@opencode-ai/plugin") -> None:
+    """What npm leaves in ``folder``: the package, and a lock whose root lists it."""
+    (folder / "node_modules" / package).mkdir(parents=True)
+    lock = {"lockfileVersion": 3, "packages": {"": {"dependencies": {package: "^1.18.33"}}}}
+    (folder / "package-lock.json").write_text(json.dumps(lock))
+
+
 def test_no_note_where_the_package_is_installed(project: Path, tmp_path: Path) -> None:
     for folder in (project / ".opencode", tmp_path / "xdg-config" / "opencode"):
-        (folder / "node_modules" / "@opencode-ai" / "plugin").mkdir(parents=True)
+        installed_package(folder)
     result = hookbus_cli(project, "install", "--host", "opencode")
     assert result.returncode == 0 and "note:" not in result.stdout
+
+
+FAKE_NPM = """#!/bin/sh
+# npm install --prefix FOLDER ... SPEC, as install runs it: logged, then what npm leaves.
+echo "$@" >> "$NPM_LOG"
+[ -n "$NPM_FAILS" ] && { echo "npm error code ENOTCACHED" >&2; exit 1; }
+folder=$3; for spec; do :; done  # the last argument
+mkdir -p "$folder/node_modules/@opencode-ai/plugin"
+printf '{"packages": {"": {"dependencies": {"@opencode-ai/plugin": "%s"}}}}' "$spec" > "$folder/package-lock.json"
+"""
+
+
+@pytest.fixture
+def fake_npm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake npm and a fake opencode (1.18.33) on PATH; the npm calls' log."""
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir()
+    npm = bin_dir / "npm"
+    npm.write_text(FAKE_NPM)
+    opencode = bin_dir / "opencode"
+    opencode.write_text("#!/bin/sh\necho 1.18.33\n")
+    for program in (npm, opencode):
+        program.chmod(0o755)
+    log = tmp_path / "npm.log"
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("HOOKBUS_NPM", "npm")
+    monkeypatch.setenv("NPM_LOG", str(log))
+    return log
+
+
+def test_install_runs_opencodes_npm_step_ahead_in_each_folder_once(
+    project: Path, tmp_path: Path, fake_npm: Path
+) -> None:
+    """The package OpenCode would install at its start (at its own version), into the
+    project's and the user's config folder; a second install finds them satisfied."""
+    result = hookbus_cli(project, "install", "--host", "opencode")
+    assert result.returncode == 0, result.stderr
+    folders = [project / ".opencode", tmp_path / "xdg-config" / "opencode"]
+    calls = fake_npm.read_text().splitlines()
+    assert calls == [f"install --prefix {f} --no-audit --no-fund --prefer-offline "
+                     "--fetch-retries=0 @opencode-ai/plugin@1.18.33" for f in folders]  # fmt: skip
+    for folder in folders:
+        assert f"{folder}: installed @opencode-ai/plugin with npm" in result.stdout
+    assert "note:" not in result.stdout
+    again = hookbus_cli(project, "install", "--host", "opencode")
+    assert again.returncode == 0 and fake_npm.read_text().splitlines() == calls
+    dry = hookbus_cli(project, "install", "--host", "opencode", "--dry-run")
+    assert dry.returncode == 0 and fake_npm.read_text().splitlines() == calls
+
+
+def test_an_npm_that_fails_leaves_the_command_to_run_and_the_plugin_installed(
+    project: Path, fake_npm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NPM_FAILS", "1")
+    result = hookbus_cli(project, "install", "--host", "opencode")
+    assert result.returncode == 0, result.stderr
+    assert plugin(project).exists()
+    folder = project / ".opencode"
+    assert (f"note: opencode waits for @opencode-ai/plugin in {folder} before it loads any "
+            "plugin: offline, ~70 s at every start until it is there; npm failed (npm error "
+            "code ENOTCACHED), run it once online: ") in result.stdout  # fmt: skip
+    assert (f"/fake-bin/npm install --prefix {folder} --no-audit --no-fund --prefer-offline "
+            "--fetch-retries=0 @opencode-ai/plugin@1.18.33\n") in result.stdout  # fmt: skip
+
+
+def test_a_dry_run_says_it_would_install_and_runs_nothing(project: Path, fake_npm: Path) -> None:
+    result = hookbus_cli(project, "install", "--host", "opencode", "--dry-run")
+    assert result.returncode == 0
+    assert f"{project / '.opencode'}: would install @opencode-ai/plugin with npm" in result.stdout
+    assert not fake_npm.exists()
 
 
 # -- the shim, run by Node ------------------------------------------------------------------

@@ -275,6 +275,14 @@ def _install(  # noqa: PLR0917
             print(f"no enabled handler wants a {opts.host} event; no hook file to install")
     for note in plan.notes:
         print(f"note: {note}")
+    for item in plan.prefetch:
+        if opts.dry_run:
+            print(f"{item.folder}: would install {item.package} with npm, as {item.host} would")
+            continue
+        from hookbus.manifests import npm
+
+        done, said = npm.install(item)
+        print(said if done else f"note: {said}")
     return 0
 
 

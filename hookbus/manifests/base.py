@@ -26,6 +26,7 @@ import msgspec
 
 from hookbus.hosts import HostFacts
 from hookbus.manifests.documents import Format
+from hookbus.manifests.npm import Prefetch
 from hookbus.output import HookOutput
 
 TYPE_CHECKING = False
@@ -82,6 +83,9 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     owned: tuple[OwnedFile, ...] = ()
     #: Things the user must know or do (Codex: trust the new hooks in ``/hooks``).
     notes: tuple[str, ...] = ()
+    #: Packages the host would install with npm before it loads the plugin, installed
+    #: ahead (OpenCode, Kilo: :mod:`hookbus.manifests.npm`).
+    prefetch: tuple[Prefetch, ...] = ()
 
 
 class Manifest(Protocol):

@@ -14,8 +14,9 @@ running it): once any plugin is configured, OpenCode waits, before it loads plug
 background ``npm install @opencode-ai/plugin`` in every config folder, and skips that
 install only where the folder holds a ``node_modules/`` and a ``package-lock.json`` whose
 root lists ``@opencode-ai/plugin``. Online that is a one-time install of a few seconds;
-offline it stalls each start about 70 s. hookbus neither downloads nor fakes the package
-(a user's own plugin may import it): install says so, once, where it is missing.
+offline it stalls each start about 70 s. So install runs that same step itself, where a
+folder lacks it (:mod:`hookbus.manifests.npm`), and says what to run when it cannot; it
+never fakes the package (a user's own plugin may import it).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from hookbus.hosts import HOSTS
 from hookbus.manifests import grouped
 from hookbus.manifests.base import OWNED_MARK, CommandForm, Scope
 from hookbus.manifests.grouped import project_root
+from hookbus.manifests.npm import Prefetch, satisfied
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -144,23 +146,17 @@ class OpenCodeManifest(grouped.GroupedManifest):
         if not config["events"]:
             return Plan()
         owned = (OwnedFile(path=self.path(scope, project_dir), text=self.shim(config)),)
-        return Plan(owned=owned, notes=self.notes_for(scope, project_dir))
+        return Plan(owned=owned, prefetch=self.prefetch(scope, project_dir))
 
-    def notes_for(self, scope: Scope, project_dir: str | None) -> tuple[str, ...]:
-        """The offline pitfall, for each config folder that lacks the package."""
+    def prefetch(self, scope: Scope, project_dir: str | None) -> tuple[Prefetch, ...]:
+        """The host's own npm install, for each config folder it would wait on that
+        lacks the package (the project's and the user's; the user's alone for ``user``)."""
         folders = [self.config_dir(scope, project_dir)]
         if scope != "user":
             folders.append(self.config_dir("user", None))
-        package = os.path.join("node_modules", *self.package.split("/"))
-        missing = [f for f in folders if not os.path.isdir(os.path.join(f, package))]
-        if not missing:
-            return ()
         name = self.facts.name
-        return (
-            f"{name} installs {self.package} with npm into {' and '.join(missing)} before it "
-            "loads any plugin, and waits for it: once, a few seconds, when online; offline, "
-            f"~70 s at every start until it is there (docs/hosts/{name}.md#offline).",
-        )
+        return tuple(Prefetch(host=name, folder=f, package=self.package, program=name)
+                     for f in folders if not satisfied(f, self.package))  # fmt: skip
 
     def owned_paths(self, scope: Scope, project_dir: str | None = None) -> tuple[str, ...]:
         return (self.path(scope, project_dir),)
