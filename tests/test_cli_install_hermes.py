@@ -143,11 +143,11 @@ def test_via_hooks_writes_shell_hooks_with_the_consent_note(home: Path) -> None:
     assert mine == {"command": "python3 /opt/log.py"}
     assert ours["matcher"] == "execute_code|process|terminal|mcp_github_.*"
     assert ours["timeout"] == 10
-    assert ours["command"].endswith("run --host hermes --event pre_tool_call --timeout 8")
+    assert ours["command"].startswith("/bin/sh -c ")
+    assert "run --host hermes --event pre_tool_call --timeout 8" in ours["command"]
     assert "hookbus" not in config(home)["plugins"]["enabled"]
     assert not (home / "plugins" / "hookbus").exists()
     assert "--accept-hooks" in done.stdout and "hooks_auto_accept" in done.stdout
-    assert "shell hooks fail open when hookbus is gone" in done.stdout
     # Installing again without --via keeps the shell hooks; verify agrees.
     assert cli("install", "--host", "hermes").returncode == 0
     assert not (home / "plugins" / "hookbus").exists()
@@ -171,6 +171,24 @@ def test_a_shell_hook_command_is_run_by_hermes_without_a_shell(home: Path) -> No
                           capture_output=True, timeout=60, check=False)  # fmt: skip
     assert (done.returncode, json.loads(done.stdout)) == (
         0, {"action": "block", "message": "not that"})  # fmt: skip
+
+
+def test_a_shell_hook_whose_hookbus_is_gone_keeps_the_guards_block(
+    home: Path, tmp_path: Path
+) -> None:
+    """Hermes would run the tool on a command that fails; the installed command answers
+    the block a fail-closed handler owes itself, when hookbus's package is gone."""
+    import json
+    import shlex
+
+    assert cli("install", "--host", "hermes", "--via", "hooks").returncode == 0
+    command = config(home)["hooks"]["pre_tool_call"][1]["command"]
+    main = next(w for w in shlex.split(shlex.split(command)[2]) if w.endswith("__main__.py"))
+    gone = command.replace(main, str(tmp_path / "gone" / "__main__.py"))
+    done = subprocess.run(shlex.split(gone), input="{}", text=True, capture_output=True,
+                          timeout=60, check=False)  # fmt: skip
+    reply = json.loads(done.stdout)
+    assert reply["action"] == "block" and "fail-closed" in reply["message"]
 
 
 def test_verify_reports_drift_and_a_users_plugin_named_hookbus_is_refused(home: Path) -> None:

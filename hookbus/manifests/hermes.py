@@ -34,7 +34,13 @@ from typing import Any, Literal
 from hookbus.drivers.hermes import ALL_EVENTS, driver
 from hookbus.hosts import HOSTS
 from hookbus.manifests import grouped
-from hookbus.manifests.base import OWNED_MARK, CommandForm, Scope, is_hookbus_command
+from hookbus.manifests.base import (
+    OWNED_MARK,
+    CommandForm,
+    Scope,
+    is_hookbus_command,
+    shell_command,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -90,6 +96,20 @@ def wanted(index: IndexData | None) -> list[Wanted]:
                guarded)
         for native, route, guarded, _ in grouped.wanted(HOST, ALL_EVENTS, index)
     ]  # fmt: skip
+
+
+def shell_hook(event: Wanted, argv: list[str]) -> str:
+    """The ``config.yaml`` command for ``event``. Hermes splits it with ``shlex`` and runs
+    it without a shell (``agent/shell_hooks.py``), so the command names ``/bin/sh`` itself:
+    the command hosts' script (:func:`~hookbus.manifests.base.shell_command`), which
+    answers the event's fallback (no opinion, or the block a fail-closed handler owes)
+    when hookbus's interpreter or package is gone, where Hermes would run the tool."""
+    if event.guarded:
+        why = "hookbus could not run, and a fail-closed handler wants this event"
+        fallback = driver.refusal(event.native, why)
+    else:
+        fallback = driver.no_opinion(event.native)
+    return shlex.join(["/bin/sh", "-c", shell_command(argv, fallback, requires=(argv[2],))])
 
 
 def plugin_text(baked: dict[str, Any]) -> str:
@@ -169,17 +189,13 @@ class HermesManifest:
         if events and via in ("hooks", "both"):
             hooks: dict[str, list[dict[str, Any]]] = {}
             for w in events:
-                entry: dict[str, Any] = {"command": shlex.join(argv[w.native])}
+                entry: dict[str, Any] = {"command": shell_hook(w, argv[w.native])}
                 if w.tools is not None:
                     entry["matcher"] = w.tools
                 entry["timeout"] = BOUND
                 hooks[w.native] = [entry]
             entries["hooks"] = hooks
             notes.append(CONSENT)
-            if any(w.guarded for w in events):
-                notes.append("shell hooks fail open when hookbus is gone (Hermes runs them "
-                             "without a shell, so no fallback can answer): the plugin "
-                             "(--via plugin) keeps a fail-closed handler's block")  # fmt: skip
         document = Document(path=os.path.join(hermes_home(), "config.yaml"), format="yaml",
                             entries=entries)  # fmt: skip
         return Plan(documents=(document,), owned=owned, notes=tuple(notes))
