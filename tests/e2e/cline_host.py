@@ -28,7 +28,6 @@ HOME (a detached hook still recording its event), kills what is left after
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import time
@@ -39,7 +38,7 @@ from typing import Any
 
 from .fake_models.base import Scenario
 from .fake_models.openai_chat import FakeOpenAIChat
-from .harness import RUN_TIMEOUT, Finished, Workspace, run_process
+from .harness import RUN_TIMEOUT, HostRun, Workspace, run_process
 
 PROVIDER = "openai-compatible"
 MODEL = "fake-model"
@@ -95,27 +94,18 @@ def authenticate(executable: Path, folder: Path) -> str:
 
 
 @dataclass(frozen=True)
-class ClineRun:
+class ClineRun(HostRun):
     """One finished ``cline --json`` run."""
 
-    argv: list[str]
-    process: Finished
-    seconds: float
     model: FakeOpenAIChat
     #: Command lines of detached processes (hooks, a hub daemon) still alive
     #: :data:`SETTLE_TIMEOUT` after the CLI exited (then killed).
     detached: tuple[str, ...]
 
     @property
-    def returncode(self) -> int:
-        return self.process.returncode
-
-    @property
     def lines(self) -> list[dict[str, Any]]:
         """The ``--json`` stream: ``hook_event``, ``agent_event``, ``run_result``, ..."""
-        return [
-            json.loads(line) for line in self.process.stdout.splitlines() if line.startswith("{")
-        ]
+        return self.json_lines()
 
     @property
     def result(self) -> dict[str, Any]:
@@ -123,13 +113,8 @@ class ClineRun:
         [found] = [line for line in self.lines if line.get("type") == "run_result"]
         return found
 
-    def describe(self) -> str:
-        p = self.process
-        return (
-            f"$ {' '.join(self.argv)}\nrc={p.returncode} after {self.seconds:.1f}s\n"
-            f"left behind: {list(p.leftovers)}, detached: {list(self.detached)}\n"
-            f"--- stdout\n{p.stdout[-4000:]}\n--- stderr\n{p.stderr[-4000:]}"
-        )
+    def more_left_behind(self) -> str:
+        return f", detached: {list(self.detached)}"
 
 
 @dataclass(frozen=True)

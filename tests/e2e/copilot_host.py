@@ -14,7 +14,6 @@ builtin skills into ``$HOME/.cache/copilot`` on the first run of each HOME.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,42 +22,25 @@ from typing import Any
 
 from .fake_models.base import Scenario
 from .fake_models.openai_chat import FakeOpenAIChat
-from .harness import RUN_TIMEOUT, Finished, Workspace, run_process
+from .harness import RUN_TIMEOUT, HostRun, Workspace, run_process
 
 
 @dataclass(frozen=True)
-class CopilotRun:
+class CopilotRun(HostRun):
     """One finished Copilot run."""
 
-    argv: list[str]
-    process: Finished
-    seconds: float
     model: FakeOpenAIChat
-
-    @property
-    def returncode(self) -> int:
-        return self.process.returncode
 
     @property
     def items(self) -> list[dict[str, Any]]:
         """The ``--output-format json`` stream: one session event a line, then ``result``."""
-        return [
-            json.loads(line) for line in self.process.stdout.splitlines() if line.startswith("{")
-        ]
+        return self.json_lines()
 
     @property
     def result(self) -> dict[str, Any]:
         """The closing ``result`` line (``sessionId``, ``exitCode``, ``usage``)."""
         [found] = [i for i in self.items if i.get("type") == "result"]
         return found
-
-    def describe(self) -> str:
-        p = self.process
-        return (
-            f"$ {' '.join(self.argv)}\nrc={p.returncode} after {self.seconds:.1f}s\n"
-            f"left behind: {list(p.leftovers)}\n"
-            f"--- stdout\n{p.stdout[-4000:]}\n--- stderr\n{p.stderr[-4000:]}"
-        )
 
 
 @dataclass(frozen=True)

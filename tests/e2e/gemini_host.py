@@ -20,7 +20,7 @@ from typing import Any
 
 from .fake_models.base import Scenario
 from .fake_models.gemini import FakeGemini
-from .harness import RUN_TIMEOUT, Finished, Workspace, run_process
+from .harness import RUN_TIMEOUT, HostRun, Workspace, run_process
 
 USER_SETTINGS = {
     "security": {"auth": {"selectedType": "gemini-api-key"}},
@@ -31,31 +31,16 @@ USER_SETTINGS = {
 
 
 @dataclass(frozen=True)
-class GeminiRun:
+class GeminiRun(HostRun):
     """One finished Gemini run."""
 
-    argv: list[str]
-    process: Finished
-    seconds: float
     model: FakeGemini
-
-    @property
-    def returncode(self) -> int:
-        return self.process.returncode
 
     @property
     def output(self) -> dict[str, Any]:
         """The ``--output-format json`` result (``session_id``, ``response``, ``stats``)."""
         result: dict[str, Any] = json.loads(self.process.stdout)
         return result
-
-    def describe(self) -> str:
-        p = self.process
-        return (
-            f"$ {' '.join(self.argv)}\nrc={p.returncode} after {self.seconds:.1f}s\n"
-            f"left behind: {list(p.leftovers)}\n"
-            f"--- stdout\n{p.stdout[-4000:]}\n--- stderr\n{p.stderr[-4000:]}"
-        )
 
 
 @dataclass(frozen=True)

@@ -199,33 +199,49 @@ class Finished:
 
 
 @dataclass(frozen=True)
-class Run:
-    """One finished host run."""
+class HostRun:
+    """One finished run of a host program: each host's run adds its fake model and the
+    readers of its own output."""
 
     argv: list[str]
     process: Finished
     seconds: float
-    #: ``time.time()`` right after the host process exited.
-    ended: float
-    model: FakeAnthropic
 
     @property
     def returncode(self) -> int:
         return self.process.returncode
+
+    def json_lines(self) -> list[dict[str, Any]]:
+        """The JSON object lines of stdout (a host's ``--json`` stream)."""
+        return [
+            json.loads(line) for line in self.process.stdout.splitlines() if line.startswith("{")
+        ]
+
+    def describe(self) -> str:
+        p = self.process
+        return (
+            f"$ {' '.join(self.argv)}\nrc={p.returncode} after {self.seconds:.1f}s\n"
+            f"left behind: {list(p.leftovers)}{self.more_left_behind()}\n"
+            f"--- stdout\n{p.stdout[-4000:]}\n--- stderr\n{p.stderr[-4000:]}"
+        )
+
+    def more_left_behind(self) -> str:
+        return ""
+
+
+@dataclass(frozen=True)
+class Run(HostRun):
+    """One finished host run."""
+
+    #: ``time.time()`` right after the host process exited.
+    ended: float
+    model: FakeAnthropic
 
     @property
     def output(self) -> dict[str, Any]:
         """The ``--output-format json`` result."""
         result: dict[str, Any] = json.loads(self.process.stdout)
         return result
-
-    def describe(self) -> str:
-        p = self.process
-        return (
-            f"$ {' '.join(self.argv)}\nrc={p.returncode} after {self.seconds:.1f}s\n"
-            f"left behind: {list(p.leftovers)}\n"
-            f"--- stdout\n{p.stdout[-4000:]}\n--- stderr\n{p.stderr[-4000:]}"
-        )
 
 
 def run_process(argv: list[str], *, cwd: Path, env: Mapping[str, str], timeout: float) -> Finished:
@@ -330,30 +346,15 @@ trust_level = "trusted"
 
 
 @dataclass(frozen=True)
-class CodexRun:
+class CodexRun(HostRun):
     """One finished ``codex exec --json`` run."""
 
-    argv: list[str]
-    process: Finished
-    seconds: float
     model: FakeOpenAIResponses
-
-    @property
-    def returncode(self) -> int:
-        return self.process.returncode
 
     @property
     def items(self) -> list[dict[str, Any]]:
         """The ``--json`` stream's events."""
-        return [
-            json.loads(line) for line in self.process.stdout.splitlines() if line.startswith("{")
-        ]
-
-    def describe(self) -> str:
-        p = self.process
-        return (f"$ {' '.join(self.argv)}\nrc={p.returncode} after {self.seconds:.1f}s\n"
-                f"left behind: {list(p.leftovers)}\n"
-                f"--- stdout\n{p.stdout[-4000:]}\n--- stderr\n{p.stderr[-4000:]}")  # fmt: skip
+        return self.json_lines()
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from typing import Any
 
 from .fake_models.base import Scenario
 from .fake_models.openai_chat import FakeOpenAIChat
-from .harness import RUN_TIMEOUT, Finished, Workspace, read_json_lines, run_process
+from .harness import RUN_TIMEOUT, HostRun, Workspace, read_json_lines, run_process
 
 #: ``~/.hermes/config.yaml`` before hookbus is installed: the user's own, with comments.
 CONFIG = """\
@@ -56,23 +56,10 @@ def register(ctx):
 
 
 @dataclass(frozen=True)
-class HermesRun:
+class HermesRun(HostRun):
     """One finished ``hermes -z`` run."""
 
-    argv: list[str]
-    process: Finished
-    seconds: float
     model: FakeOpenAIChat
-
-    @property
-    def returncode(self) -> int:
-        return self.process.returncode
-
-    def describe(self) -> str:
-        p = self.process
-        return (f"$ {' '.join(self.argv)}\nrc={p.returncode} after {self.seconds:.1f}s\n"
-                f"left behind: {list(p.leftovers)}\n"
-                f"--- stdout\n{p.stdout[-4000:]}\n--- stderr\n{p.stderr[-4000:]}")  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from typing import Any
 from . import hosts
 from .fake_models.base import Scenario
 from .fake_models.openai_chat import FakeOpenAIChat
-from .harness import Finished, Workspace, run_process
+from .harness import HostRun, Workspace, run_process
 
 #: Kilo takes 23-40 s a run on this kind of machine; OpenCode 5-15 s.
 RUN_TIMEOUT = 100.0
@@ -95,35 +95,18 @@ def config_dirs(flavour: Flavour, ws: Workspace) -> tuple[Path, Path]:
 
 
 @dataclass(frozen=True)
-class OpenCodeRun:
+class OpenCodeRun(HostRun):
     """One finished ``run --format json``."""
 
-    argv: list[str]
-    process: Finished
-    seconds: float
     model: FakeOpenAIChat
-
-    @property
-    def returncode(self) -> int:
-        return self.process.returncode
 
     @property
     def lines(self) -> list[dict[str, Any]]:
         """The ``--format json`` stream: ``step_start``, ``tool_use``, ``text``, ..."""
-        return [
-            json.loads(line) for line in self.process.stdout.splitlines() if line.startswith("{")
-        ]
+        return self.json_lines()
 
     def tool_uses(self) -> list[dict[str, Any]]:
         return [line["part"] for line in self.lines if line.get("type") == "tool_use"]
-
-    def describe(self) -> str:
-        p = self.process
-        return (
-            f"$ {' '.join(self.argv)}\nrc={p.returncode} after {self.seconds:.1f}s\n"
-            f"left behind: {list(p.leftovers)}\n"
-            f"--- stdout\n{p.stdout[-4000:]}\n--- stderr\n{p.stderr[-4000:]}"
-        )
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any
 
 from .fake_models.base import Scenario
 from .fake_models.openai_chat import FakeOpenAIChat
-from .harness import RUN_TIMEOUT, Finished, Workspace, run_process
+from .harness import RUN_TIMEOUT, HostRun, Workspace, run_process
 
 ENV = {"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"}
 
@@ -35,25 +35,10 @@ def models_json(url: str, context_window: int = 128000) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class PiRun:
+class PiRun(HostRun):
     """One finished ``pi -p`` run."""
 
-    argv: list[str]
-    process: Finished
-    seconds: float
     model: FakeOpenAIChat
-
-    @property
-    def returncode(self) -> int:
-        return self.process.returncode
-
-    def describe(self) -> str:
-        p = self.process
-        return (
-            f"$ {' '.join(self.argv)}\nrc={p.returncode} after {self.seconds:.1f}s\n"
-            f"left behind: {list(p.leftovers)}\n"
-            f"--- stdout\n{p.stdout[-4000:]}\n--- stderr\n{p.stderr[-4000:]}"
-        )
 
 
 @dataclass(frozen=True)

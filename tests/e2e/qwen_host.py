@@ -23,7 +23,7 @@ from typing import Any
 
 from .fake_models.base import Scenario
 from .fake_models.openai_chat import FakeOpenAIChat
-from .harness import RUN_TIMEOUT, Finished, Workspace, run_process
+from .harness import RUN_TIMEOUT, HostRun, Workspace, run_process
 
 #: The offline recipe's ``user-settings.json``.
 USER_SETTINGS = {
@@ -36,17 +36,10 @@ USER_SETTINGS = {
 
 
 @dataclass(frozen=True)
-class QwenRun:
+class QwenRun(HostRun):
     """One finished Qwen run."""
 
-    argv: list[str]
-    process: Finished
-    seconds: float
     model: FakeOpenAIChat
-
-    @property
-    def returncode(self) -> int:
-        return self.process.returncode
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -60,14 +53,6 @@ class QwenRun:
         """The closing ``{"type": "result", "session_id", "result", ...}`` message."""
         [found] = [m for m in self.messages if m.get("type") == "result"]
         return found
-
-    def describe(self) -> str:
-        p = self.process
-        return (
-            f"$ {' '.join(self.argv)}\nrc={p.returncode} after {self.seconds:.1f}s\n"
-            f"left behind: {list(p.leftovers)}\n"
-            f"--- stdout\n{p.stdout[-4000:]}\n--- stderr\n{p.stderr[-4000:]}"
-        )
 
 
 @dataclass(frozen=True)
