@@ -12,13 +12,16 @@ from hookbus import state
 
 if TYPE_CHECKING:
     from hookbus.bus.events import Event
+    from hookbus.store import Store
     from hookbus.types import Capabilities
 
 
 class Context:
     """Per-call context handed to a handler as its second argument."""
 
-    __slots__ = ("_log", "capabilities", "deadline", "event", "handler", "options", "settings")
+    __slots__ = (
+        "_log", "_store", "capabilities", "deadline", "event", "handler", "options", "settings",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -40,6 +43,7 @@ class Context:
         #: ``time.monotonic()`` value by which the handler must have answered.
         self.deadline = deadline
         self._log: Any = None
+        self._store: Store | None = None
 
     @property
     def remaining(self) -> float:
@@ -61,6 +65,17 @@ class Context:
 
             self._log = handler_logger(self)
         return self._log
+
+    @property
+    def store(self) -> Store:
+        """hookbus's SQLite store (:mod:`hookbus.store`), opened on first use; every wait
+        for it is bounded by this handler's deadline. OSError when the state root is
+        refused."""
+        if self._store is None:
+            from hookbus.store import open_store
+
+            self._store = open_store(self.deadline)
+        return self._store
 
     def spawn_detached(
         self,
