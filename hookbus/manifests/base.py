@@ -161,6 +161,28 @@ def hook_argv(python: str, host: str, native: str, timeout: float | None) -> lis
     return argv
 
 
+#: Why a hook's fallback refuses: what the host reads when hookbus itself cannot answer.
+UNANSWERED_GUARD = "hookbus could not run, and a fail-closed handler wants this event"
+
+
+class Answers(Protocol):
+    """The two answers of a driver an installed hook may give by itself."""
+
+    def no_opinion(self, native: str | None) -> HookOutput: ...
+
+    def refusal(self, native: str | None, reason: str) -> HookOutput: ...
+
+
+def fallback(driver: Answers, native: str, *, guarded: bool) -> HookOutput:
+    """What an installed hook answers itself when hookbus cannot (its interpreter or
+    package gone, a shim's wait expired): the refusal when ``guarded`` (a fail-closed
+    handler wants ``native``), else the host's no-opinion. A guard is never lost with the
+    interpreter, and a missing install is never read by the host as a deny."""
+    if guarded:
+        return driver.refusal(native, UNANSWERED_GUARD)
+    return driver.no_opinion(native)
+
+
 def hook_command(  # noqa: PLR0917
     form: CommandForm,
     python: str,

@@ -187,14 +187,10 @@ class GroupedManifest:
         """The hook command for ``native``: its fallback, should Python or hookbus be gone,
         refuses when ``guarded`` (a fail-closed handler wants the event), else it is the
         host's no-opinion."""
-        from hookbus.manifests.base import hook_command
+        from hookbus.manifests.base import fallback, hook_command
 
-        if guarded:
-            fallback = self.driver.refusal(native, "hookbus could not run, and a fail-closed "
-                                           "handler wants this event")  # fmt: skip
-        else:
-            fallback = self.driver.no_opinion(native)
-        return hook_command(form, python, self.facts.name, native, timeout, fallback)
+        answer = fallback(self.driver, native, guarded=guarded)
+        return hook_command(form, python, self.facts.name, native, timeout, answer)
 
     def wanted(self, index: IndexData | None) -> list[tuple[str, RouteData, bool, float]]:
         """(native, its route, whether a fail-closed handler wants it, the budget) for each

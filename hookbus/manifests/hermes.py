@@ -38,6 +38,7 @@ from hookbus.manifests.base import (
     OWNED_MARK,
     CommandForm,
     Scope,
+    fallback,
     is_hookbus_command,
     shell_command,
 )
@@ -104,12 +105,8 @@ def shell_hook(event: Wanted, argv: list[str]) -> str:
     the command hosts' script (:func:`~hookbus.manifests.base.shell_command`), which
     answers the event's fallback (no opinion, or the block a fail-closed handler owes)
     when hookbus's interpreter or package is gone, where Hermes would run the tool."""
-    if event.guarded:
-        why = "hookbus could not run, and a fail-closed handler wants this event"
-        fallback = driver.refusal(event.native, why)
-    else:
-        fallback = driver.no_opinion(event.native)
-    return shlex.join(["/bin/sh", "-c", shell_command(argv, fallback, requires=(argv[2],))])
+    answer = fallback(driver, event.native, guarded=event.guarded)
+    return shlex.join(["/bin/sh", "-c", shell_command(argv, answer, requires=(argv[2],))])
 
 
 def plugin_text(baked: dict[str, Any]) -> str:
@@ -166,11 +163,8 @@ class HermesManifest:
         if events and via in ("plugin", "both"):
             baked: dict[str, Any] = {"bound": float(BOUND), "events": {}}
             for w in events:
-                fallback = ""
-                if w.guarded:
-                    why = "hookbus could not run, and a fail-closed handler wants this event"
-                    fallback = driver.refusal(w.native, why).stdout.decode()
-                baked["events"][w.native] = {"argv": argv[w.native], "fallback": fallback,
+                answer = fallback(driver, w.native, guarded=w.guarded).stdout.decode()
+                baked["events"][w.native] = {"argv": argv[w.native], "fallback": answer,
                                              "tools": w.tools}  # fmt: skip
             manifest_path, init_path = self.owned_paths(scope)
             # kind: said, not guessed (hermes_cli/plugins.py sniffs __init__.py otherwise).

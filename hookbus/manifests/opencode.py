@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 from hookbus.drivers.opencode import ALL_EVENTS, driver
 from hookbus.hosts import HOSTS
 from hookbus.manifests import grouped
-from hookbus.manifests.base import OWNED_MARK, CommandForm, Scope
+from hookbus.manifests.base import OWNED_MARK, CommandForm, Scope, fallback
 from hookbus.manifests.grouped import project_root
 from hookbus.manifests.npm import Prefetch, satisfied
 
@@ -105,16 +105,12 @@ class OpenCodeManifest(grouped.GroupedManifest):
         events: dict[str, Any] = {}
         for native, route, guarded, budget in self.wanted(index):
             seconds = self.timeouts(native, budget)[0] or budget
-            if guarded:
-                fallback = self.driver.refusal(native, "hookbus could not run, and a "
-                                               "fail-closed handler wants this event")  # fmt: skip
-            else:
-                fallback = self.driver.no_opinion(native)
+            answer = fallback(self.driver, native, guarded=guarded)
             tools = route["tools"]
             events[native] = {
                 "argv": self.argv(python, native, seconds, form),
                 "wait_ms": round((seconds + SHIM_MARGIN) * 1000),
-                "fallback": json.loads(fallback.stdout or b"{}"),
+                "fallback": json.loads(answer.stdout or b"{}"),
                 # The tools its handlers filter on (None: every tool), so that the shim
                 # spawns nothing for a call no handler wants.
                 "tools": None

@@ -31,7 +31,7 @@ from typing import Any
 from hookbus.drivers.pi import ALL_EVENTS, driver
 from hookbus.hosts import HOSTS
 from hookbus.manifests import grouped
-from hookbus.manifests.base import OWNED_MARK, CommandForm, Scope, hook_argv
+from hookbus.manifests.base import OWNED_MARK, CommandForm, Scope, fallback, hook_argv
 from hookbus.manifests.grouped import project_root
 
 TYPE_CHECKING = False
@@ -96,15 +96,11 @@ class PiManifest(grouped.GroupedManifest):
         baked: dict[str, Any] = {}
         for native, route, guarded, budget in self.wanted(index):
             seconds, _ = self.timeouts(native, budget)
-            if guarded:
-                why = "hookbus could not run, and a fail-closed handler wants this event"
-                fallback = self.driver.refusal(native, why)
-            else:
-                fallback = self.driver.no_opinion(native)
+            answer = fallback(self.driver, native, guarded=guarded)
             baked[native] = {
                 "argv": hook_argv(python, HOST, native, seconds),
                 "waitMs": round(((seconds or 0) + KILL_MARGIN) * 1000),
-                "fallback": json.loads(fallback.stdout),
+                "fallback": json.loads(answer.stdout),
                 "tools": route["tools"],
             }
         return baked
