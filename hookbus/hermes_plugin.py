@@ -83,9 +83,15 @@ def _callback(native: str, baked: dict[str, Any]) -> Callable[..., Directive | N
                 if not re.fullmatch(tools, str(kwargs.get("tool_name") or "")):
                     return None
             return handle(native, kwargs, baked)
-        except Exception as exc:  # never the host's problem
-            _diagnose(native, f"the {native} callback failed ({exc!r}); answered no opinion")
-            return None
+        except Exception as exc:  # never the host's problem, and never a guard lost
+            fallback = baked.get("fallback") or ""
+            said = "blocked the call (a fail-closed handler wants it)" if fallback else (
+                "answered no opinion")  # fmt: skip
+            _diagnose(native, f"the {native} callback failed ({exc!r}); {said}")
+            try:
+                return directive(native, fallback.encode())
+            except Exception:
+                return None
 
     callback.__name__ = callback.__qualname__ = f"hookbus_{native}"
     return callback

@@ -157,6 +157,19 @@ def test_a_callback_never_raises(
     assert len((isolated_environment / "diagnostics.jsonl").read_text().splitlines()) == 1
 
 
+def test_a_callback_that_fails_still_gives_a_guards_block(
+    monkeypatch: pytest.MonkeyPatch, isolated_environment: Path
+) -> None:
+    """A failure inside the callback itself (not hookbus's answer) on an event a
+    fail-closed handler wants: the baked block, not a silent pass."""
+    block = '{"action":"block","message":"hookbus could not run"}\n'
+    hooks = callbacks(monkeypatch, {"events": {"pre_tool_call": {"argv": None, "fallback": block}}})
+    reply = hooks["pre_tool_call"](tool_name="terminal", args={"command": "rm -rf /"})
+    assert reply == {"action": "block", "message": "hookbus could not run"}
+    [line] = (isolated_environment / "diagnostics.jsonl").read_text().splitlines()
+    assert "callback failed" in line and "blocked the call" in line
+
+
 def test_the_entry_point_dispatches_in_process_leaving_sys_path_alone(tmp_path: Path) -> None:
     """Loaded as ``hookbus.hermes_plugin`` (the entry point), its callback answers from
     the handlers through a forked worker; ``sys.path`` is unchanged, and what it adds to
