@@ -391,3 +391,18 @@ def test_a_child_sessions_calls_carry_its_parent(project: Path, tmp_path: Path) 
     drive(project, [bash("ls", "ses_main"), child, bash("ls", "ses_child")])
     assert [json.loads(line) for line in seen.read_text().splitlines()] == [
         ["ses_main", "main", None], ["ses_child", "subagent", "ses_main"]]  # fmt: skip
+
+
+def test_a_folder_is_satisfied_only_as_opencode_judges_it(tmp_path: Path) -> None:
+    """OpenCode's own check (Npm.install in 1.18.33): a node_modules/, and a lock whose
+    root lists the package and every dependency the folder's package.json names."""
+    from hookbus.manifests.npm import satisfied
+
+    package = "@opencode-ai/plugin"
+    assert not satisfied(str(tmp_path), package)
+    installed_package(tmp_path, package)
+    assert satisfied(str(tmp_path), package)
+    (tmp_path / "package.json").write_text(json.dumps({"devDependencies": {"left-pad": "1"}}))
+    assert not satisfied(str(tmp_path), package)
+    (tmp_path / "package-lock.json").write_text("not json")
+    assert not satisfied(str(tmp_path), package)

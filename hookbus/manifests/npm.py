@@ -50,18 +50,10 @@ def satisfied(folder: str, package: str) -> bool:
     """True when the host would skip its install in ``folder`` (its own check)."""
     if not os.path.isdir(os.path.join(folder, "node_modules")):
         return False
-    manifest, lock = _json(folder, "package.json"), _json(folder, "package-lock.json")
-    wanted = {package}
-    for key in ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies"):
-        wanted.update(_keys(manifest.get(key)))
-    root = lock.get("packages")
-    root = root.get("") if isinstance(root, dict) else None
-    listed: set[str] = set()
-    if isinstance(root, dict):
-        for key in ("dependencies", "devDependencies", "peerDependencies",
-                    "optionalDependencies"):  # fmt: skip
-            listed.update(_keys(root.get(key)))
-    return wanted <= listed
+    packages = _json(folder, "package-lock.json").get("packages")
+    root = packages.get("") if isinstance(packages, dict) else None
+    wanted = {package, *_dependencies(_json(folder, "package.json"))}
+    return wanted <= _dependencies(root if isinstance(root, dict) else {})
 
 
 def host_version(program: str) -> str | None:
@@ -119,5 +111,10 @@ def _json(folder: str, name: str) -> dict[str, object]:
     return found if isinstance(found, dict) else {}
 
 
-def _keys(value: object) -> set[str]:
-    return set(value) if isinstance(value, dict) else set()
+def _dependencies(manifest: dict[str, object]) -> set[str]:
+    """Every package a ``package.json`` (or a lock's root entry) depends on, of any kind."""
+    names: set[str] = set()
+    for key in ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies"):
+        value = manifest.get(key)
+        names.update(value if isinstance(value, dict) else ())
+    return names
