@@ -31,7 +31,6 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable
 
 import msgspec
 
@@ -78,7 +77,7 @@ class Store:
 
     __slots__ = ("_connection", "deadline", "path")
 
-    def __init__(self, path: str, deadline: float | Callable[[], float]) -> None:
+    def __init__(self, path: str, deadline: float) -> None:
         self.path = path
         self.deadline = deadline
         self._connection: sqlite3.Connection | None = None
@@ -136,8 +135,7 @@ class Store:
     # -- the connection ----------------------------------------------------------------
 
     def _remaining(self) -> float:
-        deadline = self.deadline() if callable(self.deadline) else self.deadline
-        remaining = deadline - time.monotonic()
+        remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             raise StoreBusy("the handler's time is up; the store was not touched")
         return remaining
@@ -169,7 +167,7 @@ class Store:
         return connection
 
 
-def open_store(deadline: float | Callable[[], float]) -> Store:
+def open_store(deadline: float) -> Store:
     """The store in the state root (created if missing; OSError when it is refused)."""
     state.root(create=True)
     return Store(state.path(FILE), deadline)
