@@ -4,6 +4,7 @@ A leaf: it imports nothing of hookbus at run time (events and replies are named 
 type checker only), so every layer may use it.
 """
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal, Protocol
 
 import msgspec
@@ -15,7 +16,13 @@ if TYPE_CHECKING:
     from hookbus.bus.replies import Reply
     from hookbus.hosts import HostFacts
 
-__all__ = ["Capabilities", "Driver", "Dropped", "Encoded", "HookOutput", "ToolRoute"]
+__all__ = [
+    "Capabilities", "Driver", "Dropped", "Encoded", "HookOutput", "HostReaders", "ToolRoute",
+    "TranscriptFacts",
+]  # fmt: skip
+
+#: Bytes a transcript reader reads, at most, from the end of a transcript file.
+TRANSCRIPT_TAIL = 256 * 1024
 
 
 class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
@@ -69,7 +76,37 @@ class ToolRoute(msgspec.Struct, frozen=True, kw_only=True):
     known_prefixes: tuple[str, ...] = ()
 
 
-class Driver(Protocol):
+class TranscriptFacts(msgspec.Struct, frozen=True, kw_only=True):
+    """What a bounded tail of a session's transcript says (``ctx.transcript()``).
+
+    Only the last :data:`TRANSCRIPT_TAIL` bytes are read, never the whole file, so
+    "none" can only be said of a file read to its start: ``assistant_turn`` is False
+    only then, and None (unknown) when the file is missing, unreadable, of a format the
+    host's driver does not read, or longer than the tail with no assistant turn in it.
+    """
+
+    #: The model of the latest assistant turn; None when the tail names none.
+    model: str | None = None
+    #: True: an assistant turn exists; False: the whole file was read and has none yet;
+    #: None: unknown.
+    assistant_turn: bool | None = None
+
+
+class HostReaders(Protocol):
+    """What a driver reads for a handler beside the event: the project folder and the
+    host's transcripts (``ctx.project_dir``, ``ctx.transcript``)."""
+
+    def project_dir(self, event: "Event", environ: Mapping[str, str], /) -> str:
+        """The project root: the host's documented variable when set to an absolute path,
+        else the event's working directory, else this process's."""
+        ...
+
+    def read_transcript(self, path: str, /) -> TranscriptFacts:
+        """The facts of the tail of the transcript at ``path``; never raises."""
+        ...
+
+
+class Driver(HostReaders, Protocol):
     """One host's codec. Each module in :mod:`hookbus.drivers` ends with ``driver = ...``;
     :class:`hookbus.drivers.base.BaseDriver` implements what every driver shares."""
 

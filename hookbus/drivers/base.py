@@ -22,7 +22,7 @@ from hookbus.bus.replies import BLOCKED, Reply
 from hookbus.errors import DecodeError, SampleError
 from hookbus.hosts import HostFacts
 from hookbus.output import HookOutput
-from hookbus.types import Capabilities, Dropped, Encoded, ToolRoute
+from hookbus.types import Capabilities, Dropped, Encoded, ToolRoute, TranscriptFacts
 
 #: The portable event kinds whose handlers filter on tools.
 TOOL_EVENT_KINDS = frozenset({"before-tool", "after-tool", "after-edit"})
@@ -201,6 +201,9 @@ class BaseDriver:
     #: Per subagent kind, a native event of another kind that also carries it (Cline's
     #: TaskStart, Pi's and OpenCode's spawn-tool calls): registered with that kind too.
     subagent_natives: ClassVar[Mapping[str, str]] = {}
+    #: How the host's transcripts are written (a key of
+    #: :data:`hookbus.drivers.transcript.FORMATS`); None: not documented, never read.
+    transcript_format: ClassVar[str | None] = None
 
     # -- decode --------------------------------------------------------------------------
 
@@ -290,6 +293,32 @@ class BaseDriver:
                               fixed, "it carries only")  # fmt: skip
         payload = self.sample_payload(native, tool, tool_input, cwd=cwd, session_id=session_id)
         return msgspec.json.encode(payload)
+
+    # -- host readers (ctx.project_dir, ctx.transcript) ----------------------------------
+
+    def project_dir(self, event: ev.Event, environ: Mapping[str, str], /) -> str:
+        """The first of the host's project variables (:attr:`HostFacts.project_env`) that
+        names an absolute path, else the event's working directory, else this process's."""
+        import posixpath
+
+        for name in self.facts.project_env:
+            value = environ.get(name)
+            if value and posixpath.isabs(value):
+                return value
+        if event.cwd:
+            return event.cwd
+        import os
+
+        return os.getcwd()
+
+    def read_transcript(self, path: str, /) -> TranscriptFacts:
+        """The tail of the transcript at ``path`` read in :attr:`transcript_format`
+        (unknown for a host whose format is not documented); never raises."""
+        if self.transcript_format is None:
+            return TranscriptFacts()
+        from hookbus.drivers import transcript  # only for a handler that reads one
+
+        return transcript.read(path, self.transcript_format)
 
     # -- derivation ----------------------------------------------------------------------
 

@@ -272,6 +272,8 @@ class ClaudeDriver(BaseDriver):
     event_tools: ClassVar[dict[str, tuple[str, ...]]] = {
         "PreSkillShellCommand": ("Bash", "PowerShell")
     }
+    #: ``~/.claude/projects/<slug>/<session>.jsonl`` (see :mod:`hookbus.drivers.transcript`).
+    transcript_format = "claude"
 
     decode_payload = staticmethod(decode)
     encode = staticmethod(encode)

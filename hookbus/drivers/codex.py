@@ -211,6 +211,8 @@ class CodexDriver(BaseDriver):
     mcp_prefix = "mcp__"
     samples = "hookbus.drivers.codex_samples"
     after_edit_from = ("PostToolUse",)
+    #: The session's rollout JSONL (see :mod:`hookbus.drivers.transcript`).
+    transcript_format = "codex"
 
     decode_payload = staticmethod(decode)
     encode = staticmethod(encode)
