@@ -13,7 +13,8 @@ names the one file to read instead. Example::
     words = ["--force", "-f"]         # any other key is an option of the handler
 
 A broken file or section never breaks a hook: what is valid is kept, defaults fill the
-rest, and every problem becomes a ``config-invalid`` diagnostic naming the file.
+rest, and every problem becomes a ``config-invalid`` diagnostic naming the file. A
+handler also reads the problems of its own section, as ``ctx.problems``.
 """
 
 import os
@@ -26,11 +27,13 @@ from hookbus.bus.dispatch import HandlerSettings
 from hookbus.discover import PROJECT_FILE
 from hookbus.errors import ConfigError
 
+#: Keys of a handler's section that are hookbus's, not the handler's options.
 _RESERVED = ("priority", "timeout", "fail_closed")
 
 
 class HandlerRef(msgspec.Struct, frozen=True, kw_only=True):
-    """One enabled handler: its config name, ``module:function`` and settings."""
+    """One enabled handler: its config name, ``module:function`` and settings.
+    ``target`` may name a group (:func:`hookbus.group`) instead of a function."""
 
     name: str
     target: str
@@ -110,6 +113,7 @@ def _settings_of(
 ) -> HandlerSettings:
     options = {k: v for k, v in raw.items() if k not in _RESERVED}
     reserved: dict[str, object] = {}
+    own: list[str] = []  # the handler's to read, as ctx.problems
     for key in _RESERVED:  # one by one: a bad timeout must not cost a valid fail_closed
         if key not in raw:
             continue
@@ -117,14 +121,19 @@ def _settings_of(
         number = isinstance(value, int | float) and not isinstance(value, bool)
         if key == "timeout" and number and not 0 < value < float("inf"):  # type: ignore[operator]
             why = f"timeout must be positive finite seconds, not {value}; declared value kept"
-            problems.append(ConfigError(path, f"[handlers.{name!r}] {why}"))
-            continue
-        try:
-            msgspec.convert({key: value}, HandlerSettings)
-            reserved[key] = value
-        except msgspec.ValidationError as exc:
-            problems.append(ConfigError(path, f"[handlers.{name!r}] {exc}; declared value kept"))
-    return msgspec.convert({"options": options, **reserved}, HandlerSettings)
+        else:
+            try:
+                msgspec.convert({key: value}, HandlerSettings)
+                reserved[key] = value
+                continue
+            except msgspec.ValidationError as exc:
+                why = f"{key}: {str(exc).partition(' - at ')[0]}; declared value kept"
+        own.append(why)
+        problems.append(ConfigError(path, f"[handlers.{name!r}] {why}"))
+    return msgspec.convert(
+        {"options": options, **reserved, "problems": own, "source": path or None},
+        HandlerSettings,
+    )
 
 
 def _without_changes_to_the_users_handlers(

@@ -102,10 +102,27 @@ def test_options_are_converted_to_the_declared_struct() -> None:
     assert bus.dispatch_sync(before_tool("git push --force")).reply.decision is None
 
 
-def test_invalid_options_name_the_handler() -> None:
-    """Options that do not fit the Struct are refused at build time."""
-    with pytest.raises(HandlerError, match=r"words_handler: invalid options"):
-        Handler(words_handler, settings=HandlerSettings(options={"words": 3}))
+def test_an_invalid_option_is_dropped_and_named_in_the_handlers_problems() -> None:
+    """An option that does not fit its field is dropped (the default stays), and the
+    handler's problems name it."""
+    handler = Handler(words_handler, settings=HandlerSettings(options={"words": 3}))
+    assert handler.options == Words()
+    assert handler.problems == ("words: Expected `array`, got `int`; dropped",)
+
+
+class Required(msgspec.Struct, frozen=True):
+    words: tuple[str, ...]
+
+
+@hookbus.handler("before-tool", options=Required)
+def required_handler(event: BeforeTool) -> None:
+    return None
+
+
+def test_options_that_cannot_be_made_at_all_name_the_handler() -> None:
+    """Options lacking a required field are refused at build time, naming the handler."""
+    with pytest.raises(HandlerError, match=r"required_handler: invalid options"):
+        Handler(required_handler, settings=HandlerSettings(options={"words": 3}))
 
 
 def test_configuration_overrides_declared_timeout_and_fail_closed() -> None:

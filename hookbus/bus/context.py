@@ -1,5 +1,12 @@
-"""What a handler gets beside the event: options, time left, host capabilities, a logger,
-and a way to start work that must outlive the hook."""
+"""What a handler gets beside the event: options and their problems, time left, host
+capabilities, the environment variables it declared, the project folder, the host's
+transcript reader, a logger, the store, and a way to start work that must outlive the
+hook.
+
+The environment is read in one place, :func:`environment`, when the context is made: a
+warm server (which is not the hook's process) will hand over the variables the client
+forwarded instead, exactly those the handlers declared (``env=``).
+"""
 
 from __future__ import annotations
 
@@ -13,14 +20,22 @@ from hookbus import state
 if TYPE_CHECKING:
     from hookbus.bus.events import Event
     from hookbus.store import Store
-    from hookbus.types import Capabilities
+    from hookbus.types import Capabilities, HostReaders, TranscriptFacts
+
+
+def environment() -> Mapping[str, str]:
+    """The environment handlers' declared variables and the project folder are read from:
+    this process's, the one place it is read."""
+    return os.environ
 
 
 class Context:
     """Per-call context handed to a handler as its second argument."""
 
     __slots__ = (
-        "_log", "_store", "capabilities", "deadline", "event", "handler", "options", "settings",
+        "_environ", "_log", "_project_dir", "_readers", "_store", "_transcripts",
+        "capabilities", "deadline", "env", "event", "handler", "options", "problems",
+        "settings",
     )  # fmt: skip
 
     def __init__(
@@ -32,6 +47,10 @@ class Context:
         settings: Any,
         capabilities: Capabilities,
         deadline: float,
+        env: Sequence[str] = (),
+        problems: Sequence[str] = (),
+        readers: HostReaders | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         self.event = event
         self.handler = handler
@@ -42,8 +61,55 @@ class Context:
         self.capabilities = capabilities
         #: ``time.monotonic()`` value by which the handler must have answered.
         self.deadline = deadline
+        self._environ = environment() if environ is None else environ
+        #: The environment variables the handler declared (``env=``) that are set.
+        self.env: Mapping[str, str] = {n: self._environ[n] for n in env if n in self._environ}
+        #: One readable line per part of the handler's configuration that was dropped
+        #: (naming its key path); the handler runs with the rest.
+        self.problems: tuple[str, ...] = tuple(problems)
+        self._readers = readers
+        self._project_dir: str | None = None
+        self._transcripts: dict[str, TranscriptFacts] = {}
         self._log: Any = None
         self._store: Store | None = None
+
+    @property
+    def project_dir(self) -> str:
+        """The project's root folder: the host's documented variable (Claude Code's
+        ``CLAUDE_PROJECT_DIR``) when it names an absolute path, else the event's working
+        directory, else this process's."""
+        if self._project_dir is None:
+            if self._readers is not None:
+                self._project_dir = self._readers.project_dir(self.event, self._environ)
+            else:
+                self._project_dir = self.event.cwd or os.getcwd()
+        return self._project_dir
+
+    def transcript(self, path: str | None = None) -> TranscriptFacts:
+        """What the tail of a transcript says: the latest assistant turn's model, and
+        whether one exists (see :class:`hookbus.types.TranscriptFacts`). ``path``
+        defaults to the event's ``transcript_path``. The host's driver reads at most
+        :data:`hookbus.types.TRANSCRIPT_TAIL` bytes from the end of the file; the answer
+        is kept for this context, and it never raises (unknown on any failure)."""
+        from hookbus.types import TranscriptFacts
+
+        path = self.event.transcript_path if path is None else path
+        if not path:
+            return TranscriptFacts()
+        found = self._transcripts.get(path)
+        if found is None:
+            found = TranscriptFacts()
+            if self._readers is not None:
+                try:
+                    found = self._readers.read_transcript(path)
+                except Exception as exc:  # a reader's bug is not the handler's failure
+                    from hookbus import diagnostics
+
+                    diagnostics.emit("internal-error", f"reading the transcript {path} "
+                                     f"failed: {exc!r}; answered unknown",
+                                     handler=self.handler)  # fmt: skip
+            self._transcripts[path] = found
+        return found
 
     @property
     def remaining(self) -> float:

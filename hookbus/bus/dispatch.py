@@ -14,7 +14,7 @@ import _thread
 import inspect
 import math
 import time
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -22,10 +22,11 @@ import msgspec
 from hookbus.budgets import DEFAULT_BUDGET
 from hookbus.bus.context import Context
 from hookbus.bus.events import KINDS, TOOL_KINDS, Event, Stop, SubagentStop
-from hookbus.bus.marks import Subscription, options_type_of, subscribed, subscription_of
+from hookbus.bus.marks import Group, Subscription, options_type_of, subscribed, subscription_of
+from hookbus.bus.options import convert_options
 from hookbus.bus.replies import Merged, Reply, merge
 from hookbus.errors import HandlerError
-from hookbus.types import Capabilities, Dropped
+from hookbus.types import Capabilities, Dropped, HostReaders
 
 Status = Literal["ok", "error", "timeout"]
 TOOL_EVENT_KINDS = frozenset({"before-tool", "after-tool", "after-edit"})
@@ -38,12 +39,24 @@ class HandlerSettings(msgspec.Struct, frozen=True, kw_only=True):
     priority: int | None = None
     timeout: float | None = None
     fail_closed: bool | None = None
+    #: What reading the section found wrong (filled by :mod:`hookbus.config`): one line
+    #: per dropped part, handed on to the handler as ``ctx.problems``.
+    problems: tuple[str, ...] = ()
+    #: The configuration file the section came from, for diagnostics.
+    source: str | None = None
 
 
 class Handler:
-    """A validated handler: the function, its name, its subscription and options."""
+    """A validated handler: the function, its name, its subscription and options.
 
-    __slots__ = ("fn", "is_async", "name", "options", "subscription", "wants_context")
+    ``problems`` holds one line per part of its configuration that was dropped (an
+    option of the wrong type, a misspelt key, one invalid entry of a table of tables):
+    the handler runs with the rest, and reads them as ``ctx.problems``.
+    """
+
+    __slots__ = (
+        "fn", "is_async", "name", "options", "problems", "subscription", "wants_context",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -69,7 +82,8 @@ class Handler:
         self.is_async = inspect.iscoroutinefunction(fn)
         self.wants_context = _check_signature(fn)
         _check_subscription(fn, self.subscription)
-        self.options = _convert_options(fn, settings.options)
+        self.options, dropped = _convert_options(fn, settings.options)
+        self.problems: tuple[str, ...] = (*settings.problems, *dropped)
 
     def wants(self, event: Event) -> bool:
         """True when this handler's subscription matches ``event`` exactly."""
@@ -129,22 +143,64 @@ def _check_subscription(fn: Callable[..., Any], sub: Subscription) -> None:
         raise HandlerError(fn, f"timeout must be seconds, not {sub.timeout!r}")
     if sub.timeout is not None and not (sub.timeout > 0 and math.isfinite(sub.timeout)):
         raise HandlerError(fn, f"timeout must be positive finite seconds, not {sub.timeout!r}")
+    for name in sub.env:
+        if not isinstance(name, str) or not name or "=" in name or "\0" in name:
+            raise HandlerError(fn, f"env names environment variables: {name!r} is not one")
     if not isinstance(sub.fail_closed, bool):
         raise HandlerError(fn, f"fail_closed must be true or false, not {sub.fail_closed!r}")
     if sub.fail_closed and sub.timeout is None:
         raise HandlerError(fn, "is fail_closed but declares no timeout; give it one")
 
 
-def _convert_options(fn: Callable[..., Any], raw: dict[str, object]) -> Any:
+def _convert_options(fn: Callable[..., Any], raw: dict[str, object]) -> tuple[Any, list[str]]:
     options_type = options_type_of(fn)
     if options_type is None:
         if raw:
             raise HandlerError(fn, f"takes no options, but was given {sorted(raw)}")
-        return None
+        return None, []
     try:
-        return msgspec.convert(raw, options_type)
+        return convert_options(raw, options_type)
     except msgspec.ValidationError as exc:
         raise HandlerError(fn, f"invalid options: {exc}") from None
+
+
+def group_handlers(
+    group: Group, *, name: str | None = None, settings: HandlerSettings | None = None
+) -> list[Handler]:
+    """The members of ``group`` as handlers named ``<name>.<function name>`` (without a
+    name: each member's own ``module:function``), all on the one ``settings`` section.
+    :class:`HandlerError` when a member is not marked, appears twice, or declares other
+    options than the first member."""
+    members = group.members
+    if not members:
+        raise HandlerError(name or group, "is a group of no handler")
+    first = members[0]
+    for fn in members:
+        if subscription_of(fn) is None:
+            raise HandlerError(fn, f"is in group {name or ''} but not marked with "
+                               "@hookbus.handler(...)")  # fmt: skip
+        if options_type_of(fn) is not options_type_of(first):
+            raise HandlerError(fn, f"declares options={_type_name(options_type_of(fn))}, but "
+                               f"{_qualname(first)} in the same group declares "
+                               f"options={_type_name(options_type_of(first))}")  # fmt: skip
+    handlers = [
+        Handler(fn, name=f"{name}.{getattr(fn, '__name__', fn)}" if name else None,
+                settings=settings)
+        for fn in members
+    ]  # fmt: skip
+    names = [h.name for h in handlers]
+    for found in names:
+        if names.count(found) > 1:
+            raise HandlerError(found, "is in its group twice")
+    return handlers
+
+
+def _qualname(fn: object) -> str:
+    return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', fn)}"
+
+
+def _type_name(options: type | None) -> str:
+    return "None" if options is None else f"{options.__module__}.{options.__qualname__}"
 
 
 class Outcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -184,12 +240,19 @@ class Bus:
 
     def __init__(
         self,
-        handlers: Sequence[Handler | Callable[..., Any]] = (),
+        handlers: Sequence[Handler | Group | Callable[..., Any]] = (),
         *,
         settings: Any = None,
         budget: float = DEFAULT_BUDGET,
     ) -> None:
-        built = [h if isinstance(h, Handler) else Handler(h) for h in handlers]
+        built: list[Handler] = []
+        for item in handlers:
+            if isinstance(item, Handler):
+                built.append(item)
+            elif isinstance(item, Group):
+                built += group_handlers(item)
+            else:
+                built.append(Handler(item))
         names = [h.name for h in built]
         for name in names:
             if names.count(name) > 1:
@@ -212,7 +275,15 @@ class Bus:
         own = time.monotonic() + self.budget
         return own if deadline is None else min(own, deadline)
 
-    def _context(self, handler: Handler, event: Event, caps: Capabilities, until: float) -> Context:
+    def _context(  # noqa: PLR0917
+        self,
+        handler: Handler,
+        event: Event,
+        caps: Capabilities,
+        until: float,
+        readers: HostReaders | None,
+        environ: Mapping[str, str] | None,
+    ) -> Context:
         timeout = handler.subscription.timeout
         if timeout is not None:
             until = min(until, time.monotonic() + timeout)
@@ -223,6 +294,10 @@ class Bus:
             settings=self.settings,
             capabilities=caps,
             deadline=until,
+            env=handler.subscription.env,
+            problems=handler.problems,
+            readers=readers,
+            environ=environ,
         )
 
     def _finish(self, event: Event, caps: Capabilities, outcomes: list[Outcome]) -> Dispatch:
@@ -245,6 +320,8 @@ class Bus:
         derived: Sequence[Event] = (),
         capabilities: Capabilities | None = None,
         deadline: float | None = None,
+        readers: HostReaders | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> Dispatch:
         """Dispatch without an event loop when every matching handler is synchronous;
         otherwise run :meth:`dispatch` under ``anyio.run`` (on a thread of its own when
@@ -253,10 +330,14 @@ class Bus:
         chosen = self.matching(event, derived)
         if any(h.is_async for h, _ in chosen):
             return _run_loop(
-                lambda: self.dispatch(event, derived=derived, capabilities=caps, deadline=deadline)
-            )
+                lambda: self.dispatch(event, derived=derived, capabilities=caps,
+                                      deadline=deadline, readers=readers, environ=environ)
+            )  # fmt: skip
         until = self._deadline(deadline)
-        runs = [_ThreadRun(h, self._context(h, ev, caps, until), ev) for h, ev in chosen]
+        runs = [
+            _ThreadRun(h, self._context(h, ev, caps, until, readers, environ), ev)
+            for h, ev in chosen
+        ]
         for run in runs:
             run.start()
         return self._finish(event, caps, [run.outcome() for run in runs])
@@ -270,8 +351,14 @@ class Bus:
         derived: Sequence[Event] = (),
         capabilities: Capabilities | None = None,
         deadline: float | None = None,
+        readers: HostReaders | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> Dispatch:
-        """Run every matching handler concurrently under the deadline and merge replies."""
+        """Run every matching handler concurrently under the deadline and merge replies.
+
+        ``readers`` (the host's driver) says where the project is and reads transcripts
+        for ``ctx.project_dir`` and ``ctx.transcript``; ``environ`` is where ``ctx.env``
+        is read from (default: this process's environment)."""
         import anyio
 
         caps = capabilities or Capabilities()
@@ -280,7 +367,7 @@ class Bus:
         outcomes: list[Outcome | None] = [None] * len(chosen)
 
         async def run(i: int, handler: Handler, ev: Event) -> None:
-            ctx = self._context(handler, ev, caps, until)
+            ctx = self._context(handler, ev, caps, until, readers, environ)
             started = time.monotonic()
             args = (ev, ctx) if handler.wants_context else (ev,)
             result: object = None

@@ -28,6 +28,8 @@ class Subscription(msgspec.Struct, frozen=True, kw_only=True):
     only applies to tool events. ``agents`` takes ``main``, ``subagent``, ``unknown`` (a
     host that does not say) or agent type names (for subagent-start/stop: the child's).
     ``natives`` narrows to native event names (the way to pick events of kind ``other``).
+    ``env`` names the environment variables the handler reads (``ctx.env`` holds those
+    that are set); a warm server forwards exactly these.
     """
 
     kinds: tuple[str, ...]
@@ -38,6 +40,23 @@ class Subscription(msgspec.Struct, frozen=True, kw_only=True):
     priority: int = 0
     timeout: float | None = None
     fail_closed: bool = False
+    env: tuple[str, ...] = ()
+
+
+class Group(msgspec.Struct, frozen=True):
+    """Several ``@handler`` functions configured as one handler: one configuration name,
+    one options section. Made by :func:`group`; each member becomes its own bus handler,
+    named ``<configuration name>.<function name>``, with its own subscription."""
+
+    members: tuple[Callable[..., Any], ...]
+
+
+def group(*members: Callable[..., Any]) -> Group:
+    """A handler made of several marked functions sharing one ``[handlers.<name>]``
+    section (options, ``priority``, ``timeout``, ``fail_closed``). Enable the module
+    attribute holding it (``mypkg.hooks:GUARD``). Members are checked when the bus is
+    built: each must be marked, and all must declare the same ``options=`` type."""
+    return Group(members=members)
 
 
 def _tuple(value: str | Iterable[str] | None) -> tuple[str, ...]:
@@ -65,11 +84,13 @@ def handler(
     timeout: float | None = None,
     fail_closed: bool = False,
     options: type[msgspec.Struct] | None = None,
+    env: str | Iterable[str] | None = None,
 ) -> Callable[[F], F]:
     """Mark ``fn`` as a hookbus handler for ``kinds`` (``"before-tool"``, ``"stop"``...).
 
     ``options`` is a Struct type: the handler's section of the configuration is converted
-    to it when the bus is built, and handed to the handler as ``ctx.options``.
+    to it when the bus is built, and handed to the handler as ``ctx.options``. ``env``
+    names the environment variables it reads, as ``ctx.env``.
     """
 
     subscription = Subscription(
@@ -81,6 +102,7 @@ def handler(
         priority=priority,
         timeout=timeout,
         fail_closed=fail_closed,
+        env=_tuple(env),
     )
 
     def mark(fn: F) -> F:

@@ -86,6 +86,7 @@ def process_event(
         derived=driver.derive(event),
         capabilities=driver.capabilities(event.native),
         deadline=deadline,
+        readers=driver,
     )
     report(dispatch, emit)
     encoded = driver.encode(event.native, dispatch.reply)
