@@ -27,7 +27,7 @@ from hookbus.config import HandlerRef, Settings
 from hookbus.config import load as load_config
 from hookbus.drivers.base import TOOL_EVENT_KINDS
 from hookbus.runtime.index import FORMAT, INDEX_DIR, fail_closed, index_name, stat
-from hookbus.runtime.load import Unavailable, build_handler, module_files
+from hookbus.runtime.load import Unavailable, build_handlers, entry_of, module_files, ref_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,15 +71,12 @@ def _keep_previous(
     a broken user file."""
     from hookbus.discover import PROJECT_FILE
 
-    before = {e["name"]: msgspec.convert(e, HandlerRef) for e in previous["handlers"]}
+    before = {(ref := ref_of(e)).name: ref for e in previous["handlers"]}
     users_file = any(os.path.basename(p) != PROJECT_FILE for p in unreadable)
     refs = [before.get(r.name, r) if users_file else r for r in settings.handlers]
     names = {r.name for r in settings.handlers}
-    kept = [
-        msgspec.convert(entry, HandlerRef)
-        for entry in previous["handlers"]
-        if entry["name"] not in names and entry["subscription"] is not None
-    ]
+    lost = [e for e in previous["handlers"] if e["subscription"] is not None]
+    kept = list({r.name: r for e in lost if (r := ref_of(e)).name not in names}.values())
     names_kept = [r.name for r in kept]
     diagnostics.emit("config-invalid", f"{', '.join(unreadable)} cannot be read: the "
                      f"handlers it enabled are kept as they were: {names_kept}")  # fmt: skip
@@ -138,6 +135,60 @@ def routes(host: str, handlers: Sequence[Handler | _Declared | None]) -> dict[st
     return out
 
 
+class _Built:
+    """The handlers of a compile, in the bus's order (each member of a group on its own):
+    those loaded, what routes each (a loaded handler, a last good declaration, or None
+    for an unknown one), and the index entry of each."""
+
+    def __init__(self, previous: IndexData | None) -> None:
+        self.last: dict[str, list[HandlerData]] = {}
+        for known in previous["handlers"] if previous else []:
+            self.last.setdefault(known.get("config") or known["name"], []).append(known)
+        self.built: list[Handler] = []
+        self.entries: list[Handler | _Declared | None] = []
+        self.data: list[HandlerData] = []
+        #: Configuration name -> why it is not loaded.
+        self.unavailable: dict[str, str] = {}
+
+    def add(
+        self,
+        ref: HandlerRef,
+        settings: Settings,
+        emit: Emit,
+        why: str | None,
+        progress: Callable[[str], None] | None,
+    ) -> None:
+        """Load ``ref`` (unless ``why`` says why not), or keep what is known of it."""
+        if why is None:
+            if progress is not None:
+                progress(ref.name)
+            try:
+                handlers = build_handlers(ref, settings, emit)
+            except Unavailable as exc:
+                why = str(exc)
+            else:
+                self.built += handlers
+                self.entries += handlers
+                self.data += [entry_of(ref, name=h.name, subscription=h.subscription)
+                              for h in handlers]  # fmt: skip
+                return
+        self.unavailable[ref.name] = why
+        lasts = [h for h in self.last.get(ref.name, []) if h["target"] == ref.target]
+        if lasts and all(h["subscription"] is not None for h in lasts):
+            for known in lasts:
+                declared = msgspec.convert(known["subscription"], Subscription)
+                self.entries.append(_Declared(known["name"], declared))
+                self.data.append(entry_of(ref, name=known["name"], subscription=declared,
+                                          unavailable=why))  # fmt: skip
+            emit("handler-unavailable", f"{why}; kept with its last good declaration",
+                 handler=ref.name)  # fmt: skip
+        else:
+            self.entries.append(None)
+            self.data.append(entry_of(ref, unavailable=why))
+            emit("handler-unavailable", f"{why}; its declaration is unknown, so hookbus "
+                 "treats it as fail-closed until it loads", handler=ref.name)  # fmt: skip
+
+
 class _Problems:
     """Emits a compile's diagnostics, and keeps them for the index (install reports them,
     and refuses an invalid configuration)."""
@@ -185,37 +236,12 @@ def compile_index(
         settings = _keep_previous(settings, previous, loaded.unreadable)
     watch = [module_stat(r.target, settings.python_path) for r in settings.handlers]
     before = set(sys.modules)
-    last = {e["name"]: e for e in (previous["handlers"] if previous else [])}
     kept = {r.name for r in settings.handlers} - {r.name for r in loaded.settings.handlers}
-    built: list[Handler] = []
-    entries: list[Handler | _Declared | None] = []
-    unavailable: dict[str, str] = {}
+    why_kept = f"{', '.join(loaded.unreadable)} cannot be read, so it is kept as it was"
+    found = _Built(previous)
     for ref in settings.handlers:
-        why = (skip or {}).get(ref.name)
-        if ref.name in kept:
-            why = f"{', '.join(loaded.unreadable)} cannot be read, so it is kept as it was"
-        if why is None:
-            if progress is not None:
-                progress(ref.name)
-            try:
-                handler = build_handler(ref, settings, emit)
-            except Unavailable as exc:
-                why = str(exc)
-            else:
-                built.append(handler)
-                entries.append(handler)
-                continue
-        unavailable[ref.name] = why
-        known = last.get(ref.name)
-        if known and known["target"] == ref.target and known["subscription"] is not None:
-            declared = msgspec.convert(known["subscription"], Subscription)
-            entries.append(_Declared(ref.name, declared))
-            emit("handler-unavailable", f"{why}; kept with its last good declaration",
-                 handler=ref.name)  # fmt: skip
-        else:
-            entries.append(None)
-            emit("handler-unavailable", f"{why}; its declaration is unknown, so hookbus "
-                 "treats it as fail-closed until it loads", handler=ref.name)  # fmt: skip
+        why = why_kept if ref.name in kept else (skip or {}).get(ref.name)
+        found.add(ref, settings, emit, why, progress)
     # Also watch every module the handlers pulled in that is not part of an installation
     # (guards/__init__.py importing guards/impl.py, a rules module on PYTHONPATH): an edit
     # there changes a declaration too. Installed packages change with a reinstall, which
@@ -225,18 +251,7 @@ def compile_index(
         source = getattr(sys.modules[name], "__file__", None)
         if isinstance(source, str) and not source.startswith(installed):
             watch.append(stat(source))
-    complete = not unavailable
-    handler_data: list[HandlerData] = []
-    for ref, entry in zip(settings.handlers, entries, strict=True):
-        handler_data.append(
-            {
-                "name": ref.name,
-                "target": ref.target,
-                "settings": msgspec.to_builtins(ref.settings),
-                "subscription": None if entry is None else msgspec.to_builtins(entry.subscription),
-                "unavailable": unavailable.get(ref.name),
-            }
-        )
+    complete = not found.unavailable
     data: IndexData = {
         "format": FORMAT,
         "hookbus": __version__,
@@ -247,14 +262,14 @@ def compile_index(
         "retry_at": 0 if complete else time.time() + RETRY_INCOMPLETE,
         "problems": problems,
         "settings": msgspec.to_builtins(settings),
-        "handlers": handler_data,
-        "routes": {host: routes(host, entries) for host in hosts.HOSTS},
-        "refusals": refusals(fail_closed(handler_data)),
+        "handlers": found.data,
+        "routes": {host: routes(host, found.entries) for host in hosts.HOSTS},
+        "refusals": refusals(fail_closed(found.data)),
     }
     # The same plain JSON a later run reads back from the cache (lists, not tuples); the
     # standard library's, which escapes a path that is not UTF-8 instead of failing.
     plain: IndexData = json.loads(json.dumps(data))
-    return Compiled(plain, built, settings)
+    return Compiled(plain, found.built, settings)
 
 
 def refusals(guards: list[str]) -> dict[str, dict[str, OutputData]]:

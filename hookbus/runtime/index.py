@@ -25,7 +25,7 @@ from hookbus.output import HookOutput
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Literal, TypedDict
+    from typing import Literal, NotRequired, TypedDict
 
     #: ``[path, mtime_ns, size]``; the last two None when the file is missing.
     Stat = list[object]
@@ -51,9 +51,16 @@ if TYPE_CHECKING:
         priority: int
         timeout: float | None
         fail_closed: bool
+        env: list[str]
 
     class HandlerData(TypedDict):
+        #: The bus handler's name: the configuration's, or ``<config>.<function>`` for
+        #: a member of a group.
         name: str
+        #: The configuration name it is enabled as (absent in an index of hookbus 0.1
+        #: before groups: then ``name``), and its function name in a group (else None).
+        config: NotRequired[str]
+        member: NotRequired[str | None]
         target: str
         #: Its configuration section (:class:`hookbus.config.HandlerRef` settings).
         settings: dict[str, object]
@@ -168,6 +175,19 @@ class Lookup:
         if found is None:
             return None
         return HookOutput(found["stdout"].encode(), found["stderr"].encode(), found["exit_code"])
+
+    def declared_env(self, host: str) -> list[str]:
+        """The environment variables declared (``env=``) by the handlers the index routes
+        any of ``host``'s events to: what a warm server's client forwards for ``host``."""
+        if self.data is None:
+            return []
+        routed = {i for route in self.data["routes"].get(host, {}).values()
+                  for i in route["handlers"]}  # fmt: skip
+        names: set[str] = set()
+        for i in routed:
+            sub = self.data["handlers"][i]["subscription"]
+            names.update(sub.get("env", ()) if sub is not None else ())
+        return sorted(names)
 
     def unknown_handlers(self) -> list[HandlerData]:
         """Handlers whose declaration is unknown: they may want any event."""

@@ -199,7 +199,7 @@ def _dispatch(  # noqa: PLR0917
         return Result(output=unreadable(driver, native, guards))
     skip = read_skip(files)  # a module whose import hung is not imported for now
     entries: list[HandlerData] = [
-        {**e, "unavailable": skip[e["name"]]} if e["name"] in skip else e
+        {**e, "unavailable": skip[c]} if (c := e.get("config") or e["name"]) in skip else e
         for e in load.wanting(found.data["handlers"], (event, *driver.derive(event)))
     ]
     if not entries:

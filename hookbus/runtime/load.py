@@ -12,15 +12,15 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import msgspec
 
 from hookbus import diagnostics, state
-from hookbus.bus.dispatch import Handler
+from hookbus.bus.dispatch import Handler, HandlerSettings, group_handlers
 from hookbus.bus.events import Event
-from hookbus.bus.marks import Subscription, subscribed
+from hookbus.bus.marks import Group, Subscription, subscribed
 from hookbus.config import HandlerRef, Settings
 from hookbus.errors import HandlerError
 from hookbus.runtime.index import INDEX_DIR, index_name, stat
@@ -37,10 +37,11 @@ class Unavailable(Exception):
     """A handler module could not be imported (or was not trusted); the message says why."""
 
 
-def import_target(target: str, python_path: Sequence[str] = ()) -> Callable[..., Any]:
-    """The function named by ``module:function`` (``function`` may be dotted). Every file
-    the import would run (``pkg/__init__.py``, then ``pkg/guards.py``...) is checked
-    first, and one someone else could have written is refused (:mod:`hookbus.trust`)."""
+def import_target(target: str, python_path: Sequence[str] = ()) -> Any:
+    """The function, or group, named by ``module:function`` (``function`` may be dotted).
+    Every file the import would run (``pkg/__init__.py``, then ``pkg/guards.py``...) is
+    checked first, and one someone else could have written is refused
+    (:mod:`hookbus.trust`)."""
     import importlib
 
     # Appended, not prepended: a project file must not shadow the standard library.
@@ -57,17 +58,17 @@ def import_target(target: str, python_path: Sequence[str] = ()) -> Callable[...,
         if not hasattr(obj, part):
             raise Unavailable(f"{module_name} has no {attr!r}; {_handlers_in(obj)}")
         obj = getattr(obj, part)
-    return obj  # type: ignore[no-any-return]
+    return obj
 
 
 def _handlers_in(module: object) -> str:
     """What a misspelled target might have meant: the module's marked handlers."""
     from hookbus.bus.marks import MARK
 
-    names = sorted(n for n, v in vars(module).items() if hasattr(v, MARK)) if hasattr(
-        module, "__dict__") else []  # fmt: skip
+    names = sorted(n for n, v in vars(module).items() if hasattr(v, MARK) or isinstance(
+        v, Group)) if hasattr(module, "__dict__") else []  # fmt: skip
     if not names:
-        return "it has no @hookbus.handler function"
+        return "it has no @hookbus.handler function or hookbus.group"
     return f"its handlers: {', '.join(names)}"
 
 
@@ -102,24 +103,51 @@ def module_files(module_name: str) -> list[str]:
     return files
 
 
-def build_handler(ref: HandlerRef, settings: Settings, emit: Emit) -> Handler:
-    """Import and validate one enabled handler; :class:`Unavailable` saying why not.
+def _make(obj: object, name: str, settings: HandlerSettings) -> list[Handler]:
+    if isinstance(obj, Group):
+        return group_handlers(obj, name=name, settings=settings)
+    if not callable(obj):
+        raise HandlerError(name, f"names {type(obj).__name__}, not a handler function "
+                           "or a hookbus.group(...)")  # fmt: skip
+    return [Handler(obj, name=name, settings=settings)]
+
+
+def member_of(name: str, config: str) -> str | None:
+    """The function name of handler ``name`` in the group enabled as ``config``; None
+    when ``name`` is that handler itself."""
+    return name[len(config) + 1 :] if name != config else None
+
+
+def build_handlers(
+    ref: HandlerRef, settings: Settings, emit: Emit, members: Collection[str] | None = None
+) -> list[Handler]:
+    """Import and validate one enabled handler: its one :class:`Handler`, or one per
+    function of the group it names (only ``members``, by function name, when given);
+    :class:`Unavailable` saying why not.
 
     What configuration got wrong is repaired rather than the handler lost (and, for a
-    fail-closed one, its guard): default options, the budget as a missing timeout.
+    fail-closed one, its guard): each dropped part of its options is reported (and kept
+    for the handler, as ``ctx.problems``), defaults stand in for options that cannot be
+    used at all, the budget for a missing timeout.
     """
     try:
-        fn = import_target(ref.target, settings.python_path)
+        obj = import_target(ref.target, settings.python_path)
     except Unavailable:
         raise
     except BaseException as exc:  # SystemExit from an argparse at import, too
         raise Unavailable(f"cannot import {ref.target}: {exc!r}") from None
+    where = ref.settings.source
     try:
-        return Handler(fn, name=ref.name, settings=ref.settings)
+        handlers = _make(obj, ref.name, ref.settings)
     except HandlerError as exc:
         problem: Exception = exc
     except Exception as exc:  # a declaration so wrong that validation itself tripped
         raise Unavailable(f"{ref.target}: {exc!r}") from None
+    else:
+        for line in handlers[0].problems[len(ref.settings.problems) :]:
+            emit("config-invalid", f"{where or 'configuration'}: [handlers.{ref.name!r}] "
+                 f"{line}", handler=ref.name, file=where)  # fmt: skip
+        return _only(handlers, ref.name, members)
     repaired = ref.settings
     if repaired.options:
         repaired = msgspec.structs.replace(repaired, options={})
@@ -127,14 +155,35 @@ def build_handler(ref: HandlerRef, settings: Settings, emit: Emit) -> Handler:
         repaired = msgspec.structs.replace(repaired, timeout=settings.budget)
     if repaired != ref.settings:
         try:
-            handler = Handler(fn, name=ref.name, settings=repaired)
+            handlers = _make(obj, ref.name, repaired)
         except HandlerError:
             pass
         else:
-            emit("config-invalid", f"{problem}; used timeout={repaired.timeout}, "
-                 f"options={repaired.options}", handler=ref.name)  # fmt: skip
-            return handler
+            emit("config-invalid", f"{where or 'configuration'}: {problem}; used "
+                 f"timeout={repaired.timeout}, options={repaired.options}",
+                 handler=ref.name, file=where)  # fmt: skip
+            return _only(handlers, ref.name, members)
     raise Unavailable(str(problem))
+
+
+def _only(handlers: list[Handler], config: str, members: Collection[str] | None) -> list[Handler]:
+    if members is None:
+        return handlers
+    found = [h for h in handlers if member_of(h.name, config) in members]
+    missing = set(members) - {member_of(h.name, config) for h in found}
+    if missing:
+        raise Unavailable(f"{config} has no member {', '.join(sorted(map(str, missing)))} any "
+                          "more")  # fmt: skip
+    return found
+
+
+def ref_of(entry: HandlerData) -> HandlerRef:
+    """The configuration's handler an index entry belongs to (a group's, for a member)."""
+    return HandlerRef(
+        name=entry.get("config") or entry["name"],
+        target=entry["target"],
+        settings=msgspec.convert(entry["settings"], HandlerSettings),
+    )
 
 
 def stand_in(entry: HandlerData) -> Handler:
@@ -189,31 +238,48 @@ def configured(
     files: list[str], previous: IndexData | None, routed: set[str] | None = None
 ) -> tuple[list[HandlerData], Settings]:
     """The handlers the configuration enables now, each with the declaration the
-    ``previous`` index knew (unknown for a new one, or one whose target changed), and
-    the settings. With ``routed``, a handler of known declaration is kept only if the
-    previous index routed the event to it."""
+    ``previous`` index knew (unknown for a new one, or one whose target changed; a group
+    as the members the previous index knew), and the settings. With ``routed``, a
+    handler of known declaration is kept only if the previous index routed the event to
+    it."""
     from hookbus.config import load as load_config
 
     loaded = load_config(files)
-    known = {h["name"]: h for h in (previous["handlers"] if previous else [])}
+    known: dict[str, list[HandlerData]] = {}
+    for last in previous["handlers"] if previous else []:
+        known.setdefault(last.get("config") or last["name"], []).append(last)
     entries: list[HandlerData] = []
     for ref in loaded.settings.handlers:
-        last = known.get(ref.name)
-        subscription = None
-        if last is not None and last["target"] == ref.target and last["subscription"]:
-            if routed is not None and ref.name not in routed:
-                continue
-            subscription = last["subscription"]
-        entries.append(
-            {
-                "name": ref.name,
-                "target": ref.target,
-                "settings": msgspec.to_builtins(ref.settings),
-                "subscription": subscription,
-                "unavailable": None,
-            }
-        )
+        settings = msgspec.to_builtins(ref.settings)
+        lasts = [h for h in known.get(ref.name, []) if h["target"] == ref.target]
+        if lasts and all(h["subscription"] for h in lasts):
+            for last in lasts:
+                if routed is None or last["name"] in routed:
+                    entries.append({**last, "settings": settings, "unavailable": None})
+            continue
+        entries.append(entry_of(ref))
     return entries, loaded.settings
+
+
+def entry_of(
+    ref: HandlerRef,
+    *,
+    name: str | None = None,
+    subscription: Subscription | None = None,
+    unavailable: str | None = None,
+) -> HandlerData:
+    """The index entry of handler ``name`` (default: ``ref``'s own; a member of its group
+    is ``<ref.name>.<function>``) declaring ``subscription`` (None: unknown)."""
+    name = name or ref.name
+    return {
+        "name": name,
+        "config": ref.name,
+        "member": member_of(name, ref.name),
+        "target": ref.target,
+        "settings": msgspec.to_builtins(ref.settings),
+        "subscription": None if subscription is None else msgspec.to_builtins(subscription),
+        "unavailable": unavailable,
+    }
 
 
 def load_wanted(
@@ -223,21 +289,27 @@ def load_wanted(
     announce: Callable[[str], None],
 ) -> list[Handler]:
     """Import the handlers ``entries`` name (each announced first, so that a hang is
-    blamed on the right module), plus stand-ins for the fail-closed ones that cannot be
-    loaded now. ``announce("")`` says the imports are over."""
+    blamed on the right module; a group's wanted members together), plus stand-ins for
+    the fail-closed ones that cannot be loaded now. ``announce("")`` says the imports
+    are over."""
     handlers = []
     missing: list[HandlerData] = []
+    wanted: dict[str, list[HandlerData]] = {}
     for entry in entries:
         if entry["unavailable"] is not None or entry["subscription"] is None:
             missing.append(entry)
             continue
-        ref = msgspec.convert(entry, HandlerRef)
+        wanted.setdefault(entry.get("config") or entry["name"], []).append(entry)
+    for config, group in wanted.items():
+        ref = ref_of(group[0])
         announce(ref.name)
+        members = [m for e in group if (m := e.get("member")) is not None]
         try:
-            handlers.append(build_handler(ref, settings, emit))
+            handlers += build_handlers(ref, settings, emit,
+                                       members if len(members) == len(group) else None)  # fmt: skip
         except Unavailable as exc:
-            missing.append({**entry, "unavailable": str(exc)})
-            emit("handler-unavailable", str(exc), handler=ref.name)
+            missing += [{**e, "unavailable": str(exc)} for e in group]
+            emit("handler-unavailable", str(exc), handler=config)
     announce("")
     return handlers + stand_ins(missing, set())
 

@@ -215,8 +215,9 @@ class _Job:
             skip = load.read_skip(call.files)  # imports that hung a moment ago: not again
             wanting: list[HandlerData] = []
             for entry in load.wanting(found.entries, (event, *driver.derive(event))):
-                if entry["name"] in skip:
-                    entry = {**entry, "unavailable": skip[entry["name"]]}  # noqa: PLW2901
+                config = entry.get("config") or entry["name"]
+                if config in skip:
+                    entry = {**entry, "unavailable": skip[config]}  # noqa: PLW2901
                 wanting.append(entry)
             found = Candidates(wanting, found.settings)
             if not found.entries:
