@@ -32,10 +32,10 @@ if TYPE_CHECKING:
         ToolCall,
         Usage,
     )
-    from hookbus.bus.marks import Subscription, handler
+    from hookbus.bus.marks import Group, Subscription, group, handler
     from hookbus.bus.replies import Reply
     from hookbus.errors import ConfigError, DecodeError, HandlerError, HookbusError
-    from hookbus.types import Capabilities
+    from hookbus.types import Capabilities, TranscriptFacts
 
 _LAZY = {
     "Context": "hookbus.bus.context",
@@ -67,13 +67,13 @@ _LAZY = {
         ),
         "hookbus.bus.events",
     ),
-    "Subscription": "hookbus.bus.marks",
-    "handler": "hookbus.bus.marks",
+    **dict.fromkeys(("Group", "Subscription", "group", "handler"), "hookbus.bus.marks"),
     "Reply": "hookbus.bus.replies",
     **dict.fromkeys(
         ("ConfigError", "DecodeError", "HandlerError", "HookbusError"), "hookbus.errors"
     ),
     "Capabilities": "hookbus.types",
+    "TranscriptFacts": "hookbus.types",
 }
 
 __all__ = [
@@ -89,6 +89,7 @@ __all__ = [
     "Dispatch",
     "Event",
     "FileChange",
+    "Group",
     "Handler",
     "HandlerError",
     "HandlerSettings",
@@ -107,7 +108,9 @@ __all__ = [
     "SubagentStop",
     "Subscription",
     "ToolCall",
+    "TranscriptFacts",
     "Usage",
+    "group",
     "handler",
 ]
 

@@ -297,14 +297,21 @@ class BaseDriver:
     # -- host readers (ctx.project_dir, ctx.transcript) ----------------------------------
 
     def project_dir(self, event: ev.Event, environ: Mapping[str, str], /) -> str:
-        """The first of the host's project variables (:attr:`HostFacts.project_env`) that
-        names an absolute path, else the event's working directory, else this process's."""
+        """The project root as the host names it: the first of its project variables
+        (:attr:`HostFacts.project_env`, Claude Code's ``CLAUDE_PROJECT_DIR``) that holds
+        an absolute path, else the payload field it documents (Cursor's
+        ``workspace_roots``), else the event's working directory, else this process's."""
         import posixpath
 
         for name in self.facts.project_env:
             value = environ.get(name)
             if value and posixpath.isabs(value):
                 return value
+        if self.facts.project_paths:
+            payload = json_object(bytes(event.raw).decode("utf-8", "replace"))
+            found = self.facts.project_dir({}, payload)
+            if found and posixpath.isabs(found):
+                return found
         if event.cwd:
             return event.cwd
         import os

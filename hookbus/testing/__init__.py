@@ -27,6 +27,7 @@ from hookbus import drivers
 from hookbus.budgets import DEFAULT_BUDGET
 from hookbus.bus.dispatch import Bus, Dispatch, Handler
 from hookbus.bus.events import Event
+from hookbus.bus.marks import Group
 from hookbus.runtime.process import process
 
 
@@ -71,7 +72,7 @@ class HookClient:
     def __init__(
         self,
         host: str,
-        handlers: Sequence[Handler | Callable[..., Any]] = (),
+        handlers: Sequence[Handler | Group | Callable[..., Any]] = (),
         *,
         budget: float = DEFAULT_BUDGET,
         settings: Any = None,
