@@ -376,6 +376,20 @@ def test_the_handler_sees_its_problems_as_ctx_problems() -> None:
     assert Bus([routed]).dispatch_sync(stop()).reply.message == "none"
 
 
+def test_a_bad_reserved_key_of_a_section_is_one_of_the_handlers_problems(tmp_path: Path) -> None:
+    """A bad timeout in the section keeps the declared one and is in the handler's
+    problems, with the file it came from."""
+    from hookbus.config import load
+
+    config = tmp_path / "config.toml"
+    config.write_text('enable = ["m:f"]\n[handlers."m:f"]\ntimeout = "soon"\nword = 1\n')
+    [ref] = load([str(config)]).settings.handlers
+    assert ref.settings.problems == (
+        "timeout: Expected `float | null`, got `str`; declared value kept",
+    )
+    assert (ref.settings.source, ref.settings.options) == (str(config), {"word": 1})
+
+
 # -- groups -------------------------------------------------------------------------------
 
 

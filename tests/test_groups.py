@@ -67,6 +67,7 @@ enable = ["hooks:GUARD"]
 
 [handlers."hooks:GUARD"]
 mode = "warn"
+priority = 5
 
 [handlers."hooks:GUARD".hosts.claude]
 mode = "off"
@@ -131,8 +132,8 @@ def test_each_member_sees_its_name_env_project_transcript_options_and_problems(
 
 
 def test_the_index_routes_each_event_only_to_the_members_that_want_it(project: Path) -> None:
-    """A Bash call (no member wants it) never imports the module; an Agent call and a
-    session start each reach their own member only."""
+    """Each member has its own index entry (the section's priority on each); a Bash call
+    (no member wants it) never imports the module; a session start reaches its member."""
     compile_now(project)
     data = read([str(project / ".hookbus.toml")]).data
     assert data is not None
@@ -140,6 +141,8 @@ def test_the_index_routes_each_event_only_to_the_members_that_want_it(project: P
         ("hooks:GUARD.on_spawn", "hooks:GUARD", "on_spawn"),
         ("hooks:GUARD.on_start", "hooks:GUARD", "on_start"),
     ]
+    # The one section's priority is every member's.
+    assert [h["subscription"]["priority"] for h in data["handlers"]] == [5, 5]  # type: ignore[index]
     mark = project / "imported.txt"
     mark.unlink()
     assert hook(project, "PreToolUse.Bash.json").stdout == b""
