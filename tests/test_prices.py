@@ -582,10 +582,13 @@ def test_show_prints_each_id_and_its_source(tmp_path: Path) -> None:
 # Matching never raises.
 
 _STRINGS = st.text(max_size=12)
+#: Enough to write invalid expressions, not enough to write an exponential one (no * or +:
+#: the dataset's own are short anchored patterns such as ``^claude-fable-5-\\d{8}$``).
+_REGEX_CHARS = "()[]{}?|^$\\.ad0,"
 _LEAVES = st.one_of(
     st.builds(dataset.Equals, _STRINGS), st.builds(dataset.StartsWith, _STRINGS),
     st.builds(dataset.EndsWith, _STRINGS), st.builds(dataset.Contains, _STRINGS),
-    st.builds(dataset.Regex, st.text(alphabet="()[]{}*+?|^$\\.ad0-9", max_size=10)),
+    st.builds(dataset.Regex, st.text(alphabet=_REGEX_CHARS, max_size=10)),
 )  # fmt: skip
 _CLAUSES = st.recursive(
     _LEAVES,
