@@ -181,7 +181,6 @@ class _DatasetRead(msgspec.Struct, frozen=True, kw_only=True):
 # of the few it searches (a Claude id: Anthropic's 27), not all 2 300 models (3 ms).
 _read_decoder = msgspec.json.Decoder(_DatasetRead)
 _models_decoder = msgspec.json.Decoder(tuple[Model, ...])
-decoder = msgspec.json.Decoder(Dataset)
 encoder = msgspec.json.Encoder()
 
 
