@@ -1,5 +1,5 @@
 """The prices file hookbus reads (the shipped snapshot and the refreshed cache): its shape,
-its one decoder, and the dataset's own match rules.
+how a lookup reads it (:class:`Index`), and the dataset's own match rules.
 
 The data is genai-prices' (https://github.com/pydantic/genai-prices, MIT), cut down by
 :mod:`hookbus.prices.convert` to what a price comparison needs: per provider, per model,
@@ -8,8 +8,8 @@ Clauses keep the dataset's meaning (``genai_prices/types.py``): ``equals``,
 ``starts_with``, ``ends_with``, ``contains`` (their strings lower-cased once, when the file
 is made; ids are lower-cased before matching, as genai-prices does), ``regex`` (Python
 ``re.search`` on the lower-cased id, as genai-prices applies it), ``or``, ``and``. Each is a
-tagged array (``["starts_with", "claude-sonnet-4-5"]``): the file stays small and the one
-decoder checks every clause's shape.
+tagged array (``["starts_with", "claude-sonnet-4-5"]``): the file stays small and decoding
+checks every clause's shape.
 
 Matching never raises, whatever the id: a regex that does not compile matches nothing
 (it was checked when the file was made; a hand-edited cache can only lose matches).
