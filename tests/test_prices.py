@@ -544,7 +544,6 @@ def test_refresh_is_stopped_at_its_timeout(tmp_path: Path, isolated_environment:
         assert done.returncode == 1
         assert "did not finish within 2 s and was stopped" in done.stderr
         assert elapsed >= 2
-        assert held, "the refresh never connected"
         assert _processes_with(url) == []
     finally:
         listener.close()
