@@ -7,7 +7,8 @@ lives in its own module with ``add_arguments(parser)`` and ``main(opts) -> int``
 - :mod:`~hookbus.cli.install`: ``manifest``, ``install``, ``verify``, ``uninstall``;
 - :mod:`~hookbus.cli.doctor`: what is installed where, and what would misbehave;
 - :mod:`~hookbus.cli.log`: the diagnostics as readable lines;
-- :mod:`~hookbus.cli.trial`: ``try``, one event by hand through the real hook.
+- :mod:`~hookbus.cli.trial`: ``try``, one event by hand through the real hook;
+- :mod:`~hookbus.cli.prices`: ``prices refresh`` and ``prices show``.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def _version() -> str:
 def _command(args: list[str]) -> int:
     import argparse
 
-    from hookbus.cli import doctor, install, log, trial
+    from hookbus.cli import doctor, install, log, prices, trial
 
     parser = argparse.ArgumentParser(
         prog="hookbus",
@@ -66,6 +67,7 @@ def _command(args: list[str]) -> int:
     doctor.add_arguments(commands)
     log.add_arguments(commands)
     trial.add_arguments(commands)
+    prices.add_arguments(commands)
     if args[:1] in (["-V"], ["--version"]):
         sys.stdout.write(_version())
         return 0
