@@ -16,7 +16,10 @@ Standard library only: this runs on the guard's before-tool path.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # collections.abc costs a cold hook ~3 ms
+    from collections.abc import Mapping
 
 #: Set by the module's ``session.start`` to the plugin root (``docs/hosts/claude.md``).
 VARIABLE = "HOOKBUS_CLAUDE_SPAWN_MOD"
