@@ -94,13 +94,13 @@ def wait_for(predicate: object, what: str, seconds: float = 60.0) -> None:
 
 
 def hookbus_cli(
-    cwd: Path, *args: str, env: dict[str, str] | None = None
+    cwd: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``python -m hookbus ARGS`` in ``cwd``, with ``env`` over this environment."""
     return subprocess.run(
         [sys.executable, "-m", "hookbus", *args],
         cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **(env or {})}, input=stdin,
     )  # fmt: skip
 
 

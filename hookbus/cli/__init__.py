@@ -8,7 +8,8 @@ lives in its own module with ``add_arguments(parser)`` and ``main(opts) -> int``
 - :mod:`~hookbus.cli.doctor`: what is installed where, and what would misbehave;
 - :mod:`~hookbus.cli.log`: the diagnostics as readable lines;
 - :mod:`~hookbus.cli.trial`: ``try``, one event by hand through the real hook;
-- :mod:`~hookbus.cli.prices`: ``prices refresh`` and ``prices show``.
+- :mod:`~hookbus.cli.prices`: ``prices refresh`` and ``prices show``;
+- :mod:`~hookbus.cli.guard`: ``guard --json``, the guard's decision for Claude's spawn module.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def _version() -> str:
 def _command(args: list[str]) -> int:
     import argparse
 
-    from hookbus.cli import doctor, install, log, prices, trial
+    from hookbus.cli import doctor, guard, install, log, prices, trial
 
     parser = argparse.ArgumentParser(
         prog="hookbus",
@@ -68,6 +69,7 @@ def _command(args: list[str]) -> int:
     log.add_arguments(commands)
     trial.add_arguments(commands)
     prices.add_arguments(commands)
+    guard.add_arguments(commands)
     if args[:1] in (["-V"], ["--version"]):
         sys.stdout.write(_version())
         return 0

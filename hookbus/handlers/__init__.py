@@ -6,4 +6,7 @@ its subscriptions wants arrives (the subscription index knows without importing 
 
 from __future__ import annotations
 
-BUILTIN: dict[str, str] = {}
+BUILTIN: dict[str, str] = {
+    # The subagent cost guard: docs/guard.md.
+    "guard": "hookbus.handlers.guard.handler:GUARD",
+}

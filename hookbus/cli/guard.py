@@ -1,0 +1,103 @@
+"""``hookbus guard --json``: the guard's decision for a caller that is not a hook.
+
+Claude Code's ``agent.spawn`` module (``hookbus install --host claude --plugin``) hands
+each spawn here, with the parent's effective model, and applies the answer: the same
+decision and the same single dispatch row as the PreToolUse guard. The wire format::
+
+    stdin  {"host": "claude", "session_id": "...", "cwd": "...", "call_id": "...",
+            "agent_type": "Explore", "model": "opus", "parent_model": "claude-sonnet-4-5",
+            "prompt": "..."}
+    stdout {"action": "cap", "model": "sonnet", "clear_model": false, "message": "",
+            "reasons": ["over-parent"]}
+
+``model`` set: the child runs on it; ``clear_model``: the child's model is dropped (it
+inherits the parent); action ``refuse``/``block``: the spawn is refused with ``message``;
+anything else leaves the spawn alone. Exit 0 whenever an answer is printed; the caller
+fails open on anything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any
+
+import msgspec
+
+#: The most a spawn request may be (a brief can be long; the guard reads only its head).
+MAX_REQUEST = 4 << 20
+#: Every wait (the store's lock) ends by then.
+DEADLINE = 5.0
+
+
+class Answer(msgspec.Struct, frozen=True, kw_only=True):
+    action: str
+    model: str | None = None
+    clear_model: bool = False
+    message: str = ""
+    reasons: tuple[str, ...] = ()
+
+
+def add_arguments(commands: Any) -> None:
+    sub: argparse.ArgumentParser = commands.add_parser(
+        "guard", help="decide one subagent spawn (for Claude's agent.spawn module)",
+        description="Read one spawn request (JSON) on stdin and print the guard's answer "
+        "(JSON) on stdout, recording its dispatch row. See docs/guard.md.",
+    )  # fmt: skip
+    sub.add_argument("--json", action="store_true", required=True,
+                     help="JSON in, JSON out (the only form)")  # fmt: skip
+    sub.set_defaults(main=main)
+
+
+def main(opts: argparse.Namespace) -> int:
+    from hookbus.handlers.guard.handler import SpawnRequest, decide_request
+
+    deadline = time.monotonic() + DEADLINE
+    data = sys.stdin.buffer.read(MAX_REQUEST + 1)
+    if len(data) > MAX_REQUEST:
+        sys.stderr.write(f"hookbus guard: the request is over {MAX_REQUEST} bytes\n")
+        return 2
+    try:
+        request = msgspec.json.decode(data, type=SpawnRequest)
+    except msgspec.DecodeError as exc:
+        sys.stderr.write(f"hookbus guard: unreadable request: {exc}\n")
+        return 2
+    options, problems = _options(request.cwd)
+    store: list[Any] = []
+
+    def open_store() -> Any:
+        if not store:
+            from hookbus.store import open_store as opener
+
+            store.append(opener(deadline))
+        return store[0]
+
+    verdict = decide_request(request, options, problems, os.environ, open_store)
+    if verdict is None:
+        answer = Answer(action="pass")
+    else:
+        refused = verdict.refuses
+        answer = Answer(action=verdict.action, model=None if refused else verdict.model,
+                        clear_model=verdict.clear_model and not refused,
+                        message=verdict.message, reasons=verdict.reasons)  # fmt: skip
+    sys.stdout.buffer.write(msgspec.json.encode(answer) + b"\n")
+    sys.stdout.flush()
+    return 0
+
+
+def _options(cwd: str) -> tuple[Any, tuple[str, ...]]:
+    """The guard's options as the hook would see them for ``cwd``, and their problems."""
+    from hookbus.config import load
+    from hookbus.discover import config_paths
+    from hookbus.handlers.guard.options import GuardOptions
+
+    loaded = load(config_paths(cwd or None))
+    for ref in loaded.settings.handlers:
+        if ref.name == "guard":
+            try:
+                return msgspec.convert(ref.settings.options, GuardOptions), ()
+            except msgspec.ValidationError as exc:
+                return GuardOptions(), (str(exc),)
+    return GuardOptions(), ()

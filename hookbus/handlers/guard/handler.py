@@ -1,0 +1,263 @@
+"""The guard on the bus: ``enable = ["guard"]``.
+
+Five functions sharing the ``[handlers.guard]`` options (one :func:`hookbus.group`):
+
+- :func:`on_spawn`: before an agent-spawn tool runs (every host but Cursor), decide each
+  child, record one dispatch row per child, and reply with the host's correction;
+- :func:`on_subagent_start`: Cursor's ``subagentStart``, which shows the resolved model and
+  must always answer allow or deny;
+- :func:`on_session_start`, :func:`on_model_switch` and (on OpenCode and Kilo, whose
+  session start names no model but whose ``chat.message`` does) :func:`on_prompt_submit`:
+  keep the parent-model cache.
+
+It never makes a network or model call: the parent's model comes from the event where
+the host gives it (Codex), else the session cache, else a bounded tail of the parent's
+transcript; prices come from the local snapshot and cache (:mod:`hookbus.prices`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from hookbus import diagnostics
+from hookbus.bus.events import Event, ModelSwitch, PromptSubmit, SessionStart
+from hookbus.bus.marks import group, handler
+from hookbus.bus.replies import Reply
+from hookbus.handlers.guard.decide import Ask, Verdict, decide, escalation
+from hookbus.handlers.guard.models import identify
+from hookbus.handlers.guard.options import GuardOptions, Policy, policy_for
+from hookbus.handlers.guard.sites import RULES, command_subtask, reply_for, rules_for, spawns_of
+from hookbus.hosts import HOSTS
+
+if TYPE_CHECKING:
+    from hookbus.bus.context import Context
+    from hookbus.handlers.guard.decide import Rules
+    from hookbus.store import Dispatch, Store
+
+#: The environment the guard reads (declared, so a warm server forwards exactly these).
+ENV = (
+    "CLAUDE_CODE_SUBAGENT_MODEL",
+    "CLAUDE_CODE_SUBAGENT_MODEL_FORCE",
+    "HOOKBUS_CLAUDE_SPAWN_MOD",
+    "CLAUDE_PLUGIN_ROOT",
+)
+PARENT_MODEL = "parent_model"
+#: The guard answers well inside every host's hook timeout (Hermes: 10 s in all).
+TIMEOUT = 5.0
+_ON = frozenset({"1", "true", "yes", "on"})
+
+
+@handler("before-tool", tools="agent", hosts=tuple(h for h in HOSTS if h != "cursor"),
+         env=ENV, timeout=TIMEOUT, options=GuardOptions)  # fmt: skip
+def on_spawn(event: Event, ctx: Context) -> Reply | None:
+    """An agent is about to spawn subagents: keep each off a model priced over its parent."""
+    if event.host == "claude" and _spawn_mod_decides(ctx):
+        return None  # the plugin's agent.spawn module decides this dispatch
+    return _guard(event, ctx)
+
+
+@handler("subagent-start", hosts="cursor", env=ENV, timeout=TIMEOUT, options=GuardOptions)
+def on_subagent_start(event: Event, ctx: Context) -> Reply | None:
+    """Cursor's subagentStart: the resolved subagent_model, answered allow or deny."""
+    try:
+        return _guard(event, ctx)
+    except Exception as exc:  # Cursor blocks on an invalid answer: any failure allows
+        emit("guard-failed", f"the guard failed and allowed the subagent: {exc!r}", event)
+        return Reply.allow()
+
+
+#: Hosts whose spawn events carry the parent's model, or whose spawns are only recorded:
+#: no cache to keep there (and no hook process to start at every session).
+NO_CACHE = ("codex", "cursor", "hermes", "pi")
+CACHING = tuple(h for h in HOSTS if h not in NO_CACHE)
+
+
+@handler("session-start", hosts=CACHING, env=ENV, timeout=TIMEOUT, options=GuardOptions)
+def on_session_start(event: Event, ctx: Context) -> None:
+    """Remember the session's model: the ceiling of the children it spawns."""
+    if isinstance(event, SessionStart) and event.model:
+        _remember(event, ctx, event.model)
+
+
+@handler("model-switch", hosts=CACHING, env=ENV, timeout=TIMEOUT, options=GuardOptions)
+def on_model_switch(event: Event, ctx: Context) -> None:
+    """The session switched models: so does the ceiling."""
+    if isinstance(event, ModelSwitch) and event.model:
+        _remember(event, ctx, event.model)
+
+
+@handler("prompt-submit", hosts=("opencode", "kilo"), env=ENV, timeout=TIMEOUT,
+         options=GuardOptions)  # fmt: skip
+def on_prompt_submit(event: Event, ctx: Context) -> None:
+    """OpenCode's chat.message names the session's model (its session start does not)."""
+    if isinstance(event, PromptSubmit) and event.model and not event.agent.is_subagent:
+        _remember(event, ctx, event.model)
+
+
+GUARD = group(on_spawn, on_subagent_start, on_session_start, on_model_switch, on_prompt_submit)
+
+
+def _guard(event: Event, ctx: Context) -> Reply | None:
+    policy = policy_for(ctx.options, event.host)
+    if policy.mode == "off":
+        return None
+    rules = rules_for(event, ctx.capabilities)
+    parent, fresh = _parent(event, ctx, rules)
+    env = ctx.env
+    verdicts: list[Verdict] = []
+    for spawn in spawns_of(event):
+        ask = Ask(
+            host=event.host,
+            agent_type=spawn.agent_type,
+            requested=spawn.model,
+            parent=parent,
+            fresh=fresh,
+            setting=env.get("CLAUDE_CODE_SUBAGENT_MODEL") or None,
+            forced=env.get("CLAUDE_CODE_SUBAGENT_MODEL_FORCE", "").strip().lower() in _ON,
+            command_subtask=command_subtask(event),
+            escalation=escalation_token(event, spawn.prompt),
+        )
+        verdict = decide(ask, rules, policy, identify)
+        if verdict is None:
+            continue
+        if ctx.problems:
+            verdict = _with_reason(verdict, "routing-config-invalid")
+        verdicts.append(verdict)
+        _record(event, ctx, policy, ask, verdict)
+    return reply_for(event, tuple(verdicts), rules)
+
+
+def escalation_token(event: Event, prompt: str | None) -> str:
+    """The brief's ``Escalation from <tier>:`` token; Codex encrypts the brief."""
+    return "unobservable" if event.host == "codex" else escalation(prompt)
+
+
+def _parent(event: Event, ctx: Context, rules: Rules) -> tuple[str | None, bool]:
+    """The parent's model and whether its session is fresh (no assistant turn yet)."""
+    if rules.correction == "none":
+        return event.model, False
+    if event.model:
+        return event.model, False
+    try:
+        cached = ctx.store.session_get(event.host, event.session_id, PARENT_MODEL)
+    except Exception as exc:  # a broken store must not cost the guard its ceiling
+        emit("store-unavailable", f"the parent-model cache is unreadable: {exc}", event)
+        cached = None
+    if cached:
+        return cached, False
+    facts = ctx.transcript()
+    if facts.model:
+        return facts.model, False
+    return None, facts.assistant_turn is False
+
+
+def _remember(event: Event, ctx: Context, model: str) -> None:
+    if policy_for(ctx.options, event.host).mode == "off" or not event.session_id:
+        return
+    try:
+        ctx.store.session_put(event.host, event.session_id, PARENT_MODEL, model)
+    except Exception as exc:
+        emit("store-unavailable", f"the parent-model cache was not updated: {exc}", event)
+
+
+def _record(event: Event, ctx: Context, policy: Policy, ask: Ask, verdict: Verdict) -> None:
+    """One dispatch row per child. No prompt text: names, models and codes only."""
+    if "price-unknown" in verdict.reasons:
+        child = ask.requested or "the child"
+        emit("price-unknown", f"no price is known for {child} or the parent's {ask.parent}: "
+             "the spawn is allowed (see docs/prices.md)", event)  # fmt: skip
+    if "parent-unknown" in verdict.reasons:
+        why = "its transcript has no assistant turn yet" if ask.fresh else "none was found"
+        emit("parent-unknown", f"the parent's model is unknown ({why}): the spawn is allowed",
+             event)  # fmt: skip
+    call_id = getattr(event, "call_id", None) or _tool_call_id(event)
+    _save(lambda: ctx.store, _row(ask, verdict, policy, session_id=event.session_id,
+                                  call_id=call_id, token=ask.escalation))  # fmt: skip
+
+
+def _row(ask: Ask, verdict: Verdict, policy: Policy, *, session_id: str, call_id: str,
+         token: str) -> Dispatch:  # fmt: skip
+    from hookbus.store import Dispatch
+
+    return Dispatch(host=ask.host, action=verdict.action, session_id=session_id,
+                    call_id=call_id, agent_type=ask.agent_type or "", tier=verdict.tier,
+                    escalation=token, requested_model=ask.requested or "",
+                    decided_model=verdict.decided, parent_model=ask.parent or "",
+                    mode=policy.mode, reasons=verdict.reasons)  # fmt: skip
+
+
+def _save(store: Callable[[], Store], row: Dispatch) -> None:
+    try:
+        store().record(row)
+    except Exception as exc:  # the decision stands; the row is lost, and says so
+        diagnostics.emit("store-unavailable", f"the dispatch row was not recorded: {exc}",
+                         handler="guard", host=row.host, session_id=row.session_id)  # fmt: skip
+
+
+def _tool_call_id(event: Event) -> str:
+    tool = getattr(event, "tool", None)
+    return (tool.call_id if tool is not None else None) or ""
+
+
+def _with_reason(verdict: Verdict, code: str) -> Verdict:
+    return msgspec.structs.replace(verdict, reasons=(*verdict.reasons, code))
+
+
+def emit(code: str, message: str, event: Event) -> None:
+    diagnostics.emit(code, message, handler="guard", host=event.host, native=event.native,
+                     session_id=event.session_id)  # fmt: skip
+
+
+def _spawn_mod_decides(ctx: Context) -> bool:
+    from hookbus.handlers.guard.claude_mod import spawn_mod_decides
+
+    return spawn_mod_decides(ctx.env)
+
+
+class SpawnRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """One spawn asked about by a caller that is not a hook (``hookbus guard --json``:
+    Claude's agent.spawn module), which knows the parent's effective model."""
+
+    host: str = "claude"
+    session_id: str = ""
+    cwd: str = ""
+    call_id: str | None = None
+    agent_type: str | None = None
+    model: str | None = None
+    parent_model: str | None = None
+    prompt: str | None = None
+
+
+def decide_request(request: SpawnRequest, options: GuardOptions | None,
+                   problems: tuple[str, ...], env: Mapping[str, str],
+                   store: Callable[[], Store]) -> Verdict | None:  # fmt: skip
+    """The command guard's decision and its one dispatch row, for ``request``."""
+    policy = policy_for(options, request.host)
+    rules = RULES.get(request.host)
+    if rules is None or policy.mode == "off":
+        return None
+    parent = request.parent_model
+    if not parent and request.session_id:
+        try:
+            parent = store().session_get(request.host, request.session_id, PARENT_MODEL)
+        except Exception:
+            parent = None
+    ask = Ask(
+        host=request.host,
+        agent_type=request.agent_type,
+        requested=request.model,
+        parent=parent or None,
+        setting=env.get("CLAUDE_CODE_SUBAGENT_MODEL") or None,
+        forced=env.get("CLAUDE_CODE_SUBAGENT_MODEL_FORCE", "").strip().lower() in _ON,
+    )
+    verdict = decide(ask, rules, policy, identify)
+    if verdict is None:
+        return None
+    if problems:
+        verdict = _with_reason(verdict, "routing-config-invalid")
+    _save(store, _row(ask, verdict, policy, session_id=request.session_id,
+                      call_id=request.call_id or "", token=escalation(request.prompt)))  # fmt: skip
+    return verdict
