@@ -520,11 +520,12 @@ def time_rounds(cases: Sequence[Case], rounds: int, rng: random.Random) -> dict[
 #: and ``importlib.import_module`` (how hookbus loads drivers and handlers) goes through
 #: ``__import__``, the only entry that ``-X importtime`` times. ``-m`` uses runpy too.
 def hooked(command: str) -> str:
-    """The hook itself in an installed command (``if [ -x PY ] ...; then exec HOOK; fi;
-    FALLBACK``): what the shell execs when Python and hookbus are there."""
-    if " then exec " not in command:
+    """The hook itself in an installed command (``if [ -x PY ] ...; then HOOK; s=$?; ...;
+    fi; FALLBACK``): what the shell runs when Python and hookbus are there."""
+    if " then " not in command:
         return command
-    return command.split(" then exec ", 1)[1].split("; fi;", 1)[0]
+    hook = command.split(" then ", 1)[1].split("; fi;", 1)[0].split("; s=$?", 1)[0]
+    return hook.removeprefix("exec ")
 
 
 _IMPORTTIME_PRELUDE = """\
