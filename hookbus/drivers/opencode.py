@@ -174,7 +174,9 @@ def tool_call(name: str, data: dict[str, Any], call_id: str | None, cwd: str) ->
     spawns: tuple[ev.Spawn, ...] = ()
     if kind == "agent":
         agent = as_text(data.get("subagent_type")) or as_text(data.get("agent"))
-        spawns = (ev.Spawn(agent_type=agent, prompt=as_text(data.get("prompt")),
+        # v1's task takes no model (the agent's definition names it); v2's subagent does.
+        model = as_text(data.get("model")) if name == "subagent" else None
+        spawns = (ev.Spawn(agent_type=agent, model=model, prompt=as_text(data.get("prompt")),
                            description=as_text(data.get("description"))),)  # fmt: skip
     return ev.ToolCall(name=name, kind=kind, input=data, call_id=call_id, command=command,
                        paths=paths, spawns=spawns)  # fmt: skip
