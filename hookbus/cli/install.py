@@ -48,6 +48,13 @@ def add_arguments(commands: Any) -> None:
             "(portable, for a committed file)",
         )  # fmt: skip
 
+    def plugin(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument(
+            "--plugin", action="store_true",
+            help="Claude only: hookbus's own plugin folder (.claude/skills/hookbus/, with the "
+            "agent.spawn module when the guard is enabled) instead of the settings file",
+        )  # fmt: skip
+
     def via(sub: argparse.ArgumentParser) -> None:
         sub.add_argument(
             "--via", choices=("plugin", "hooks", "both"), default=None,
@@ -67,7 +74,9 @@ def add_arguments(commands: Any) -> None:
     install.add_argument("--dry-run", action="store_true", help="show the result, write nothing")
     install.add_argument("--force", action="store_true",
                          help="install even when a handler cannot be loaded")  # fmt: skip
-    host_command("uninstall", "remove hookbus's entries (and only those)")
+    uninstall = host_command("uninstall", "remove hookbus's entries (and only those)")
+    for sub in (manifest, verify, install, uninstall):
+        plugin(sub)
 
 
 def main(opts: argparse.Namespace) -> int:
@@ -173,9 +182,7 @@ def _checked_python(python: str | None) -> str:
 
 
 def _host(opts: argparse.Namespace) -> int:
-    from hookbus.manifests.base import load
-
-    manifest = load(opts.host)
+    manifest = _manifest(opts)
     if opts.scope is None:  # a host with one scope only (Kimi's user file) needs no flag
         opts.scope = "project" if "project" in manifest.scopes else next(iter(manifest.scopes))
     scope: Scope = opts.scope
@@ -212,6 +219,22 @@ def _host(opts: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         return 1
     return _install(opts, manifest, plan, scope, form, python)
+
+
+def _manifest(opts: argparse.Namespace) -> Manifest:
+    """The host's manifest; with ``--plugin``, Claude's plugin folder."""
+    from hookbus.manifests.base import load
+
+    if not getattr(opts, "plugin", False):
+        return load(opts.host)
+    if opts.host != "claude":
+        from hookbus.errors import HostConfigError
+
+        raise HostConfigError(f"--plugin is for --host claude only, not {opts.host}")
+    from hookbus.manifests import claude_plugin
+
+    plugin: Manifest = claude_plugin.manifest  # type: ignore[assignment]  # a dict's scopes
+    return plugin
 
 
 def _via(opts: argparse.Namespace) -> dict[str, Any]:

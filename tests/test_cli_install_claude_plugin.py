@@ -1,0 +1,162 @@
+"""``hookbus install --host claude --plugin``: hookbus's own plugin folder (the manifest,
+the same command hooks the settings install writes, and with the guard enabled the
+agent.spawn module with ``hookbus guard --json`` baked in), written the same twice, and
+removed whole by uninstall, the user's files kept. Claude Code itself validating the
+folder is ``tests/e2e/test_claude_spawn_mod.py``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import hookbus_cli, install_project, snapshot
+
+from hookbus.cli.install import compiled_index, config_files
+from hookbus.manifests.base import OWNED_MARK
+from hookbus.manifests.claude_plugin import GUARD_WAIT_MS, guard_argv, manifest, plugin_dir
+
+
+@pytest.fixture
+def project(tmp_path: Path, isolated_environment: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    root = install_project(tmp_path / "proj")
+    monkeypatch.chdir(root)
+    return root
+
+
+def folder(project: Path) -> Path:
+    return project / ".claude" / "skills" / "hookbus"
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def test_install_writes_the_plugin_with_the_settings_installs_hooks(project: Path) -> None:
+    """plugin.json and hooks/hooks.json, whose hooks are exactly what the settings install
+    would merge; no module without the guard; the user's settings file is not created."""
+    done = hookbus_cli(project, "install", "--host", "claude", "--plugin")
+    assert done.returncode == 0, done.stderr
+    plugin = read_json(folder(project) / ".claude-plugin" / "plugin.json")
+    assert plugin["name"] == "hookbus"
+    assert OWNED_MARK in plugin["description"]
+    hooks = read_json(folder(project) / "hooks" / "hooks.json")
+    assert OWNED_MARK in hooks["description"]
+    assert "modules" not in hooks
+    settings = hookbus_cli(project, "manifest", "--host", "claude")
+    assert hooks["hooks"] == json.loads(settings.stdout)["hooks"]
+    assert {"SessionStart", "PreToolUse", "Stop"} <= set(hooks["hooks"])
+    assert not (folder(project) / "hooks" / "spawn.js").exists()
+    assert not (project / ".claude" / "settings.json").exists()
+
+
+def test_the_guard_brings_the_module_with_the_guard_command_baked_in(project: Path) -> None:
+    """With a handler named guard enabled, hooks.json names ./spawn.js under modules, and
+    the module runs this interpreter's hookbus ``guard --json`` by path, with its wait."""
+    index = compiled_index(config_files("project"))
+    assert index is not None
+    guard = {**index["handlers"][0], "name": "guard"}
+    index = {**index, "handlers": [*index["handlers"], guard]}  # type: ignore[typeddict-item]
+    plan = manifest.plan(index, python=sys.executable, scope="project", project_dir=str(project))
+    files = {Path(f.path).name: f.text for f in plan.owned}
+    assert sorted(files) == ["hooks.json", "plugin.json", "spawn.js"]
+    assert json.loads(files["hooks.json"])["modules"] == ["./spawn.js"]
+    module = files["spawn.js"]
+    assert module.startswith(
+        f"// {OWNED_MARK}: written by 'hookbus install --host claude --plugin'"
+    )
+    argv = guard_argv(sys.executable)
+    assert argv[0] == sys.executable and argv[1] == "-P" and argv[3:] == ["guard", "--json"]
+    assert Path(argv[2]).name == "__main__.py" and Path(argv[2]).is_file()
+    assert f"const ARGV = {json.dumps(argv)}\n" in module
+    assert f"const WAIT_MS = {GUARD_WAIT_MS}\n" in module
+    assert "@@" not in module
+    assert any("2.1.289" in note for note in plan.notes)
+
+
+def test_install_twice_is_the_same_and_uninstall_keeps_the_users_files(project: Path) -> None:
+    """The second install writes nothing; uninstall removes hookbus's files and the folders
+    it made, and leaves the user's own file in the plugin folder, and their settings."""
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"model": "sonnet"}\n')
+    before = snapshot(project)
+    assert hookbus_cli(project, "install", "--host", "claude", "--plugin").returncode == 0
+    once = snapshot(project)
+    again = hookbus_cli(project, "install", "--host", "claude", "--plugin")
+    assert again.returncode == 0 and "already up to date" in again.stdout
+    assert snapshot(project) == once
+    assert settings.read_text() == '{"model": "sonnet"}\n'
+    assert hookbus_cli(project, "verify", "--host", "claude", "--plugin").returncode == 0
+    theirs = folder(project) / "NOTES.md"
+    theirs.write_text("mine\n")
+    done = hookbus_cli(project, "uninstall", "--host", "claude", "--plugin")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in folder(project).iterdir()) == ["NOTES.md"]
+    theirs.unlink()
+    folder(project).rmdir()
+    folder(project).parent.rmdir()  # skills/, kept for the user's file
+    assert snapshot(project) == before
+
+
+def test_uninstall_removes_the_folders_install_made(project: Path) -> None:
+    """Nothing of the user's in .claude/: uninstall leaves the project as it found it."""
+    before = snapshot(project)
+    assert hookbus_cli(project, "install", "--host", "claude", "--plugin").returncode == 0
+    assert hookbus_cli(project, "uninstall", "--host", "claude", "--plugin").returncode == 0
+    assert snapshot(project) == before
+
+
+def test_a_file_of_the_users_at_a_planned_path_is_refused(project: Path) -> None:
+    """A hooks.json hookbus did not write stops the install, and nothing is written."""
+    theirs = folder(project) / "hooks" / "hooks.json"
+    theirs.parent.mkdir(parents=True)
+    theirs.write_text('{"hooks": {}}\n')
+    done = hookbus_cli(project, "install", "--host", "claude", "--plugin")
+    assert done.returncode == 1
+    assert "not written by hookbus" in done.stderr
+    assert theirs.read_text() == '{"hooks": {}}\n'
+    assert not (folder(project) / ".claude-plugin").exists()
+
+
+def test_dry_run_writes_nothing(project: Path) -> None:
+    """--dry-run says what it would write, and writes nothing."""
+    done = hookbus_cli(project, "install", "--host", "claude", "--plugin", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "would write" in done.stdout
+    assert not (project / ".claude").exists()
+
+
+def test_user_scope_is_the_users_skills_folder(project: Path, tmp_path: Path) -> None:
+    """--scope user writes ~/.claude/skills/hookbus/, the folder Claude auto-loads in every
+    session."""
+    (tmp_path / "xdg-config" / "hookbus").mkdir(parents=True)
+    (tmp_path / "xdg-config" / "hookbus" / "config.toml").write_text(
+        (project / ".hookbus.toml").read_text()
+    )
+    os.environ["PYTHONPATH"] = str(project)  # the user config names hooks_mod
+    try:
+        done = hookbus_cli(project, "install", "--host", "claude", "--plugin", "--scope", "user")
+    finally:
+        del os.environ["PYTHONPATH"]
+    assert done.returncode == 0, done.stdout + done.stderr
+    home = Path(os.environ["HOME"])
+    assert plugin_dir("user") == str(home / ".claude" / "skills" / "hookbus")
+    assert (home / ".claude" / "skills" / "hookbus" / "hooks" / "hooks.json").is_file()
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [(("--host", "codex", "--plugin"), "--plugin is for --host claude only"),
+     (("--host", "claude", "--plugin", "--scope", "local"), "claude has no local settings")],
+)  # fmt: skip
+def test_plugin_refuses_what_it_cannot_do(project: Path, args: tuple[str, ...], said: str) -> None:
+    """--plugin is Claude's alone, and a plugin folder has no local scope."""
+    done = hookbus_cli(project, "install", *args)
+    assert done.returncode == 1
+    assert said in done.stderr
