@@ -14,8 +14,9 @@ The folder's layout, checked by ``claude plugin validate`` of 2.1.332:
 
 - ``.claude-plugin/plugin.json``: the manifest (name, version, description, author);
 - ``hooks/hooks.json``: auto-discovered; ``hooks`` as in settings, and ``modules``, a list
-  of at most one path (relative to ``hooks/``). Claude Code 2.1.250 and older reject a
-  hooks file with ``modules``, so none of its hooks load there;
+  of at most one path (relative to ``hooks/``). Claude Code 2.1.197 ignores ``modules``
+  but rejects the whole file over an event name it does not know (``PostModelSwitch``),
+  where its settings file ignores one; so the plugin is for 2.1.289 and later;
 - ``hooks/spawn.js``: the module.
 
 Every file holds :data:`~hookbus.manifests.base.OWNED_MARK` (the JSON files in their
@@ -46,9 +47,13 @@ MODULE = "spawn.js"
 #: How long the module waits for ``hookbus guard --json`` before the engine kills it (ms):
 #: the guard makes no network or model call, so a healthy answer takes well under 1 s.
 GUARD_WAIT_MS = 10_000
-#: The first Claude Code that raises ``agent.spawn`` for teammates too (the seed); older
-#: builds since 2.1.251 load the module but leave teammates to the command guard.
-SPAWN_MOD_SINCE = (2, 1, 289)
+#: What install says: an older Claude rejects a plugin's whole hooks file over one event
+#: name it does not know (2.1.197 over PostModelSwitch), where its settings file ignores it.
+NOTE = (
+    "the plugin needs Claude Code 2.1.289 or later ('claude --version'); an older one loads "
+    "none of its hooks (2.1.197 rejects the file over events it does not know): use the "
+    "settings install (without --plugin) there"
+)
 #: The built-in handler whose decision the module runs.
 GUARD = "guard"
 
@@ -137,14 +142,9 @@ class ClaudePluginManifest(ClaudeManifest):
             OwnedFile(path=paths["manifest"], text=_json(manifest)),
             OwnedFile(path=paths["hooks"], text=_json(hooks_file)),
         ]
-        notes: list[str] = []
         if spawn:
             owned.append(OwnedFile(path=paths["module"], text=self.module(python)))
-            notes.append(
-                "the agent.spawn module needs Claude Code 2.1.289 or later (2.1.250 and older "
-                "reject this plugin's hooks file; 'claude --version' says which you have)"
-            )
-        return Plan(owned=tuple(owned), notes=tuple(notes))
+        return Plan(owned=tuple(owned), notes=(NOTE,))
 
     def module(self, python: str) -> str:
         return render_module(guard_argv(python))
