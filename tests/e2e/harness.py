@@ -300,18 +300,21 @@ class Claude:
         *,
         tools: Sequence[str] = ("Bash",),
         timeout: float = RUN_TIMEOUT,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
     ) -> Run:
-        """``claude -p PROMPT`` in the project, against a fake model playing ``scenario``.
+        """``claude -p PROMPT [ARGS]`` in the project, against a fake model playing
+        ``scenario``, with ``env`` added to the workspace's environment.
 
         Never ``--bare``: it skips hooks. ``--allowedTools`` lets the scripted calls run
         without a permission prompt (``-p`` mode denies what needs one).
         """
         ws = self.workspace
-        argv = [str(self.executable), "-p", prompt, "--output-format", "json",
+        argv = [str(self.executable), "-p", prompt, "--output-format", "json", *args,
                 "--allowedTools", *tools]  # fmt: skip
         with FakeAnthropic(scenario, log_path=ws.root / "requests.jsonl") as model:
-            env = {**ws.base_env(), **CLAUDE_OFFLINE_ENV, "ANTHROPIC_BASE_URL": model.url,
-                   "ANTHROPIC_API_KEY": "sk-ant-fake"}  # fmt: skip
+            env = {**ws.base_env(), **(env or {}), **CLAUDE_OFFLINE_ENV,
+                   "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-fake"}  # fmt: skip
             started = time.monotonic()
             done = run_process(argv, cwd=ws.project, env=env, timeout=timeout)
             ended = time.time()

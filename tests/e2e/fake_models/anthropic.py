@@ -102,6 +102,11 @@ class FakeAnthropic(FakeModelServer):
         """The bodies of the model requests (``POST .../messages``), in arrival order."""
         return [r.body for r in self.posts("/messages")]
 
+    def models(self, marker: str) -> list[str]:
+        """The ``model`` of each request of the conversation whose first user message has
+        ``marker``, in arrival order (what a subagent really ran on)."""
+        return [str(b.get("model")) for b in self.conversation(marker)]
+
     def conversation(self, marker: str) -> list[Json]:
         """The model requests of the conversation whose first user message has ``marker``."""
         return [b for b in self.message_requests() if marker in self.first_user_text(b)]
