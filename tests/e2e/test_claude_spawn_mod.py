@@ -13,6 +13,7 @@ loads none of the plugin.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 
 from hookbus.handlers import BUILTIN
-from hookbus.manifests.claude_plugin import render_module
+from hookbus.manifests.claude_plugin import guard_argv, render_module
 
 from .harness import Claude, Run, Workspace
 
@@ -137,6 +138,28 @@ def test_claude_validates_the_installed_plugin(claude: Claude, workspace: Worksp
     assert module["uses"]["env"]["writes"] == ["HOOKBUS_CLAUDE_SPAWN_MOD"]
     assert hooks["gatingHooks"] == [{"module": "./spawn.js", "pattern": "agent.spawn",
                                      "hook": "agent.spawn", "hasCatch": True}]  # fmt: skip
+
+
+def test_claude_plugin_test_runs_the_module_in_claudes_engine(
+    claude: Claude, workspace: Workspace
+) -> None:
+    """``claude plugin test`` runs ``tests/claude_mod/spawn.test.ts`` against the installed
+    module (its real argv) in Claude Code's own engine: session.start sets the variable;
+    cap sets, clear_model clears and refuse denies; a guard that cannot run, exits non-zero
+    or prints junk fails open, recorded, the variable cleared."""
+    folder = install_plugin(workspace, {})
+    plant_module(folder, guard_argv(sys.executable))
+    tests = folder / "tests" / "claude"
+    tests.mkdir(parents=True)
+    shutil.copyfile(Path(__file__).parent.parent / "claude_mod" / "spawn.test.ts",
+                    tests / "spawn.test.ts")  # fmt: skip
+    done = subprocess.run(
+        [str(claude.executable), "plugin", "test", str(folder)], env=workspace.base_env(),
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert " 7 pass" in said and " 0 fail" in said, said
 
 
 def test_the_module_moves_the_child_onto_the_guards_model(
