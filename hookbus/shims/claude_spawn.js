@@ -61,12 +61,12 @@ async function stateDir($) {
 // One "hookbus:" debug line, one diagnostics line appended (O_APPEND, as hookbus's own
 // writers do: the engine's $.fs.write replaces a whole file), the variable cleared.
 // Never throws. (The engine lists what a module reads and writes from literal names only.)
-async function failed($, problem, session) {
+async function diagnose(code, $, problem, session) {
   const message = `${problem}; the spawn proceeds, and the PreToolUse guard decides from now on`
   try { $.ui.log(`hookbus: agent.spawn: ${message}`, { to: "debug" }) } catch {}
   try { await $.env.set("HOOKBUS_CLAUDE_SPAWN_MOD", undefined) } catch {}
   try {
-    const line = { event: "spawn-mod-failed", level: "warning", timestamp: new Date().toISOString(), message, host: "claude", native: "agent.spawn" }
+    const line = { event: code, level: "warning", timestamp: new Date().toISOString(), message, host: "claude", native: "agent.spawn" }
     if (session) line.session_id = session
     const append = 'umask 077; mkdir -p "$1" && printf "%s\\n" "$2" >> "$1/diagnostics.jsonl"'
     await $.process.run(["/bin/sh", "-c", append, "sh", await stateDir($), JSON.stringify(line)], { timeoutMs: 5000 })
@@ -112,7 +112,7 @@ export const register = (on) => {
     if (notOurs(e, next) !== undefined) return next(e)
     const { session, answer, problem } = await decide($, e)
     if (problem !== undefined) {
-      await failed($, problem, session)
+      await diagnose("spawn-mod-failed", $, problem, session)
       return next(e)
     }
     if (REFUSE_ACTIONS.includes(answer.action)) return { deny: String(answer.message || "hookbus refused this subagent") }
@@ -122,7 +122,7 @@ export const register = (on) => {
     return next(e)
   }).catch(async ($, e, next) => {
     // Whatever went wrong above, the spawn is never refused for it.
-    await failed($, `the module failed (${next.error?.message ?? next.error})`, "")
+    await diagnose("spawn-mod-failed", $, `the module failed (${next.error?.message ?? next.error})`, "")
     return next(e)
   })
 }
