@@ -56,12 +56,10 @@ def test_install_writes_the_plugin_with_the_settings_installs_hooks(project: Pat
 
 
 def test_the_guard_brings_the_module_with_the_guard_command_baked_in(project: Path) -> None:
-    """With a handler named guard enabled, hooks.json names ./spawn.js under modules, and
-    the module runs this interpreter's hookbus ``guard --json`` by path, with its wait."""
+    """With ``enable = ["guard"]``, hooks.json names ./spawn.js under modules, and the
+    module runs this interpreter's hookbus ``guard --json`` by path, with its wait."""
+    (project / ".hookbus.toml").write_text('enable = ["guard"]\n')
     index = compiled_index(config_files("project"))
-    assert index is not None
-    guard = {**index["handlers"][0], "name": "guard"}
-    index = {**index, "handlers": [*index["handlers"], guard]}  # type: ignore[typeddict-item]
     plan = manifest.plan(index, python=sys.executable, scope="project", project_dir=str(project))
     files = {Path(f.path).name: f.text for f in plan.owned}
     assert sorted(files) == ["hooks.json", "plugin.json", "spawn.js"]
@@ -77,6 +75,22 @@ def test_the_guard_brings_the_module_with_the_guard_command_baked_in(project: Pa
     assert f"const WAIT_MS = {GUARD_WAIT_MS}\n" in module
     assert "@@" not in module
     assert any("2.1.289 or later" in note for note in plan.notes)
+
+
+def test_the_guard_installs_and_uninstalls_through_the_cli(project: Path) -> None:
+    """``enable = ["guard"]``, installed with --plugin: the module is written, and the
+    PreToolUse hook for the spawn tools; uninstall removes all three files."""
+    (project / ".hookbus.toml").write_text('enable = ["guard"]\n')
+    before = snapshot(project)
+    done = hookbus_cli(project, "install", "--host", "claude", "--plugin")
+    assert done.returncode == 0, done.stderr
+    hooks = read_json(folder(project) / "hooks" / "hooks.json")
+    assert hooks["modules"] == ["./spawn.js"]
+    assert (folder(project) / "hooks" / "spawn.js").is_file()
+    assert "Agent" in hooks["hooks"]["PreToolUse"][0]["matcher"]
+    assert "note: the plugin needs Claude Code 2.1.289 or later" in done.stdout
+    assert hookbus_cli(project, "uninstall", "--host", "claude", "--plugin").returncode == 0
+    assert snapshot(project) == before
 
 
 def test_install_twice_is_the_same_and_uninstall_keeps_the_users_files(project: Path) -> None:

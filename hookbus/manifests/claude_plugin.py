@@ -88,7 +88,14 @@ def render_module(argv: list[str], wait_ms: int = GUARD_WAIT_MS) -> str:
 
 
 def guard_enabled(index: IndexData | None) -> bool:
-    return bool(index) and any(h["name"] == GUARD for h in index["handlers"])  # type: ignore[index]
+    """Whether ``index`` enables the built-in guard (a group: ``guard.on_spawn``, ...)."""
+    from hookbus.handlers import BUILTIN
+
+    if not index:
+        return False
+    target = BUILTIN.get(GUARD)
+    return any(h["name"] == GUARD or h["name"].startswith(f"{GUARD}.") or h["target"] == target
+               for h in index["handlers"])  # fmt: skip
 
 
 def _json(document: dict[str, Any]) -> str:

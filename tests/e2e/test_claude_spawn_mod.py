@@ -16,20 +16,20 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hookbus.handlers import BUILTIN
 from hookbus.manifests.claude_plugin import guard_argv, render_module
+from hookbus.store import Store
 
 from .harness import Claude, Run, Workspace
 
 pytestmark = pytest.mark.e2e
 
 STANDIN = [sys.executable, str(Path(__file__).parent.parent / "guard_standin.py")]
-needs_guard = pytest.mark.skipif("guard" not in BUILTIN, reason="the guard is not built in yet")
 #: The parent runs on sonnet; its Agent call asks for opus.
 PARENT = ("--model", "sonnet")
 
@@ -247,20 +247,30 @@ def test_an_older_claude_loads_none_of_the_plugin(claude: Claude, workspace: Wor
 # -- the real guard (issue 11): the child of an over-ceiling Agent call runs on sonnet ----
 
 
-@needs_guard
 @pytest.mark.parametrize("how", ["plugin", "settings"])
 def test_the_guard_keeps_the_child_on_the_parents_family(
     claude: Claude, workspace: Workspace, how: str
 ) -> None:
     """With ``enable = ["guard"]``, an Agent call asking for opus under a sonnet parent
-    runs on sonnet: through the plugin (the module decides) and through the settings
-    install (the PreToolUse guard's updatedInput)."""
+    runs on sonnet, with one dispatch row: through the plugin the module decides at
+    agent.spawn (Claude's debug log says a hook moved the model, and the PreToolUse
+    guard passed it through), through the settings install the PreToolUse guard's
+    updatedInput does."""
+    debug = workspace.root / "claude-debug.txt"
+    args = (*PARENT, "--debug-file", str(debug))
     if how == "plugin":
         install_builtin(workspace, "--plugin", "--scope", "user")
         assert (plugin_folder(workspace) / "hooks" / "spawn.js").is_file()
     else:
         install_builtin(workspace)
     run = claude.run("E2E-GUARD: delegate it", agent_script("E2E-GUARD"),
-                     tools=("Bash", "Agent"), args=PARENT)  # fmt: skip
+                     tools=("Bash", "Agent"), args=args)  # fmt: skip
     assert run.returncode == 0, run.describe()
     assert all("sonnet" in m for m in child_models(run, "E2E-GUARD")), run.describe()
+    [row] = Store(str(workspace.state / "store.sqlite3"), time.monotonic() + 30).dispatches()
+    assert (row.host, row.session_id) == ("claude", run.output["session_id"])
+    assert (row.agent_type, row.requested_model, row.action) == ("general-purpose", "opus", "cap")
+    assert "sonnet" in row.decided_model and "sonnet" in row.parent_model
+    moved = "agent.spawn general-purpose: model opus -> sonnet by a hook"
+    assert (moved in debug.read_text(errors="replace")) is (how == "plugin")
+    assert [d for d in workspace.diagnostics() if d.get("event") == "spawn-mod-failed"] == []
