@@ -60,7 +60,7 @@ def drive(
     done = subprocess.run(
         [NODE or "node", str(HERE / "claude_spawn_host.mjs"), str(module), ROOT],
         input=json.dumps(SPAWN if event is None else event), capture_output=True, text=True,
-        timeout=60, check=False,
+        timeout=60, check=False, cwd=tmp_path,
         env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "HOOKBUS_STATE_DIR": str(state),
              "STANDIN": standin, "STANDIN_LOG": str(tmp_path / "requests.jsonl"), **(env or {})},
     )  # fmt: skip
@@ -196,16 +196,19 @@ def test_a_hanging_guard_is_killed_and_fails_open(tmp_path: Path) -> None:
     assert_failed_open(out, "still running after 1500ms")
 
 
-def test_the_installed_module_fails_open_until_the_guard_command_exists(tmp_path: Path) -> None:
-    """The argv install bakes (this interpreter, hookbus's __main__.py, guard --json): with
-    no answer from it the spawn still proceeds."""
+def test_the_installed_argv_runs_the_real_guard(tmp_path: Path) -> None:
+    """The argv install bakes (this interpreter, hookbus's __main__.py, ``guard --json``)
+    answers the module: opus under a sonnet parent is capped to sonnet, no failure, and
+    one dispatch row is recorded."""
     from hookbus.manifests.claude_plugin import guard_argv
+    from hookbus.store import Store
 
-    out = drive(tmp_path, argv=guard_argv(sys.executable))
-    if out["diagnostics"]:
-        assert_failed_open(out, "hookbus guard")
-    else:  # the real command answered
-        assert "next" in out["result"] or "deny" in out["result"]
+    (tmp_path / ".hookbus.toml").write_text('enable = ["guard"]\n')
+    out = drive(tmp_path, argv=guard_argv(sys.executable), env={"PWD": str(tmp_path)})
+    assert out["diagnostics"] == [] and out["logs"] == []
+    assert out["result"] == {"next": {**SPAWN, "model": "sonnet"}}
+    [row] = Store(str(tmp_path / "state" / "store.sqlite3"), time.monotonic() + 30).dispatches()
+    assert (row.session_id, row.call_id, row.action) == ("sess-1", "toolu_fake0001", "cap")
 
 
 @pytest.mark.parametrize(
