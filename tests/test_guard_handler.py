@@ -193,6 +193,28 @@ def test_the_guard_command_answers_the_spawn_module(project: Path) -> None:
     assert junk.returncode == 2 and "unreadable request" in junk.stderr
 
 
+def test_the_guard_command_has_no_opinion_once_the_guard_is_not_enabled(project: Path) -> None:
+    # The installed module outlives a configuration that no longer enables the guard.
+    (project / ".hookbus.toml").write_text("enable = []\n")
+    request = {"host": "claude", "cwd": str(project), "agent_type": "Explore", "model": "opus",
+               "parent_model": SONNET}  # fmt: skip
+    done = hookbus_cli(project, "guard", "--json", stdin=json.dumps(request))
+    assert (done.returncode, json.loads(done.stdout)["action"]) == (0, "pass")
+    assert rows() == []
+
+
+def test_the_guard_command_keeps_the_valid_host_sections(project: Path) -> None:
+    (project / ".hookbus.toml").write_text(
+        'enable = ["guard"]\n[handlers.guard.hosts.codex]\nmode = 5\n'
+        '[handlers.guard.hosts.claude]\nmode = "warn"\n'
+    )
+    request = {"host": "claude", "cwd": str(project), "agent_type": "Explore", "model": "opus",
+               "parent_model": SONNET}  # fmt: skip
+    answer = json.loads(hookbus_cli(project, "guard", "--json", stdin=json.dumps(request)).stdout)
+    assert answer["action"] == "log"
+    assert "routing-config-invalid" in answer["reasons"]
+
+
 @pytest.mark.parametrize(
     ("host", "event", "matcher"),
     [

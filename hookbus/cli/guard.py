@@ -64,7 +64,11 @@ def main(opts: argparse.Namespace) -> int:
     except msgspec.DecodeError as exc:
         sys.stderr.write(f"hookbus guard: unreadable request: {exc}\n")
         return 2
-    options, problems = _options(request.cwd)
+    enabled, options, problems = _options(request.cwd)
+    if not enabled:
+        # The module outlived the configuration that installed it: no guard, no opinion.
+        sys.stdout.buffer.write(msgspec.json.encode(Answer(action="pass")) + b"\n")
+        return 0
     store: list[Any] = []
 
     def open_store() -> Any:
@@ -87,8 +91,9 @@ def main(opts: argparse.Namespace) -> int:
     return 0
 
 
-def _options(cwd: str) -> tuple[Any, tuple[str, ...]]:
-    """The guard's options as the hook would see them for ``cwd``, and their problems."""
+def _options(cwd: str) -> tuple[bool, Any, tuple[str, ...]]:
+    """Whether the configuration in effect for ``cwd`` enables the guard, its options as
+    the hook would see them, and their problems."""
     from hookbus.config import load
     from hookbus.discover import config_paths
     from hookbus.handlers.guard.options import GuardOptions
@@ -96,8 +101,11 @@ def _options(cwd: str) -> tuple[Any, tuple[str, ...]]:
     loaded = load(config_paths(cwd or None))
     for ref in loaded.settings.handlers:
         if ref.name == "guard":
+            from hookbus.bus.options import convert_options
+
             try:
-                return msgspec.convert(ref.settings.options, GuardOptions), ()
-            except msgspec.ValidationError as exc:
-                return GuardOptions(), (str(exc),)
-    return GuardOptions(), ()
+                options, problems = convert_options(ref.settings.options, GuardOptions)
+            except msgspec.ValidationError as exc:  # GuardOptions has no required field
+                return True, GuardOptions(), (str(exc),)
+            return True, options, tuple(problems)
+    return False, None, ()

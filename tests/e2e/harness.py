@@ -280,7 +280,10 @@ def kill_group(pgid: int) -> tuple[str, ...]:
             fields = stat.read_text().rpartition(")")[2].split()
             if int(fields[2]) == pgid and fields[0] != "Z":
                 cmdline = (stat.parent / "cmdline").read_bytes()
-                members.append(cmdline.replace(b"\0", b" ").decode(errors="replace").strip())
+                # An empty command line is a process caught between exit and zombie (its
+                # memory, and with it argv, already released): it is not left behind.
+                if cmdline:
+                    members.append(cmdline.replace(b"\0", b" ").decode(errors="replace").strip())
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGKILL)
     return tuple(members)
