@@ -14,7 +14,8 @@ nothing else; the command is the one ``hookbus manifest --host claude`` installs
       same command anyway: what hookbus costs for an event nobody wants.
 
 Baselines from the same run: ``python -I -S -c pass`` and ``stdlib_hook.py`` (a stdlib
-hook on the same Bash payload), and hook_latency's case (a), nobody subscribed. Each
+hook on the same Bash payload), and hook_latency's cases (a), nobody subscribed, and (b),
+one trivial sync handler: what the guard costs over any handler is (g) - (b). Each
 round runs every case once in a fresh random order. Ratios are against the stdlib hook.
 
 Standard library only. Exit status 1 when the measurement cannot be trusted (a wrong
@@ -107,7 +108,7 @@ def main() -> int:
         baselines = [c for c in hl.baseline_cases(opts.python, root, env)
                      if c.key in ("isolated", "stdlib")]  # fmt: skip
         hookbus, _ = hl.hookbus_cases(opts.python, root, env)
-        idle = [c for c in hookbus if c.key == "a"]
+        idle = [c for c in hookbus if c.key in ("a", "b")]
         guard = guard_cases(opts.python, root, env)
         for case in baselines + idle:
             hl.prepare(case)
