@@ -23,7 +23,7 @@ import pytest
 
 from . import hosts
 from .conftest import GOLDEN, skip_loudly
-from .harness import Workspace, capturing_goldens
+from .harness import Workspace, capturing_goldens, dispatches
 from .hermes_host import CONFIG, Hermes, HermesRun, hookbus_importable, tool_results
 
 pytestmark = pytest.mark.e2e
@@ -310,19 +310,6 @@ def install_guard(hermes: Hermes, delegation: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def dispatches(hermes: Hermes, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    import time
-
-    from hookbus.store import open_store
-
-    monkeypatch.setenv("HOOKBUS_STATE_DIR", str(hermes.workspace.state))
-    store = open_store(time.monotonic() + 30)
-    try:
-        return store.dispatches()
-    finally:
-        store.close()
-
-
 def delegation_script() -> dict[str, Any]:
     """The parent delegates a task; the child (if it runs) answers at once."""
     return {"conversations": [
@@ -334,9 +321,7 @@ def delegation_script() -> dict[str, Any]:
     ]}  # fmt: skip
 
 
-def test_the_guard_blocks_a_delegate_priced_over_the_parent(
-    hermes: Hermes, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_guard_blocks_a_delegate_priced_over_the_parent(hermes: Hermes) -> None:
     """``delegation.model`` (Opus) over the parent's Sonnet: the model reads the guard's
     block as ``delegate_task``'s error, no child request reaches the model, and one
     ``block`` row is recorded."""
@@ -348,14 +333,12 @@ def test_the_guard_blocks_a_delegate_priced_over_the_parent(
     assert "delegation.model" in told["error"]
     assert run.model.conversation("GUARD-CHILD") == []
     assert [r["model"] for r in run.model.chat_requests()] == [PARENT_MODEL, PARENT_MODEL]
-    [row] = dispatches(hermes, monkeypatch)
+    [row] = dispatches(hermes.workspace)
     assert (row.action, row.requested_model, row.parent_model) == (
         "block", "claude-opus-4-1", PARENT_MODEL)  # fmt: skip
 
 
-def test_the_guard_lets_a_cheaper_delegate_run_on_its_model(
-    hermes: Hermes, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_guard_lets_a_cheaper_delegate_run_on_its_model(hermes: Hermes) -> None:
     """A cheaper ``delegation.model`` (Haiku): the child runs, its request on Haiku, and
     one ``pass`` row is recorded."""
     install_guard(hermes, "claude-haiku-4-5")
@@ -365,6 +348,6 @@ def test_the_guard_lets_a_cheaper_delegate_run_on_its_model(
     assert [r["model"] for r in child] == ["claude-haiku-4-5"]
     assert [r["model"] for r in run.model.conversation("E2E-GUARD")] == [PARENT_MODEL] * 2
     assert tool_results(run, "E2E-GUARD")[0]["results"][0]["summary"] == "Child done."
-    [row] = dispatches(hermes, monkeypatch)
+    [row] = dispatches(hermes.workspace)
     assert (row.action, row.decided_model, row.parent_model) == (
         "pass", "claude-haiku-4-5", PARENT_MODEL)  # fmt: skip

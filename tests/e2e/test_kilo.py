@@ -21,6 +21,7 @@ from .opencode_host import (
     OpenCode,
     assert_ok,
     check_deny,
+    check_guard_cap,
     check_hookbus_missing,
     decoded,
     save_goldens,
@@ -73,3 +74,7 @@ def test_hookbus_missing_after_install_blocks_nothing_and_says_so_once(
     kilo: OpenCode, tmp_path: Path
 ) -> None:
     check_hookbus_missing(kilo, "E2E-KMISSING", tmp_path / "gone")
+
+
+def test_the_guard_runs_a_premium_task_on_the_parents_model(kilo: OpenCode) -> None:
+    check_guard_cap(kilo, "E2E-KGUARD")

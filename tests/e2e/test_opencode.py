@@ -23,6 +23,7 @@ from .opencode_host import (
     OpenCode,
     assert_ok,
     check_deny,
+    check_guard_cap,
     check_hookbus_missing,
     decoded,
     diagnostics_named,
@@ -209,3 +210,7 @@ def test_a_write_is_an_after_tool_and_an_after_edit_of_the_absolute_file(
     after = next(e for e in decoded(workspace) if e["kind"] == "after-tool")
     assert after["tool"]["paths"] == [path]
     assert [c["path"] for c in after["changes"]] == [path]
+
+
+def test_the_guard_runs_a_premium_task_on_the_parents_model(opencode: OpenCode) -> None:
+    check_guard_cap(opencode, "E2E-GUARD")
