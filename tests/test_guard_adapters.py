@@ -209,7 +209,8 @@ def test_pi_records_a_subagent_call_and_changes_nothing(
     tmp_path: Path, isolated_environment: Path
 ) -> None:
     """Pi's ``subagent`` tool names no model: the extension returns nothing, the event's
-    input is as it was, and one ``log`` row says no price was checked."""
+    input is as it was, and one ``log`` row says no price was checked (the parent's model
+    is the one Pi's ``ctx`` names)."""
     project = guard_project(tmp_path / "proj")
     assert hookbus_cli(project, "install", "--host", "pi").returncode == 0
     loadable = project / "hookbus.mjs"  # Node imports .mjs; Pi's jiti the .ts itself
@@ -230,7 +231,7 @@ def test_pi_records_a_subagent_call_and_changes_nothing(
     [row] = rows()
     assert (row.host, row.session_id, row.call_id, row.agent_type, row.action) == (
         "pi", "pi-session", "call_pi", "scout", "log")  # fmt: skip
-    assert row.reasons == ("no-price-check",)
+    assert (row.reasons, row.parent_model) == (("no-price-check",), f"anthropic/{OPUS}")
     secret_free(isolated_environment)
 
 

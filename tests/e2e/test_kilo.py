@@ -1,7 +1,7 @@
 """The real Kilo CLI 7.7.7 (an OpenCode descendant), headless and offline, with hookbus
 installed by ``hookbus install --host kilo`` into a ``.kilo/plugin/`` that already holds
-a plugin of the user's own. Kilo takes 20-40 s a run, so three runs: a deny the model
-reads, an allow with the exact events, and hookbus gone after install.
+a plugin of the user's own. Kilo takes 20-40 s a run, so four runs: a deny the model
+reads, an allow with the exact events, hookbus gone after install, and the guard.
 """
 
 from __future__ import annotations
