@@ -331,29 +331,38 @@ def guard_config() -> dict[str, Any]:
     }  # fmt: skip
 
 
+def install_guard(host: OpenCode, options: str = "") -> None:
+    """``enable = ["guard"]`` alone (``options`` after it), installed for the host."""
+    ws = host.workspace
+    (ws.project / ".hookbus.toml").write_text(f'enable = ["guard"]\n{options}')
+    argv = [sys.executable, "-m", "hookbus", "install", "--host", host.flavour.host]
+    done = subprocess.run(argv, cwd=ws.project, env=ws.base_env(), capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def premium_task(marker: str) -> dict[str, Any]:
+    """The parent calls ``task`` with ``hookbus-premium``; the child answers at once."""
+    return {"conversations": [
+        {"match": f"{marker}-CHILD", "turns": [{"text": "Child done."}]},
+        {"match": marker, "turns": [
+            {"tool_use": {"name": "task", "input": {
+                "description": "List the tests", "prompt": f"{marker}-CHILD: list the tests",
+                "subagent_type": "hookbus-premium"}}},
+            {"text": "Parent done."}]},
+    ]}  # fmt: skip
+
+
 def check_guard_cap(host: OpenCode, marker: str) -> OpenCodeRun:
     """``enable = ["guard"]``: the parent (Sonnet) calls ``task`` with ``hookbus-premium``
     (Opus); the shim edits the args in place to ``hookbus-parent``, so the child's request
     reaches the model on the parent's model; one ``cap`` row."""
     ws = host.workspace
-    (ws.project / ".hookbus.toml").write_text('enable = ["guard"]\n')
-    argv = [sys.executable, "-m", "hookbus", "install", "--host", host.flavour.host]
-    done = subprocess.run(argv, cwd=ws.project, env=ws.base_env(), capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL, check=False)  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    child = f"{marker}-CHILD"
-    scenario = {"conversations": [
-        {"match": child, "turns": [{"text": "Child done."}]},
-        {"match": marker, "turns": [
-            {"tool_use": {"name": "task", "input": {
-                "description": "List the tests", "prompt": f"{child}: list the tests",
-                "subagent_type": "hookbus-premium"}}},
-            {"text": "Parent done."}]},
-    ]}  # fmt: skip
-    run = host.run(f"{marker}: delegate the listing", scenario, config=guard_config())
+    install_guard(host)
+    run = host.run(f"{marker}: delegate the listing", premium_task(marker), config=guard_config())
 
     assert_ok(run)
-    assert [r["model"] for r in run.model.conversation(child)] == [PARENT_MODEL]
+    assert [r["model"] for r in run.model.conversation(f"{marker}-CHILD")] == [PARENT_MODEL]
     assert {r["model"] for r in run.model.conversation(marker)} == {PARENT_MODEL}
     [row] = dispatches(ws)
     assert (row.host, row.agent_type, row.action, row.parent_model, row.decided_model) == (
