@@ -136,8 +136,15 @@ class Part(msgspec.Struct):
     synthetic: bool = False
 
 
+class Message(msgspec.Struct):
+    """``chat.message``'s user message: its ``model`` is the one the turn runs on."""
+
+    model: ModelRef | None = None
+
+
 class Output(msgspec.Struct, kw_only=True):
     args: dict[str, Any] | None = None
+    message: Message | None = None
     title: str | None = None
     output: Any = None
     metadata: dict[str, Any] = {}
@@ -208,6 +215,10 @@ def decode(host: str, data: bytes, native: str | None) -> ev.Event:
     child = ev.Agent(role="subagent", id=session, type=n.agent or (info.agent if info else None),
                      parent_id=parent)  # fmt: skip
     model = n.input.model.modelID if n.input.model else None
+    if model is None and n.output is not None and n.output.message and n.output.message.model:
+        # ``opencode run`` without --model (1.18.33, session/prompt.ts) passes chat.message
+        # an input of the session id alone; the model is on the message it created.
+        model = n.output.message.model.modelID
     common: dict[str, Any] = {
         "host": host, "native": name, "session_id": session, "cwd": cwd,
         "agent": child if parent else ev.MAIN, "model": model, "raw": msgspec.Raw(data),

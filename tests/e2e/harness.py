@@ -19,11 +19,14 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .fake_models.anthropic import FakeAnthropic
 from .fake_models.base import Scenario
 from .fake_models.openai_responses import FakeOpenAIResponses
+
+if TYPE_CHECKING:
+    from hookbus.store import Dispatch
 
 HERE = Path(__file__).resolve().parent
 HANDLERS_MODULE = "e2e_handlers"
@@ -395,3 +398,14 @@ class Codex:
             done = run_process(argv, cwd=ws.project, env=env, timeout=timeout)
             seconds = time.monotonic() - started
         return CodexRun(argv, done, seconds, model)
+
+
+def dispatches(ws: Workspace) -> list[Dispatch]:
+    """The dispatch rows in the workspace's store (what the guard recorded)."""
+    from hookbus.store import FILE, Store
+
+    store = Store(str(ws.state / FILE), time.monotonic() + 30)
+    try:
+        return store.dispatches()
+    finally:
+        store.close()

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,7 +32,7 @@ from typing import Any
 from . import hosts
 from .fake_models.base import Scenario
 from .fake_models.openai_chat import FakeOpenAIChat
-from .harness import HostRun, Workspace, run_process
+from .harness import HostRun, Workspace, dispatches, run_process
 
 #: Kilo takes 23-40 s a run on this kind of machine; OpenCode 5-15 s.
 RUN_TIMEOUT = 100.0
@@ -159,17 +161,35 @@ class OpenCode:
         shim.write_text(text)
 
     def run(
-        self, prompt: str, scenario: Scenario | Mapping[str, Any], *, timeout: float = RUN_TIMEOUT
+        self,
+        prompt: str,
+        scenario: Scenario | Mapping[str, Any],
+        *,
+        timeout: float = RUN_TIMEOUT,
+        config: Mapping[str, Any] | None = None,
     ) -> OpenCodeRun:
+        """One ``run``; ``config`` is merged into the provider's (objects key by key)."""
         ws = self.workspace
         with FakeOpenAIChat(scenario, log_path=ws.root / "requests.jsonl") as model:
-            config = ws.project / self.flavour.config_file
-            config.write_text(json.dumps(provider_config(model.url), indent=2) + "\n")
+            path = ws.project / self.flavour.config_file
+            merged = merge(provider_config(model.url), config or {})
+            path.write_text(json.dumps(merged, indent=2) + "\n")
             argv = [str(self.executable), "run", prompt, "--format", "json", "--title", "e2e"]
             started = time.monotonic()
             done = run_process(argv, cwd=ws.project, env=self.env(), timeout=timeout)
             seconds = time.monotonic() - started
         return OpenCodeRun(argv, done, seconds, model)
+
+
+def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``over`` laid on ``base``: objects merged key by key, anything else replaced."""
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
 
 
 #: The user's own plugin, already in the config folder: it notes each tool call it sees
@@ -286,4 +306,68 @@ def check_hookbus_missing(host: OpenCode, marker: str, nowhere: Path) -> OpenCod
         "hook-unavailable", host.flavour.host, "tool.execute.before")  # fmt: skip
     assert "cannot run" in line["message"]
     assert run.process.stderr.count("hookbus: tool.execute.before:") == 1
+    return run
+
+
+#: The parent's model and the premium profile's, both priced (Claude's ids) and served by
+#: the fake provider under those names.
+PARENT_MODEL, PREMIUM_MODEL = "claude-sonnet-4-5", "claude-opus-4-1"
+
+
+def guard_config() -> dict[str, Any]:
+    """Over the provider's config: the parent on Sonnet, and two subagents, the tier
+    profile ``hookbus-premium`` pinned to Opus and the parent profile ``hookbus-parent``
+    (no model: OpenCode runs it on the calling message's model)."""
+    limits = {"tool_call": True, "limit": {"context": 128000, "output": 4096}}
+    return {
+        "model": f"fake/{PARENT_MODEL}",
+        "small_model": f"fake/{PARENT_MODEL}",
+        "agent": {
+            "hookbus-premium": {"description": "Premium tier", "mode": "subagent",
+                                "model": f"fake/{PREMIUM_MODEL}"},
+            "hookbus-parent": {"description": "Runs on the parent", "mode": "subagent"},
+        },
+        "provider": {"fake": {"models": {PARENT_MODEL: limits, PREMIUM_MODEL: limits}}},
+    }  # fmt: skip
+
+
+def install_guard(host: OpenCode, options: str = "") -> None:
+    """``enable = ["guard"]`` alone (``options`` after it), installed for the host."""
+    ws = host.workspace
+    (ws.project / ".hookbus.toml").write_text(f'enable = ["guard"]\n{options}')
+    argv = [sys.executable, "-m", "hookbus", "install", "--host", host.flavour.host]
+    done = subprocess.run(argv, cwd=ws.project, env=ws.base_env(), capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def premium_task(marker: str) -> dict[str, Any]:
+    """The parent calls ``task`` with ``hookbus-premium``; the child answers at once."""
+    return {"conversations": [
+        {"match": f"{marker}-CHILD", "turns": [{"text": "Child done."}]},
+        {"match": marker, "turns": [
+            {"tool_use": {"name": "task", "input": {
+                "description": "List the tests", "prompt": f"{marker}-CHILD: list the tests",
+                "subagent_type": "hookbus-premium"}}},
+            {"text": "Parent done."}]},
+    ]}  # fmt: skip
+
+
+def check_guard_cap(host: OpenCode, marker: str) -> OpenCodeRun:
+    """``enable = ["guard"]``: the parent (Sonnet) calls ``task`` with ``hookbus-premium``
+    (Opus); the shim edits the args in place to ``hookbus-parent``, so the child's request
+    reaches the model on the parent's model; one ``cap`` row."""
+    ws = host.workspace
+    install_guard(host)
+    run = host.run(f"{marker}: delegate the listing", premium_task(marker), config=guard_config())
+
+    assert_ok(run)
+    assert [r["model"] for r in run.model.conversation(f"{marker}-CHILD")] == [PARENT_MODEL]
+    assert {r["model"] for r in run.model.conversation(marker)} == {PARENT_MODEL}
+    [row] = dispatches(ws)
+    assert (row.host, row.agent_type, row.action, row.parent_model, row.decided_model) == (
+        host.flavour.host, "hookbus-premium", "cap", PARENT_MODEL, PARENT_MODEL)  # fmt: skip
+    # The user's plugin runs before hookbus's: it saw the call as the model wrote it.
+    [mine] = [c for c in users_calls(ws) if c["tool"] == "task"]
+    assert mine["args"]["subagent_type"] == "hookbus-premium"
     return run

@@ -23,7 +23,7 @@ import pytest
 
 from . import hosts
 from .conftest import GOLDEN, skip_loudly
-from .harness import Workspace, capturing_goldens
+from .harness import Workspace, capturing_goldens, dispatches
 from .hermes_host import CONFIG, Hermes, HermesRun, hookbus_importable, tool_results
 
 pytestmark = pytest.mark.e2e
@@ -290,3 +290,64 @@ def test_install_twice_then_uninstall_gives_the_users_files_back(hermes: Hermes)
     assert not init.parent.exists()
     assert (hermes.hermes_home / "plugins" / "users_plugin" / "__init__.py").exists()
     assert os.listdir(hermes.hermes_home / "plugins") == ["users_plugin"]
+
+
+# -- the guard ------------------------------------------------------------------------------
+
+PARENT_MODEL = "claude-sonnet-4-5"
+
+
+def install_guard(hermes: Hermes, delegation: str) -> None:
+    """``enable = ["guard"]`` alone, installed; the parent on Sonnet and ``delegation.model``
+    set in the user's ``config.yaml`` (Hermes runs every delegate on it)."""
+    ws = hermes.workspace
+    text = hermes.config.read_text().replace("default: fake-model", f"default: {PARENT_MODEL}")
+    hermes.config.write_text(f"{text}delegation:\n  model: {delegation}\n")
+    (ws.project / ".hookbus.toml").write_text('enable = ["guard"]\n')
+    argv = [sys.executable, "-m", "hookbus", "install", "--host", "hermes"]
+    done = subprocess.run(argv, cwd=ws.project, env=hermes.env(), capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def delegation_script() -> dict[str, Any]:
+    """The parent delegates a task; the child (if it runs) answers at once."""
+    return {"conversations": [
+        {"match": "GUARD-CHILD", "turns": [{"text": "Child done."}]},
+        {"match": "E2E-GUARD", "turns": [
+            {"tool_use": {"name": "delegate_task",
+                          "input": {"goal": "GUARD-CHILD: list the tests"}}},
+            {"text": "Parent done."}]},
+    ]}  # fmt: skip
+
+
+def test_the_guard_blocks_a_delegate_priced_over_the_parent(hermes: Hermes) -> None:
+    """``delegation.model`` (Opus) over the parent's Sonnet: the model reads the guard's
+    block as ``delegate_task``'s error, no child request reaches the model, and one
+    ``block`` row is recorded."""
+    install_guard(hermes, "claude-opus-4-1")
+    run = hermes.run("E2E-GUARD: delegate the listing", delegation_script())
+    finished(run)
+    [told] = tool_results(run, "E2E-GUARD")
+    assert told["error"].startswith("hookbus guard: subagent on claude-opus-4-1 is priced above")
+    assert "delegation.model" in told["error"]
+    assert run.model.conversation("GUARD-CHILD") == []
+    assert [r["model"] for r in run.model.chat_requests()] == [PARENT_MODEL, PARENT_MODEL]
+    [row] = dispatches(hermes.workspace)
+    assert (row.action, row.requested_model, row.parent_model) == (
+        "block", "claude-opus-4-1", PARENT_MODEL)  # fmt: skip
+
+
+def test_the_guard_lets_a_cheaper_delegate_run_on_its_model(hermes: Hermes) -> None:
+    """A cheaper ``delegation.model`` (Haiku): the child runs, its request on Haiku, and
+    one ``pass`` row is recorded."""
+    install_guard(hermes, "claude-haiku-4-5")
+    run = hermes.run("E2E-GUARD: delegate the listing", delegation_script())
+    finished(run)
+    child = run.model.conversation("GUARD-CHILD")
+    assert [r["model"] for r in child] == ["claude-haiku-4-5"]
+    assert [r["model"] for r in run.model.conversation("E2E-GUARD")] == [PARENT_MODEL] * 2
+    assert tool_results(run, "E2E-GUARD")[0]["results"][0]["summary"] == "Child done."
+    [row] = dispatches(hermes.workspace)
+    assert (row.action, row.decided_model, row.parent_model) == (
+        "pass", "claude-haiku-4-5", PARENT_MODEL)  # fmt: skip

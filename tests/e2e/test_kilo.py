@@ -1,7 +1,7 @@
 """The real Kilo CLI 7.7.7 (an OpenCode descendant), headless and offline, with hookbus
 installed by ``hookbus install --host kilo`` into a ``.kilo/plugin/`` that already holds
-a plugin of the user's own. Kilo takes 20-40 s a run, so three runs: a deny the model
-reads, an allow with the exact events, and hookbus gone after install.
+a plugin of the user's own. Kilo takes 20-40 s a run, so four runs: a deny the model
+reads, an allow with the exact events, hookbus gone after install, and the guard.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from .opencode_host import (
     OpenCode,
     assert_ok,
     check_deny,
+    check_guard_cap,
     check_hookbus_missing,
     decoded,
     save_goldens,
@@ -73,3 +74,7 @@ def test_hookbus_missing_after_install_blocks_nothing_and_says_so_once(
     kilo: OpenCode, tmp_path: Path
 ) -> None:
     check_hookbus_missing(kilo, "E2E-KMISSING", tmp_path / "gone")
+
+
+def test_the_guard_runs_a_premium_task_on_the_parents_model(kilo: OpenCode) -> None:
+    check_guard_cap(kilo, "E2E-KGUARD")

@@ -17,15 +17,20 @@ import pytest
 
 from . import hosts
 from .conftest import GOLDEN, host_program, skip_loudly
-from .harness import Workspace, capturing_goldens
+from .harness import Workspace, capturing_goldens, dispatches
 from .opencode_host import (
+    PARENT_MODEL,
     PROOF,
     OpenCode,
     assert_ok,
     check_deny,
+    check_guard_cap,
     check_hookbus_missing,
     decoded,
     diagnostics_named,
+    guard_config,
+    install_guard,
+    premium_task,
     save_goldens,
     shell_turn,
     tool_script,
@@ -209,3 +214,29 @@ def test_a_write_is_an_after_tool_and_an_after_edit_of_the_absolute_file(
     after = next(e for e in decoded(workspace) if e["kind"] == "after-tool")
     assert after["tool"]["paths"] == [path]
     assert [c["path"] for c in after["changes"]] == [path]
+
+
+def test_the_guard_runs_a_premium_task_on_the_parents_model(opencode: OpenCode) -> None:
+    check_guard_cap(opencode, "E2E-GUARD")
+
+
+def test_the_guard_blocks_a_premium_task_it_cannot_move(
+    opencode: OpenCode, workspace: Workspace
+) -> None:
+    """With no parent profile (``parent = ""``) the premium task cannot be moved onto the
+    parent: the shim throws, the model reads the guard's text as the tool's error, no
+    child request reaches the model, and one ``block`` row is recorded."""
+    install_guard(opencode, '[handlers.guard]\nparent = ""\n')
+    run = opencode.run("E2E-GBLOCK: delegate the listing", premium_task("E2E-GBLOCK"),
+                       config=guard_config())  # fmt: skip
+
+    assert_ok(run)
+    assert run.model.conversation("E2E-GBLOCK-CHILD") == []
+    _, second = run.model.conversation("E2E-GBLOCK")
+    [told] = run.model.tool_outputs(second)
+    # The profile is priced as its tier (premium: opus), not by the model opencode.json pins.
+    assert told == (f"hookbus guard: hookbus-premium on opus is priced above the parent's "
+                    f"model {PARENT_MODEL}. Do the work in this session.")  # fmt: skip
+    [row] = dispatches(workspace)
+    assert (row.action, row.agent_type, row.parent_model) == (
+        "block", "hookbus-premium", PARENT_MODEL)  # fmt: skip
