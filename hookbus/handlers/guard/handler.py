@@ -73,9 +73,12 @@ def on_subagent_start(event: Event, ctx: Context) -> Reply | None:
 #: no cache to keep there (and no hook process to start at every session).
 NO_CACHE = ("codex", "cursor", "hermes", "pi")
 CACHING = tuple(h for h in HOSTS if h not in NO_CACHE)
+#: OpenCode's and Kilo's session.created names no model (their chat.message does).
+SESSION_START_CACHING = tuple(h for h in CACHING if h not in ("opencode", "kilo"))
 
 
-@handler("session-start", hosts=CACHING, env=ENV, timeout=TIMEOUT, options=GuardOptions)
+@handler("session-start", hosts=SESSION_START_CACHING, env=ENV, timeout=TIMEOUT,
+         options=GuardOptions)  # fmt: skip
 def on_session_start(event: Event, ctx: Context) -> None:
     """Remember the session's model: the ceiling of the children it spawns."""
     if isinstance(event, SessionStart) and event.model:
