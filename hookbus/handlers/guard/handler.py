@@ -109,7 +109,7 @@ def _guard(event: Event, ctx: Context) -> Reply | None:
         return None
     rules = rules_for(event, ctx.capabilities)
     parent, fresh = _parent(event, ctx, rules)
-    env = ctx.env
+    setting, forced = subagent_model_setting(ctx.env)
     verdicts: list[Verdict] = []
     for spawn in spawns_of(event):
         ask = Ask(
@@ -118,8 +118,8 @@ def _guard(event: Event, ctx: Context) -> Reply | None:
             requested=spawn.model,
             parent=parent,
             fresh=fresh,
-            setting=env.get("CLAUDE_CODE_SUBAGENT_MODEL") or None,
-            forced=env.get("CLAUDE_CODE_SUBAGENT_MODEL_FORCE", "").strip().lower() in _ON,
+            setting=setting,
+            forced=forced,
             command_subtask=command_subtask(event),
             escalation=escalation_token(event, spawn.prompt),
         )
@@ -131,6 +131,13 @@ def _guard(event: Event, ctx: Context) -> Reply | None:
         verdicts.append(verdict)
         _record(event, ctx, policy, ask, verdict)
     return reply_for(event, tuple(verdicts), rules)
+
+
+def subagent_model_setting(env: Mapping[str, str]) -> tuple[str | None, bool]:
+    """``CLAUDE_CODE_SUBAGENT_MODEL`` (None when unset or empty) and whether its
+    ``_FORCE`` flag is on (``1``, ``true``, ``yes``, ``on``)."""
+    forced = env.get("CLAUDE_CODE_SUBAGENT_MODEL_FORCE", "").strip().lower() in _ON
+    return env.get("CLAUDE_CODE_SUBAGENT_MODEL") or None, forced
 
 
 def escalation_token(event: Event, prompt: str | None) -> str:
@@ -248,13 +255,14 @@ def decide_request(request: SpawnRequest, options: GuardOptions | None,
             parent = store().session_get(request.host, request.session_id, PARENT_MODEL)
         except Exception:
             parent = None
+    setting, forced = subagent_model_setting(env)
     ask = Ask(
         host=request.host,
         agent_type=request.agent_type,
         requested=request.model,
         parent=parent or None,
-        setting=env.get("CLAUDE_CODE_SUBAGENT_MODEL") or None,
-        forced=env.get("CLAUDE_CODE_SUBAGENT_MODEL_FORCE", "").strip().lower() in _ON,
+        setting=setting,
+        forced=forced,
     )
     verdict = decide(ask, rules, policy, identify)
     if verdict is None:
