@@ -36,12 +36,16 @@ from hookbus.output import HookOutput
 from hookbus.runtime import index
 from hookbus.runtime.call import Call, driver_refusal
 from hookbus.runtime.emergency import Emergency
-from hookbus.runtime.intake import Intake, read_payload
+from hookbus.runtime.intake import MAX_INPUT, Intake, read_payload
 from hookbus.runtime.peek import peek, sniff
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    #: Runs a call someone may want; its reply (diagnostics recorded, after-reply work
+    #: appended to the list).
+    Dispatch = Callable[[Call, list[Callable[[], None]]], HookOutput]
 
 USAGE = "usage: hookbus run --host NAME [--event NATIVE] [--timeout SECONDS]"
 #: The last resort fires this long before the host would kill the hook.
@@ -100,21 +104,16 @@ def parse(argv: list[str]) -> tuple[Options, list[str]]:
     return opts, problems
 
 
-def main(argv: list[str]) -> int:
-    """Run one hook call; the process's exit code (its reply is written already)."""
+def main(argv: list[str], payload: bytes | None = None) -> int:
+    """Run one hook call; the process's exit code (its reply is written already). With
+    ``payload``, that is the input (already read from stdin by the caller)."""
     started = time.monotonic()
     diagnostics.defer()
     emergency = Emergency()
     emergency.install()
     emergency.on_fire = lambda signal: _gave_up(signal, started)
     after_reply: list[Callable[[], None]] = []
-    try:
-        code = _run(argv, started, emergency, after_reply)
-    except Exception as exc:  # a bug of ours must not become the host's problem
-        import traceback
-
-        diagnostics.emit("internal-error", repr(exc), error=traceback.format_exc(limit=8))
-        code = emergency.answer(emergency.current())
+    code = answer(argv, started, emergency, after_reply, payload=payload)
     emergency.disarm()
     # The host waits for the process, not only the reply: the writer's grace ends before
     # the host's own timeout would (Claude's SessionEnd hooks get 1.5 s in all).
@@ -128,6 +127,28 @@ def main(argv: list[str]) -> int:
     except Exception:
         pass
     return code
+
+
+def answer(
+    argv: list[str],
+    started: float,
+    emergency: Emergency,
+    after: list[Callable[[], None]],
+    *,
+    payload: bytes | None = None,
+    dispatch: Dispatch | None = None,
+) -> int:
+    """Answer one call through ``emergency`` (which writes the reply, once); the exit
+    code. ``payload`` is the input when the caller has read it; ``dispatch`` runs a call
+    someone may want (default: the watched worker, :mod:`~hookbus.runtime.watchdog`).
+    The warm server (:mod:`hookbus.runtime.served`) passes both."""
+    try:
+        return _run(argv, started, emergency, after, payload, dispatch)
+    except Exception as exc:  # a bug of ours must not become the host's problem
+        import traceback
+
+        diagnostics.emit("internal-error", repr(exc), error=traceback.format_exc(limit=8))
+        return emergency.answer(emergency.current())
 
 
 def _gave_up(signal: str, started: float) -> None:
@@ -163,7 +184,12 @@ def flush_diagnostics(grace: float, actions: list[Callable[[], None]] | None = N
 
 
 def _run(
-    argv: list[str], started: float, emergency: Emergency, after: list[Callable[[], None]]
+    argv: list[str],
+    started: float,
+    emergency: Emergency,
+    after: list[Callable[[], None]],
+    payload: bytes | None,
+    dispatch: Dispatch | None,
 ) -> int:
     try:
         opts, problems = parse(argv)
@@ -188,11 +214,14 @@ def _run(
     # The read gets most of the budget, not all: what follows must still have time to
     # refuse an event a guard wants when its payload never arrives whole.
     own = budget(DEFAULT_BUDGET, timeout)
-    intake = read_payload(facts, started + own - min(1.0, own / 4))
+    if payload is None:
+        intake = read_payload(facts, started + own - min(1.0, own / 4))
+    else:
+        intake = Intake(payload[: MAX_INPUT + 1], "eof")
     try:
         peeked = peek(intake.data, facts, opts.event)
     except ValueError as exc:
-        return _unreadable(intake, facts, opts, str(exc), started, emergency, after)
+        return _unreadable(intake, facts, opts, str(exc), started, emergency, after, dispatch)
     command, (facts, native, tool) = facts, (peeked.facts, peeked.native, peeked.tool)
     no_opinion = facts.no_opinion_for(native)
     if facts is not command:
@@ -220,11 +249,9 @@ def _run(
     if _nobody(lookup, facts.name, native, tool):
         emergency.set(no_opinion)
         return emergency.answer(no_opinion)
-    from hookbus.runtime.watchdog import dispatch_guarded
-
     call = Call(facts, native, tool, intake.data, peeked.payload, timeout=timeout,
                 started=started, files=files, lookup=lookup, emergency=emergency)  # fmt: skip
-    return emergency.answer(dispatch_guarded(call, after))
+    return emergency.answer(_dispatcher(dispatch)(call, after))
 
 
 def _unknown_host(message: str) -> int:
@@ -250,6 +277,7 @@ def _unreadable(  # noqa: PLR0917
     started: float,
     emergency: Emergency,
     after: list[Callable[[], None]],
+    dispatch: Dispatch | None,
 ) -> int:
     """Input that cannot be read: the host's no-opinion, or the deny of a fail-closed
     handler that may want the event (a guard is not bypassed by a payload made too large,
@@ -279,12 +307,18 @@ def _unreadable(  # noqa: PLR0917
     lookup = index.read(files)
     if _nobody(lookup, facts.name, native, tool):
         return emergency.answer(no_opinion)
-    from hookbus.runtime.watchdog import dispatch_guarded
-
     call = Call(facts, native, tool, intake.data, None,
                 timeout=opts.timeout or facts.timeout_for(native), started=started,
                 files=files, lookup=lookup, emergency=emergency)  # fmt: skip
-    return emergency.answer(dispatch_guarded(call, after))
+    return emergency.answer(_dispatcher(dispatch)(call, after))
+
+
+def _dispatcher(dispatch: Dispatch | None) -> Dispatch:
+    if dispatch is not None:
+        return dispatch
+    from hookbus.runtime.watchdog import dispatch_guarded
+
+    return dispatch_guarded
 
 
 def _guarded_answer(facts: HostFacts, native: str, payload: dict[str, object] | None) -> HookOutput:

@@ -43,6 +43,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from hookbus.runtime.index import HandlerData
+    from hookbus.runtime.isolate import Child
+
+    Run = Callable[..., Child]
 
 #: The worker is gone this long after the deadline, whatever it is doing.
 WORKER_AFTERLIFE = 30.0
@@ -87,8 +90,11 @@ def precomputed_fallback(call: Call) -> HookOutput:
     return call.lookup.refusal(call.facts.name, call.native) or no_opinion
 
 
-def dispatch_guarded(call: Call, after_reply: list[Callable[[], None]]) -> HookOutput:
-    """Dispatch in a watched worker; see the module docstring."""
+def dispatch_guarded(
+    call: Call, after_reply: list[Callable[[], None]], run: Run = run_child
+) -> HookOutput:
+    """Dispatch in a watched worker; see the module docstring. ``run`` runs the worker
+    (the warm server, already in a forked child of its own, runs it in that child)."""
     data = call.lookup.data
     if call.lookup.fresh and data is not None:
         own = float(data["settings"].get("budget") or DEFAULT_BUDGET)  # type: ignore[arg-type]
@@ -114,8 +120,8 @@ def dispatch_guarded(call: Call, after_reply: list[Callable[[], None]]) -> HookO
 
         return worker(call, channel, deadline)  # type: ignore[arg-type]
 
-    child = run_child(work, deadline=deadline, notes=notes,  # type: ignore[arg-type]
-                      lifetime=deadline - time.monotonic() + WORKER_AFTERLIFE)  # fmt: skip
+    child = run(work, deadline=deadline, notes=notes,
+                lifetime=deadline - time.monotonic() + WORKER_AFTERLIFE)  # fmt: skip
     if FALLBACK in child.notes:
         fallback = HookOutput.from_frame(child.notes[FALLBACK])
     elif child.status != "ok" and not call.lookup.fresh:
