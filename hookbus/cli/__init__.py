@@ -9,7 +9,8 @@ lives in its own module with ``add_arguments(parser)`` and ``main(opts) -> int``
 - :mod:`~hookbus.cli.log`: the diagnostics as readable lines;
 - :mod:`~hookbus.cli.trial`: ``try``, one event by hand through the real hook;
 - :mod:`~hookbus.cli.prices`: ``prices refresh`` and ``prices show``;
-- :mod:`~hookbus.cli.guard`: ``guard --json``, the guard's decision for Claude's spawn module.
+- :mod:`~hookbus.cli.guard`: ``guard --json``, the guard's decision for Claude's spawn module;
+- :mod:`~hookbus.cli.serve`: ``serve``, the warm server, and its ``--status`` and ``--stop``.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def _version() -> str:
 def _command(args: list[str]) -> int:
     import argparse
 
-    from hookbus.cli import doctor, guard, install, log, prices, trial
+    from hookbus.cli import doctor, guard, install, log, prices, serve, trial
 
     parser = argparse.ArgumentParser(
         prog="hookbus",
@@ -70,6 +71,7 @@ def _command(args: list[str]) -> int:
     trial.add_arguments(commands)
     prices.add_arguments(commands)
     guard.add_arguments(commands)
+    serve.add_arguments(commands)
     if args[:1] in (["-V"], ["--version"]):
         sys.stdout.write(_version())
         return 0

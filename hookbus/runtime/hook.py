@@ -183,7 +183,7 @@ def flush_diagnostics(grace: float, actions: list[Callable[[], None]] | None = N
             action()
 
 
-def _run(
+def _run(  # noqa: PLR0917
     argv: list[str],
     started: float,
     emergency: Emergency,

@@ -1,0 +1,231 @@
+"""One ``run`` request, answered in a forked child of the warm server.
+
+The child runs the cold path's own call (:func:`hookbus.runtime.hook.answer`: peek,
+index, decode, bus, encode, the deadline and the fail-open/fail-closed rules) on the
+payload the client sent, with two differences only:
+
+- the reply is captured (:class:`Capture`) and sent as frames, not written to fd 1/2
+  (the child's stdio is /dev/null, so a handler's prints reach no one, as in the
+  worker);
+- the worker runs in this child itself (:func:`run_inline`), not in a fork of it: the
+  child is already a disposable process the server kills once past its deadline.
+
+Then it tells the server which handler modules it imported within its time (the server
+may keep them warm), writes its diagnostics and the index it compiled, and ends with
+``os._exit``.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable
+from typing import NoReturn
+
+from hookbus import diagnostics, state
+from hookbus.hosts import HOSTS
+from hookbus.output import HookOutput
+from hookbus.runtime import hook, wire
+from hookbus.runtime.call import Call
+from hookbus.runtime.emergency import Emergency
+from hookbus.runtime.isolate import Channel, Child, Work
+
+#: Variables a request speaks for even when it does not send them (then they are unset
+#: in the child): the configuration's and the state root's.
+OWN_ENV = ("XDG_CONFIG_HOME", "HOME")
+#: The child ends by the kernel's hand this long after its deadline, should the server
+#: be gone (the server itself kills it one second after).
+BACKSTOP = 2.0
+#: A warm report longer than this is dropped (one write to a pipe is atomic up to it).
+REPORT_MAX = 4096
+
+
+class Capture(Emergency):
+    """The call's answer, kept for the frames instead of written to fd 1 and 2; never
+    installed (the server's child has no host to answer on a signal), and its timer is
+    the kernel's backstop only."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reply: HookOutput | None = None
+
+    def answer(self, output: HookOutput) -> int:
+        if not self.answered:
+            self.answered = True
+            self.reply = output
+            self.exit_code = output.exit_code
+        return self.exit_code
+
+    def arm(self, deadline: float) -> None:
+        self.deadline = deadline
+        signal.setitimer(signal.ITIMER_REAL, max(0.001, deadline - time.monotonic() + BACKSTOP))
+
+    def disarm(self) -> None:
+        pass
+
+
+class _Inline(Channel):
+    def __init__(self, notes: dict[str, bytes]) -> None:
+        super().__init__(-1)
+        self.notes = notes
+        self.data = b""
+
+    def note(self, kind: str, payload: bytes) -> None:
+        self.notes[kind] = payload
+
+    def result(self, data: bytes) -> None:
+        if not self.sent:
+            self.sent = True
+            self.data = data
+
+
+#: Work the inline worker left for after the reply (the index it compiled).
+_later: list[Callable[[], None]] = []
+
+
+def run_inline(
+    work: Work, *, deadline: float, lifetime: float, notes: dict[str, bytes] | None = None
+) -> Child:
+    """:func:`hookbus.runtime.isolate.run_child`'s contract, in this process."""
+    notes = {} if notes is None else notes
+    saved = diagnostics.take()  # the worker takes what is pending as its parent's
+    channel = _Inline(notes)
+    try:
+        then = work(channel)
+    except BaseException:
+        then = None
+    finally:
+        diagnostics.take()
+        diagnostics.defer()
+        diagnostics.record(saved)
+    if isinstance(then, bytes):
+        channel.result(then)
+    elif then is not None:
+        _later.append(then)
+    if not channel.sent:
+        return Child("died", pid=os.getpid(), notes=notes)
+    return Child("ok", channel.data, os.getpid(), notes)
+
+
+def _dispatch(call: Call, after: list[Callable[[], None]]) -> HookOutput:
+    from hookbus.runtime.watchdog import dispatch_guarded
+
+    return dispatch_guarded(call, after, run=run_inline)
+
+
+def set_environment(req: wire.Request) -> None:
+    """The request's variables over the server's, and its working folder; the variables
+    it speaks for and did not send (hookbus's own, the configuration's, the host's
+    project variables, and the ones the index says the handlers declare) unset."""
+    facts = HOSTS[req.host]
+    owned = [k for k in os.environ if k.startswith("HOOKBUS_")]
+    owned += [*OWN_ENV, *facts.project_env]
+    _apply(req.env, owned)
+    state.forget()  # the request's state root, not the server's
+    os.chdir(req.cwd)
+    from hookbus.discover import config_paths
+    from hookbus.runtime import index
+
+    files = config_paths(facts.project_dir(req.env, None))
+    _apply(req.env, index.read(files).declared_env(req.host))
+
+
+def _apply(env: dict[str, str], owned: list[str]) -> None:
+    for name in owned:
+        if name not in env:
+            os.environ.pop(name, None)
+    os.environ.update(env)
+
+
+def argv_of(req: wire.Request) -> list[str]:
+    argv = ["--host", req.host]
+    if req.event is not None:
+        argv += ["--event", req.event]
+    if req.timeout is not None:
+        argv += ["--timeout", repr(req.timeout)]
+    return argv
+
+
+def serve(conn: socket.socket, req: wire.Request, payload: bytes, report_fd: int) -> NoReturn:
+    """In the forked child: answer ``req`` on ``conn`` and end the process."""
+    started = time.monotonic()
+    code = 0
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGALRM,
+                    signal.SIGCHLD):  # fmt: skip
+            signal.signal(sig, signal.SIG_DFL)
+        os.setpgid(0, 0)  # the server kills the whole group: grandchildren too
+        gc.disable()  # short-lived: a collection would copy every page shared with the server
+        null = os.open(os.devnull, os.O_RDWR)
+        for std in (0, 1, 2):
+            os.dup2(null, std)
+        os.close(null)
+        diagnostics.take()
+        diagnostics.defer()
+        before = set(sys.modules)
+        try:
+            set_environment(req)
+        except OSError as exc:
+            refusal = wire.Refusal(refused="bad-request", message=f"cannot serve here: {exc}")
+            _send(conn, [_encode(refusal)])
+            os._exit(0)
+        capture = Capture()
+        after: list[Callable[[], None]] = []
+        hook.answer(argv_of(req), started, capture, after, payload=payload, dispatch=_dispatch)
+        output = capture.reply or HookOutput()
+        _send(conn, [_encode(wire.Answer(exit=output.exit_code)), output.stdout, output.stderr])
+        conn.close()
+        _report(report_fd, before, req.host)
+        data = diagnostics.take()
+        if data:
+            diagnostics.write(data)
+        for action in [*after, *_later]:
+            action()
+    except BaseException:
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def _encode(obj: object) -> bytes:
+    import msgspec
+
+    return msgspec.json.encode(obj)
+
+
+def _send(conn: socket.socket, frames: list[bytes]) -> None:
+    conn.setblocking(True)
+    conn.settimeout(5.0)
+    try:  # noqa: SIM105 (a client that left wants nothing more)
+        conn.sendall(b"".join(wire.frame(f) for f in frames))
+    except OSError:
+        pass
+
+
+def _report(fd: int, before: set[str], host: str) -> None:
+    """Tell the server the handler modules this child imported (the index's targets, in
+    time: the reply is out) with the configuration files and the handlers' path."""
+    from hookbus.discover import config_paths
+    from hookbus.runtime import index
+
+    files = config_paths(HOSTS[host].project_dir(os.environ, None))
+    data = index.read(files).data
+    if data is None:
+        return
+    targets = sorted({h["target"] for h in data["handlers"]
+                      if h["target"].partition(":")[0] not in before
+                      and h["target"].partition(":")[0] in sys.modules})  # fmt: skip
+    if not targets:
+        return
+    line = json.dumps({"targets": targets, "python_path": data["settings"].get("python_path", []),
+                       "configs": [index.stat(p) for p in files]}).encode() + b"\n"  # fmt: skip
+    if len(line) <= REPORT_MAX:
+        try:  # noqa: SIM105
+            os.write(fd, line)
+        except OSError:
+            pass

@@ -1,0 +1,555 @@
+"""``hookbus serve``: the warm server, one per user, on a Unix socket (docs/server.md).
+
+The server is one thread running a selectors loop: accept, check the peer's uid
+(``SO_PEERCRED``), read the request within a bound, check its protocol and version. It
+never runs handler code for a request: each ``run`` is answered by a forked child
+(:mod:`hookbus.runtime.served`), so a handler that hangs, or holds the GIL in C code,
+stalls its own child only; the server kills the child's whole process group once it
+outlives its deadline (the host's timeout) by one second, and reaps children without
+blocking. Forking from a single-threaded process is safe, and from a warm one cheap:
+msgspec, the bus and every driver are imported once, here, and so are the handler
+modules a child has proved to import within its time (a module whose import hung or
+failed is never imported here).
+
+When a configuration file or a file of a module imported here changes, the server stops
+accepting (clients wait in the listen queue), lets its children end, and re-executes
+itself on the same socket. It exits after ``HOOKBUS_SERVE_IDLE`` seconds (900) without
+a request, on ``stop``, or on SIGTERM.
+
+Start-up is race-free: the server holds an exclusive ``flock`` of its pid file for its
+whole life, so a second one sees a live server without asking it; it binds a temporary
+name, then renames it over a socket only found stale (no lock held, no answer).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import selectors
+import signal
+import socket
+import struct
+import sys
+import time
+
+import msgspec
+
+from hookbus import __version__, diagnostics
+from hookbus.hosts import HOSTS
+from hookbus.runtime import wire
+
+#: How long a client has to send its header, and then its payload.
+HEADER_WITHIN = 1.0
+PAYLOAD_WITHIN = 1.0
+#: Children at once; one more request is refused ``busy`` (its client runs cold).
+MAX_CHILDREN = 128
+#: A child still alive this long past its deadline is killed.
+KILL_AFTER = 1.0
+DEFAULT_IDLE = 900.0
+IDLE_ENV = "HOOKBUS_SERVE_IDLE"
+#: The loop wakes at least this often (reaping, kills, stat checks, idle).
+TICK = 0.2
+_UCRED = struct.Struct("3i")
+
+
+def idle_seconds(value: str | None = None) -> float:
+    """``--idle`` or ``$HOOKBUS_SERVE_IDLE`` when a positive number, else 900."""
+    text = value if value is not None else os.environ.get(IDLE_ENV, "")
+    try:
+        seconds = float(text)
+    except ValueError:
+        return DEFAULT_IDLE
+    return seconds if 0 < seconds < 1e9 else DEFAULT_IDLE
+
+
+def peer_uid(sock: socket.socket) -> tuple[int, int]:
+    """The (pid, uid) of the process at the other end of a Unix socket."""
+    pid, uid, _ = _UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                _UCRED.size))  # fmt: skip
+    return pid, uid
+
+
+def server_status(timeout: float = 2.0) -> wire.ServerStatus | None:
+    """The status of this user's server; None when none answers (for ``hookbus doctor``)."""
+    try:
+        found = wire.ask("status", timeout)
+    except (OSError, ValueError, msgspec.MsgspecError):
+        return None
+    return found if isinstance(found, wire.ServerStatus) else None
+
+
+def running() -> bool:
+    """Whether a server holds this user's pid file lock (alive, or still ending)."""
+    try:
+        fd = os.open(os.path.join(wire.socket_dir(), wire.PID_NAME),
+                     os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)  # fmt: skip
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+class AnotherServer(RuntimeError):
+    """A live server already holds the socket."""
+
+
+class Listener:
+    """The bound socket and the pid file whose lock says the server is alive."""
+
+    def __init__(self, sock: socket.socket, lock_fd: int, folder: str) -> None:
+        self.sock = sock
+        self.lock_fd = lock_fd
+        self.folder = folder
+        self.path = os.path.join(folder, wire.SOCKET_NAME)
+        st = os.stat(self.path)
+        self.identity = (st.st_dev, st.st_ino)
+
+    @classmethod
+    def bind(cls) -> Listener:
+        """Take the folder and the socket (see the module docstring); :class:`AnotherServer`
+        or :class:`~hookbus.runtime.wire.FolderRefused` / OSError saying why not."""
+        folder = wire.socket_dir(create=True)
+        lock_fd = os.open(os.path.join(folder, wire.PID_NAME),
+                          os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)  # fmt: skip
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(lock_fd)
+            raise AnotherServer(f"another hookbus server runs on {folder}") from None
+        path = os.path.join(folder, wire.SOCKET_NAME)
+        if _answers(path):
+            os.close(lock_fd)
+            raise AnotherServer(f"another server answers on {path}")
+        temp = os.path.join(folder, f".server.{os.getpid()}.sock")
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+            sock.bind(temp)
+            os.chmod(temp, 0o600)
+            sock.listen(128)
+            os.replace(temp, path)  # over a stale socket (or junk): atomically
+        except OSError:
+            sock.close()
+            os.close(lock_fd)
+            raise
+        os.ftruncate(lock_fd, 0)
+        os.pwrite(lock_fd, f"{os.getpid()}\n".encode(), 0)
+        return cls(sock, lock_fd, folder)
+
+    @classmethod
+    def inherited(cls, sock_fd: int, lock_fd: int) -> Listener:
+        """The socket and lock a re-executed server was handed."""
+        sock = socket.socket(fileno=sock_fd)
+        return cls(sock, lock_fd, os.path.dirname(sock.getsockname()))
+
+    def close(self) -> None:
+        """Close, removing the socket and pid file if they are still this server's."""
+        try:
+            st = os.stat(self.path)
+            if (st.st_dev, st.st_ino) == self.identity:
+                os.unlink(self.path)
+                os.unlink(os.path.join(self.folder, wire.PID_NAME))
+        except OSError:
+            pass
+        self.sock.close()
+        os.close(self.lock_fd)
+
+
+def _answers(path: str) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(0.5)
+    try:
+        probe.connect(path)
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
+class _Conn:
+    __slots__ = ("buffer", "deadline", "header", "sock")
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buffer = bytearray()
+        self.header: wire.Request | None = None
+        self.deadline = time.monotonic() + HEADER_WITHIN
+
+
+class _Child:
+    __slots__ = ("host", "kill_at", "native")
+
+    def __init__(self, host: str, native: str | None, kill_at: float) -> None:
+        self.host = host
+        self.native = native
+        self.kill_at = kill_at
+
+
+class Server:
+    def __init__(self, listener: Listener, *, idle: float, started: float | None = None,
+                 served: int = 0) -> None:  # fmt: skip
+        self.listener = listener
+        self.idle = idle
+        self.started = started or time.time()
+        self.served = served
+        self.last_request = time.monotonic()
+        self.children: dict[int, _Child] = {}
+        self.conns: dict[int, _Conn] = {}
+        #: path -> [path, mtime_ns, size] as last seen, for the files whose change reloads.
+        self.watched: dict[str, list[object]] = {}
+        self.warm: set[str] = set()
+        self.stopping: str | None = None
+        self.reloading: str | None = None
+        self.report_r, self.report_w = os.pipe()
+        os.set_blocking(self.report_r, False)
+        self.reports = bytearray()
+        self.selector = selectors.DefaultSelector()
+        listener.sock.setblocking(False)
+        self.selector.register(listener.sock, selectors.EVENT_READ, "accept")
+        self.selector.register(self.report_r, selectors.EVENT_READ, "report")
+
+    # -- the loop ----------------------------------------------------------------------
+
+    def run(self) -> int:
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, self._on_signal)
+        warm_up()
+        import gc
+
+        gc.freeze()  # what is warm now is shared with every child, never copied by a collection
+        where = self.listener.path
+        diagnostics.emit("server-started", f"hookbus server {os.getpid()} listening on {where}",
+                         level="info", socket=where)  # fmt: skip
+        while True:
+            for key, _ in self.selector.select(TICK):
+                if key.data == "accept":
+                    self._accept()
+                elif key.data == "report":
+                    self._read_reports()
+                else:
+                    self._read(key.data)
+            now = time.monotonic()
+            self._reap()
+            self._kill_late(now)
+            self._drop_slow(now)
+            if not self.stopping and not self.children and not self.conns and \
+                    now - self.last_request >= self.idle:  # fmt: skip
+                self._stop(f"idle for {self.idle:g}s")
+            if self.reloading is None and self.stopping is None:
+                self._check_watched()
+            if (self.stopping or self.reloading) and not self.children and not self.conns:
+                break
+        if self.reloading is not None and self.stopping is None:
+            self._exec()
+        self.listener.close()
+        diagnostics.emit("server-stopped", f"hookbus server {os.getpid()} stopped: "
+                         f"{self.stopping}; served {self.served}", level="info")  # fmt: skip
+        return 0
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self._stop(signal.Signals(signum).name)
+
+    def _stop(self, why: str) -> None:
+        if self.stopping is None:
+            self.stopping = why
+            self._stop_accepting()
+
+    def _stop_accepting(self) -> None:
+        try:  # noqa: SIM105
+            self.selector.unregister(self.listener.sock)
+        except (KeyError, ValueError):
+            pass
+
+    # -- connections -------------------------------------------------------------------
+
+    def _accept(self) -> None:
+        try:
+            sock, _ = self.listener.sock.accept()
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            if exc.errno in (errno.EMFILE, errno.ENFILE):
+                time.sleep(0.01)
+            return
+        try:
+            pid, uid = peer_uid(sock)
+        except OSError:
+            pid, uid = 0, -1
+        if uid != os.geteuid():
+            sock.close()
+            diagnostics.emit("server-refused", f"a connection from uid {uid} (pid {pid}) "
+                             "closed: only this user's processes are served",
+                             uid=uid, peer=pid)  # fmt: skip
+            return
+        sock.setblocking(False)
+        conn = _Conn(sock)
+        self.conns[sock.fileno()] = conn
+        self.selector.register(sock, selectors.EVENT_READ, conn)
+
+    def _read(self, conn: _Conn) -> None:
+        try:
+            chunk = conn.sock.recv(1 << 20)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._close(conn)
+            return
+        conn.buffer += chunk
+        frames = self._frames(conn)
+        if frames is None:
+            return
+        if conn.header is None:
+            return self._refuse(conn, "bad-request", "a frame over the limit")
+        self._handle(conn, frames)
+
+    def _frames(self, conn: _Conn) -> list[bytes] | None:
+        """The request's frames once all have arrived (None: not yet); parses the header
+        as soon as it is whole."""
+        found = []
+        at = 0
+        buf = conn.buffer
+        while len(buf) - at >= wire.LENGTH_BYTES:
+            size = int.from_bytes(buf[at : at + wire.LENGTH_BYTES], "big")
+            if size > wire.MAX_FRAME:
+                conn.header = None
+                return []
+            if len(buf) - at - wire.LENGTH_BYTES < size:
+                break
+            found.append(bytes(buf[at + wire.LENGTH_BYTES : at + wire.LENGTH_BYTES + size]))
+            at += wire.LENGTH_BYTES + size
+        if found and conn.header is None:
+            header = self._header(conn, found[0])
+            if header is None:
+                return None
+            conn.header = header
+            conn.deadline = time.monotonic() + PAYLOAD_WITHIN
+        if conn.header is None:
+            return None
+        wanted = 2 if conn.header.op == "run" else 1
+        return found if len(found) >= wanted else None
+
+    def _header(self, conn: _Conn, data: bytes) -> wire.Request | None:
+        try:
+            raw = msgspec.json.decode(data)
+        except msgspec.DecodeError:
+            raw = None
+        if not isinstance(raw, dict):
+            self._refuse(conn, "bad-request", "the header is not a JSON object")
+            return None
+        if raw.get("proto") != wire.PROTO:
+            self._refuse(conn, "proto", f"this server speaks protocol {wire.PROTO}")
+            return None
+        if raw.get("version") != __version__:
+            self._refuse(conn, "version", f"this server is hookbus {__version__}, not "
+                         f"{str(raw.get('version'))[:40]}")  # fmt: skip
+            return None
+        try:
+            header = msgspec.convert(raw, wire.Request)
+        except msgspec.ValidationError as exc:
+            self._refuse(conn, "bad-request", f"bad header: {exc}")
+            return None
+        if header.op == "run" and header.host not in HOSTS:
+            self._refuse(conn, "bad-request", f"unknown host {header.host[:80]!r}")
+            return None
+        return header
+
+    def _handle(self, conn: _Conn, frames: list[bytes]) -> None:
+        header = conn.header
+        assert header is not None
+        if header.op == "status":
+            self._reply(conn, msgspec.json.encode(self.status()))
+        elif header.op == "stop":
+            self._reply(conn, msgspec.json.encode(wire.Answer()))
+            self._stop("asked to stop")
+        elif len(self.children) >= MAX_CHILDREN:
+            self._refuse(conn, "busy", f"{len(self.children)} requests in flight")
+        else:
+            self._fork(conn, header, frames[1])
+
+    def _reply(self, conn: _Conn, data: bytes) -> None:
+        try:
+            conn.sock.setblocking(True)
+            conn.sock.settimeout(1.0)
+            conn.sock.sendall(wire.frame(data))
+        except OSError:
+            pass
+        self._close(conn)
+
+    def _refuse(self, conn: _Conn, refused: wire.Refused, message: str) -> None:
+        if refused == "bad-request":
+            diagnostics.emit("server-refused", f"a request refused: {message}", refused=refused)
+        self._reply(conn, msgspec.json.encode(wire.Refusal(refused=refused, message=message)))
+
+    def _close(self, conn: _Conn) -> None:
+        self.conns.pop(conn.sock.fileno(), None)
+        try:  # noqa: SIM105
+            self.selector.unregister(conn.sock)
+        except (KeyError, ValueError):
+            pass
+        conn.sock.close()
+
+    def _drop_slow(self, now: float) -> None:
+        for conn in [c for c in self.conns.values() if now > c.deadline]:
+            what = "header" if conn.header is None else "payload"
+            self._refuse(conn, "bad-request", f"the {what} did not arrive in time")
+
+    # -- children ----------------------------------------------------------------------
+
+    def _fork(self, conn: _Conn, header: wire.Request, payload: bytes) -> None:
+        self.served += 1
+        self.last_request = time.monotonic()
+        facts = HOSTS[header.host]
+        timeout = header.timeout or facts.timeout_for(header.event)
+        kill_at = time.monotonic() + timeout + KILL_AFTER
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            self._refuse(conn, "busy", f"cannot fork: {exc}")
+            return
+        if pid == 0:
+            self._in_child(conn)
+            from hookbus.runtime import served
+
+            served.serve(conn.sock, header, payload, self.report_w)
+        self.children[pid] = _Child(header.host, header.event, kill_at)
+        self._close(conn)
+
+    def _in_child(self, keep: _Conn) -> None:
+        """Drop what the child must not hold: the listener, the lock (a child outliving
+        the server must not keep a new one from starting), others' connections."""
+        self.selector.close()
+        self.listener.sock.close()
+        os.close(self.listener.lock_fd)
+        os.close(self.report_r)
+        for conn in self.conns.values():
+            if conn is not keep:
+                conn.sock.close()
+
+    def _reap(self) -> None:
+        while self.children:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                self.children.clear()
+                return
+            if pid == 0:
+                return
+            self.children.pop(pid, None)
+
+    def _kill_late(self, now: float) -> None:
+        for pid, child in list(self.children.items()):
+            if now < child.kill_at:
+                continue
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                try:  # noqa: SIM105 (it had not yet made its own group)
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            child.kill_at = float("inf")
+            diagnostics.emit("server-child-killed", f"the child answering {child.host} "
+                             f"{child.native or 'event'} outlived its deadline by "
+                             f"{KILL_AFTER:g}s; killed (its client had given up: the "
+                             "installed command's fallback answered)", host=child.host,
+                             native=child.native, child=pid)  # fmt: skip
+
+    # -- warm modules and reload ------------------------------------------------------
+
+    def _read_reports(self) -> None:
+        try:
+            while chunk := os.read(self.report_r, 65536):
+                self.reports += chunk
+        except BlockingIOError:
+            pass
+        *lines, rest = self.reports.split(b"\n")
+        self.reports = bytearray(rest)
+        for line in lines:
+            try:
+                report = json.loads(line)
+            except ValueError:
+                continue
+            self._warm(report)
+
+    def _warm(self, report: dict[str, list[object]]) -> None:
+        """Import, here, the handler modules a child imported within its time."""
+        from hookbus.runtime.load import Unavailable, import_target
+
+        for seen in report.get("configs", []):
+            if isinstance(seen, list) and seen:
+                self.watched.setdefault(str(seen[0]), seen)
+        for target in report.get("targets", []):
+            if not isinstance(target, str) or target in self.warm:
+                continue
+            self.warm.add(target)
+            before = set(sys.modules)
+            try:
+                import_target(target, [str(p) for p in report.get("python_path", [])])
+            except (Unavailable, Exception) as exc:
+                diagnostics.emit("server-warm-failed", f"cannot keep {target} warm: {exc!r}; "
+                                 "its children import it themselves", target=target)  # fmt: skip
+            from hookbus.runtime.index import stat
+
+            for name in set(sys.modules) - before:
+                origin = getattr(sys.modules[name], "__file__", None)
+                if isinstance(origin, str) and os.path.isfile(origin):
+                    self.watched[origin] = stat(origin)
+
+    def _check_watched(self) -> None:
+        from hookbus.runtime.index import stat
+
+        for path, seen in self.watched.items():
+            if stat(path) != seen:
+                self.reloading = f"{path} changed"
+                self._stop_accepting()
+                return
+
+    def _exec(self) -> None:
+        diagnostics.emit("server-reloading", f"hookbus server {os.getpid()} re-executes: "
+                         f"{self.reloading}", level="info")  # fmt: skip
+        sock_fd, lock_fd = self.listener.sock.fileno(), self.listener.lock_fd
+        os.set_inheritable(sock_fd, True)
+        os.set_inheritable(lock_fd, True)
+        main = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                            "__main__.py")  # fmt: skip
+        os.execv(sys.executable, [sys.executable, "-P", main, "serve", "--idle", repr(self.idle),
+                                  f"--inherit={sock_fd},{lock_fd},{self.started!r},"
+                                  f"{self.served}"])  # fmt: skip
+
+    def status(self) -> wire.ServerStatus:
+        return wire.ServerStatus(pid=os.getpid(), version=__version__, started=self.started,
+                                 served=self.served, rss_kb=rss_kb(),
+                                 socket=self.listener.path, warm=len(self.warm))  # fmt: skip
+
+
+def rss_kb() -> int:
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            pages = int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return pages * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def warm_up() -> None:
+    """Import what every child needs: msgspec, the bus, the worker, every driver."""
+    from hookbus import drivers
+    from hookbus.runtime import compile, process, served, watchdog, worker  # noqa: F401
+
+    for name in HOSTS:
+        try:  # noqa: SIM105 (a host without a driver of its own)
+            drivers.load(name)
+        except Exception:
+            pass

@@ -1,0 +1,195 @@
+"""The warm server's wire protocol, version 1, and where its socket is.
+
+One place for the protocol's facts. The stdlib-only client (``hookbus/client.py``) must
+not import this module (it would load msgspec): it keeps its own copies of the
+constants, and a test holds them equal.
+
+A Unix stream socket; every frame is a 4-byte big-endian length, then that many bytes;
+a frame over :data:`MAX_FRAME` is refused.
+
+- client -> server: a JSON :class:`Request`, then (for ``run``) the raw payload;
+- server -> client, for ``run``: :class:`Answer`, then stdout, then stderr; or a single
+  :class:`Refusal` (the client then runs the cold path itself);
+- ``status``: one :class:`ServerStatus`; ``stop``: one :class:`Answer` (``exit`` 0), and
+  the server exits once its requests in flight end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import stat
+import time
+from typing import Literal
+
+import msgspec
+
+PROTO = 1
+#: The largest frame either side sends or accepts.
+MAX_FRAME = 4 << 20
+LENGTH_BYTES = 4
+SOCKET_NAME = "server.sock"
+PID_NAME = "server.pid"
+#: The folder under ``$XDG_RUNTIME_DIR``; under the state root it is :data:`STATE_SUBDIR`.
+RUNTIME_SUBDIR = "hookbus"
+STATE_SUBDIR = "run"
+
+Op = Literal["run", "status", "stop"]
+Refused = Literal["version", "proto", "busy", "bad-request"]
+
+
+class Request(msgspec.Struct, frozen=True, kw_only=True):
+    """The client's first frame."""
+
+    proto: int
+    version: str
+    op: Op
+    host: str = ""
+    event: str | None = None
+    timeout: float | None = None
+    cwd: str = "/"
+    #: Exactly the variables the client forwards (see docs/server.md).
+    env: dict[str, str] = {}
+
+
+class Answer(msgspec.Struct, frozen=True, kw_only=True):
+    """A ``run`` answered (stdout and stderr follow), or a ``stop`` taken."""
+
+    ok: Literal[True] = True
+    exit: int = 0
+
+
+class Refusal(msgspec.Struct, frozen=True, kw_only=True):
+    """A request the server will not serve: the client runs the cold path itself."""
+
+    ok: Literal[False] = False
+    refused: Refused
+    message: str
+
+
+class ServerStatus(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``status`` answers (and ``hookbus doctor`` shows)."""
+
+    ok: Literal[True] = True
+    pid: int
+    version: str
+    #: When it started, in seconds since the epoch (a reload keeps it).
+    started: float
+    #: Requests served (``run``, answered or not).
+    served: int
+    rss_kb: int
+    socket: str
+    #: Handler modules kept warm (imported by the server after a child proved them).
+    warm: int = 0
+
+
+class FolderRefused(OSError):
+    """The socket's folder is not this user's private folder; no server there."""
+
+
+def frame(data: bytes) -> bytes:
+    if len(data) > MAX_FRAME:
+        raise ValueError(f"a frame of {len(data)} bytes is over {MAX_FRAME}")
+    return len(data).to_bytes(LENGTH_BYTES, "big") + data
+
+
+def socket_dir(*, create: bool = False) -> str:
+    """The folder of the socket: ``$XDG_RUNTIME_DIR/hookbus`` when ``XDG_RUNTIME_DIR`` is
+    an absolute path to a folder of this user's, else ``<state root>/run``. Created
+    ``0700`` with ``create``; :class:`FolderRefused` when it is not this user's or is
+    writable by group or others, FileNotFoundError when it is missing."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    base = None
+    if os.path.isabs(runtime):
+        try:
+            st = os.stat(runtime)
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid():
+            base = os.path.join(runtime, RUNTIME_SUBDIR)
+    if base is None:
+        from hookbus import state
+
+        if create:
+            state.root(create=True)
+        base = state.path(STATE_SUBDIR)
+    if create:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(base, 0o700)
+    check_dir(base)
+    return base
+
+
+def check_dir(path: str) -> None:
+    """:class:`FolderRefused` unless ``path`` is a real folder of this user's that no one
+    else may write to."""
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise FolderRefused(f"{path} is not a folder")
+    if st.st_uid != os.geteuid():
+        raise FolderRefused(f"{path} is owned by uid {st.st_uid}, not by this user")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise FolderRefused(f"{path} is writable by others (mode {st.st_mode & 0o777:o})")
+
+
+def socket_path() -> str:
+    return os.path.join(socket_dir(), SOCKET_NAME)
+
+
+class Connection:
+    """A blocking client connection, for ``serve --status/--stop``, doctor and tests."""
+
+    def __init__(self, path: str, timeout: float = 2.0) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.deadline = time.monotonic() + timeout
+        self.sock.settimeout(timeout)
+        try:
+            self.sock.connect(path)
+        except OSError:
+            self.sock.close()
+            raise
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+
+    def send(self, *frames: bytes) -> None:
+        self.sock.sendall(b"".join(frame(f) for f in frames))
+
+    def receive(self) -> bytes:
+        size = int.from_bytes(self._exactly(LENGTH_BYTES), "big")
+        if size > MAX_FRAME:
+            raise ValueError(f"the server sent a frame of {size} bytes")
+        return self._exactly(size)
+
+    def _exactly(self, size: int) -> bytes:
+        chunks = []
+        while size:
+            self.sock.settimeout(max(0.001, self.deadline - time.monotonic()))
+            chunk = self.sock.recv(min(size, 1 << 20))
+            if not chunk:
+                raise ConnectionError("the server closed the connection")
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+
+def request(op: Op, **fields: object) -> bytes:
+    from hookbus import __version__
+
+    return msgspec.json.encode(Request(proto=PROTO, version=__version__, op=op, **fields))  # type: ignore[arg-type]
+
+
+def ask(op: Literal["status", "stop"], timeout: float = 2.0) -> ServerStatus | Answer | Refusal:
+    """Send ``op`` to the server of this user; OSError when none answers."""
+    with Connection(socket_path(), timeout) as conn:
+        conn.send(request(op))
+        data = conn.receive()
+    kind: type[ServerStatus] | type[Answer] = ServerStatus if op == "status" else Answer
+    reply = msgspec.json.decode(data)
+    if isinstance(reply, dict) and reply.get("ok") is False:
+        return msgspec.convert(reply, Refusal)
+    return msgspec.convert(reply, kind)
