@@ -130,10 +130,11 @@ class Listener:
             raise AnotherServer(f"another server answers on {path}")
         temp = os.path.join(folder, f".server.{os.getpid()}.sock")
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        address = wire.Address(temp)
         try:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
-            sock.bind(temp)
+            sock.bind(address.path)
             os.chmod(temp, 0o600)
             sock.listen(128)
             os.replace(temp, path)  # over a stale socket (or junk): atomically
@@ -141,6 +142,8 @@ class Listener:
             sock.close()
             os.close(lock_fd)
             raise
+        finally:
+            address.close()
         os.ftruncate(lock_fd, 0)
         os.pwrite(lock_fd, f"{os.getpid()}\n".encode(), 0)
         return cls(sock, lock_fd, folder)
@@ -148,8 +151,7 @@ class Listener:
     @classmethod
     def inherited(cls, sock_fd: int, lock_fd: int) -> Listener:
         """The socket and lock a re-executed server was handed."""
-        sock = socket.socket(fileno=sock_fd)
-        return cls(sock, lock_fd, os.path.dirname(sock.getsockname()))
+        return cls(socket.socket(fileno=sock_fd), lock_fd, wire.socket_dir())
 
     def close(self) -> None:
         """Close, removing the socket and pid file if they are still this server's."""
@@ -165,14 +167,10 @@ class Listener:
 
 
 def _answers(path: str) -> bool:
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    probe.settimeout(0.5)
     try:
-        probe.connect(path)
+        wire.Connection(path, 0.5).sock.close()
     except OSError:
         return False
-    finally:
-        probe.close()
     return True
 
 
@@ -208,6 +206,8 @@ class Server:
         #: path -> [path, mtime_ns, size] as last seen, for the files whose change reloads.
         self.watched: dict[str, list[object]] = {}
         self.warm: set[str] = set()
+        #: The modules those imports brought in.
+        self.warm_modules: set[str] = set()
         self.stopping: str | None = None
         self.reloading: str | None = None
         self.report_r, self.report_w = os.pipe()
@@ -251,9 +251,9 @@ class Server:
                 break
         if self.reloading is not None and self.stopping is None:
             self._exec()
-        self.listener.close()
         diagnostics.emit("server-stopped", f"hookbus server {os.getpid()} stopped: "
                          f"{self.stopping}; served {self.served}", level="info")  # fmt: skip
+        self.listener.close()
         return 0
 
     def _on_signal(self, signum: int, frame: object) -> None:
@@ -408,6 +408,8 @@ class Server:
     # -- children ----------------------------------------------------------------------
 
     def _fork(self, conn: _Conn, header: wire.Request, payload: bytes) -> None:
+        if self.reloading is None:
+            self._check_watched()
         self.served += 1
         self.last_request = time.monotonic()
         facts = HOSTS[header.host]
@@ -420,6 +422,13 @@ class Server:
             return
         if pid == 0:
             self._in_child(conn)
+            if self.reloading is not None:
+                # Changed since it was imported here: the child imports it afresh.
+                for name in self.warm_modules:
+                    sys.modules.pop(name, None)
+                import importlib
+
+                importlib.invalidate_caches()
             from hookbus.runtime import served
 
             served.serve(conn.sock, header, payload, self.report_w)
@@ -503,6 +512,7 @@ class Server:
             from hookbus.runtime.index import stat
 
             for name in set(sys.modules) - before:
+                self.warm_modules.add(name)
                 origin = getattr(sys.modules[name], "__file__", None)
                 if isinstance(origin, str) and os.path.isfile(origin):
                     self.watched[origin] = stat(origin)

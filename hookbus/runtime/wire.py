@@ -137,6 +137,29 @@ def socket_path() -> str:
     return os.path.join(socket_dir(), SOCKET_NAME)
 
 
+#: sockaddr_un holds 108 bytes: a longer path is reached through its folder's descriptor.
+ADDRESS_MAX = 100
+
+
+class Address:
+    """A socket path as ``bind``/``connect`` can take it: the path itself when short,
+    else ``/proc/self/fd/N/NAME`` through a descriptor of its folder (held until
+    :meth:`close`)."""
+
+    def __init__(self, path: str) -> None:
+        self.fd: int | None = None
+        self.path = path
+        if len(os.fsencode(path)) > ADDRESS_MAX:
+            folder, name = os.path.split(path)
+            self.fd = os.open(folder, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            self.path = f"/proc/self/fd/{self.fd}/{name}"
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
 class Connection:
     """A blocking client connection, for ``serve --status/--stop``, doctor and tests."""
 
@@ -144,11 +167,14 @@ class Connection:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.deadline = time.monotonic() + timeout
         self.sock.settimeout(timeout)
+        address = Address(path)
         try:
-            self.sock.connect(path)
+            self.sock.connect(address.path)
         except OSError:
             self.sock.close()
             raise
+        finally:
+            address.close()
 
     def __enter__(self) -> Connection:
         return self

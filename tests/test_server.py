@@ -1,0 +1,491 @@
+"""``hookbus serve``, the warm server, as real processes: the real ``serve --detach`` in a
+temporary state folder, talked to by a tiny client of the wire protocol written here."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support import compile_now, hookbus_cli, pre_tool, wait_for
+
+import hookbus
+from hookbus.runtime import server, wire
+from hookbus.testing import run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+HANDLERS = """
+import re, time
+import hookbus
+
+@hookbus.handler("before-tool", tools="shell", timeout=2, fail_closed=True)
+def guard(event):
+    if "rm -rf" in (event.tool.command or ""):
+        return hookbus.Reply.deny("no rm -rf")
+    return None
+
+@hookbus.handler("before-tool", tools="shell", timeout=10)
+def sleepy(event):
+    time.sleep(30)
+
+@hookbus.handler("before-tool", tools="shell", timeout=10)
+def stuck_in_c(event):
+    # Catastrophic backtracking: _sre holds the GIL, no Python-level timeout can fire.
+    re.match(r"(a+)+$", "a" * 64 + "b")
+"""
+
+
+def project(root: Path, *enable: str) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "hooks_srv.py").write_text(HANDLERS)
+    names = ", ".join(f'"hooks_srv:{name}"' for name in enable)
+    (root / ".hookbus.toml").write_text(f"enable = [{names}]\n")
+    return root
+
+
+class Client:
+    """One connection speaking protocol v1 (independently of :mod:`hookbus.runtime.wire`)."""
+
+    def __init__(self, path: str) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(60)
+        address = wire.Address(path)  # a pytest folder is too long for sockaddr_un
+        try:
+            self.sock.connect(address.path)
+        finally:
+            address.close()
+
+    def send(self, header: dict[str, object], *frames: bytes) -> None:
+        data = json.dumps(header).encode()
+        for part in (data, *frames):
+            self.sock.sendall(len(part).to_bytes(4, "big") + part)
+
+    def frame(self) -> bytes | None:
+        """The next frame; None when the server closed the connection first."""
+        head = self._exactly(4)
+        if head is None:
+            return None
+        return self._exactly(int.from_bytes(head, "big"))
+
+    def _exactly(self, size: int) -> bytes | None:
+        data = b""
+        while len(data) < size:
+            chunk = self.sock.recv(size - len(data))
+            if not chunk:
+                return None
+            data += chunk
+        return data
+
+    def pending(self) -> bool:
+        """True while nothing (no answer, no close) has arrived."""
+        return not select.select([self.sock], [], [], 0)[0]
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def header(cwd: Path, op: str = "run", **fields: object) -> dict[str, object]:
+    env = {k: v for k, v in os.environ.items()
+           if k.startswith("HOOKBUS_") or k in ("HOME", "XDG_CONFIG_HOME")}  # fmt: skip
+    return {"proto": 1, "version": hookbus.__version__, "op": op, "host": "claude",
+            "event": None, "timeout": None, "cwd": str(cwd), "env": env, **fields}  # fmt: skip
+
+
+def ask(
+    path: str, cwd: Path, payload: bytes, **fields: object
+) -> tuple[dict[str, object], bytes, bytes]:
+    """One run request: the answer header, stdout and stderr."""
+    client = Client(path)
+    try:
+        client.send(header(cwd, **fields), payload)
+        first = client.frame()
+        assert first is not None, "the server closed the connection without an answer"
+        answer = json.loads(first)
+        if not answer["ok"]:
+            return answer, b"", b""
+        return answer, client.frame() or b"", client.frame() or b""
+    finally:
+        client.close()
+
+
+def start(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return hookbus_cli(cwd, "serve", "--detach", *args)
+
+
+@pytest.fixture
+def state(isolated_environment: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """This test's state folder, with no ``XDG_RUNTIME_DIR`` (the socket goes under it);
+    any server started in it stopped afterwards, its children killed."""
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    yield isolated_environment
+    stop_all(isolated_environment / "run")
+
+
+def stop_all(folder: Path) -> None:
+    pid_file = folder / wire.PID_NAME
+    try:
+        pid = int(pid_file.read_text())
+    except (OSError, ValueError):
+        return
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    for child in children.read_text().split() if children.exists() else ():
+        try:
+            os.killpg(int(child), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    wait_for(lambda: not Path(f"/proc/{pid}").exists() or _zombie(pid), "the server's exit")
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def diagnostics(state: Path) -> list[dict[str, object]]:
+    log = state / "diagnostics.jsonl"
+    return [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+
+
+def sock(state: Path) -> str:
+    return str(state / "run" / wire.SOCKET_NAME)
+
+
+@pytest.fixture
+def guarded(tmp_path: Path, state: Path) -> Path:
+    """A project enabling the fail-closed guard, its index compiled, a server running."""
+    root = project(tmp_path / "proj", "guard")
+    compile_now(root)
+    started = start(root)
+    assert started.returncode == 0, started.stderr
+    return root
+
+
+@pytest.mark.parametrize("command", ["rm -rf /tmp/x", "ls -la"])
+def test_answers_byte_for_byte_as_hookbus_run(guarded: Path, state: Path, command: str) -> None:
+    """A request is answered exactly as ``hookbus run`` answers the same payload: the
+    guard's deny, and Claude's no-opinion (exit 0, nothing written)."""
+    payload = pre_tool(command, guarded)
+    cold = run_cli("claude", payload, cwd=guarded)
+    answer, out, err = ask(sock(state), guarded, payload)
+    assert (answer, out, err) == ({"ok": True, "exit": cold.exit_code}, cold.stdout, cold.stderr)
+    if command.startswith("rm"):
+        assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    else:
+        assert out == b""
+
+
+def test_status_then_stop(guarded: Path, state: Path) -> None:
+    """``serve --status --json`` shows the pid, version and requests served; ``--stop``
+    ends the server and removes its socket and pid file."""
+    ask(sock(state), guarded, pre_tool("ls", guarded))
+    shown = hookbus_cli(guarded, "serve", "--status", "--json")
+    assert shown.returncode == 0, shown.stderr
+    status = json.loads(shown.stdout)
+    assert (status["version"], status["served"], status["socket"]) == (
+        hookbus.__version__,
+        1,
+        sock(state),
+    )
+    assert status["rss_kb"] > 0
+    assert server.server_status() is not None
+    stopped = hookbus_cli(guarded, "serve", "--stop")
+    assert stopped.returncode == 0, stopped.stderr
+    assert not (state / "run" / wire.SOCKET_NAME).exists()
+    assert not (state / "run" / wire.PID_NAME).exists()
+    assert server.server_status() is None
+    assert hookbus_cli(guarded, "serve", "--status").returncode == 1
+    codes = [d["event"] for d in diagnostics(state)]
+    assert "server-started" in codes
+    assert "server-stopped" in codes
+
+
+@pytest.mark.parametrize("slow", ["sleepy", "stuck_in_c"])
+def test_a_hung_handler_delays_no_other_request(tmp_path: Path, state: Path, slow: str) -> None:
+    """A handler sleeping 30 s, or holding the GIL in a runaway regex, stalls its own
+    request only: another project's request is answered while it is still pending."""
+    stuck = project(tmp_path / "stuck", slow)
+    fine = project(tmp_path / "fine", "guard")
+    compile_now(stuck)
+    compile_now(fine)
+    assert start(fine).returncode == 0
+    hanging = Client(sock(state))
+    hanging.send(header(stuck, timeout=30.0), pre_tool("ls", stuck))
+    answer, out, _ = ask(sock(state), fine, pre_tool("rm -rf /", fine))
+    assert answer == {"ok": True, "exit": 0}
+    assert b'"permissionDecision":"deny"' in out
+    assert hanging.pending()
+    hanging.close()
+
+
+def test_a_child_past_its_deadline_is_killed(tmp_path: Path, state: Path) -> None:
+    """A child stuck in C past its deadline (the request's 2 s) is killed a second
+    later: the connection closes with no answer (the installed command's fallback then
+    answers), and ``server-child-killed`` says so."""
+    stuck = project(tmp_path / "stuck", "stuck_in_c")
+    compile_now(stuck)
+    assert start(stuck).returncode == 0
+    client = Client(sock(state))
+    began = time.monotonic()
+    client.send(header(stuck, timeout=2.0), pre_tool("ls", stuck))
+    assert client.frame() is None
+    client.close()
+    assert time.monotonic() - began >= 3.0
+    wait_for(lambda: "server-child-killed" in [d["event"] for d in diagnostics(state)],
+             "the kill's diagnostic")  # fmt: skip
+    killed = [d for d in diagnostics(state) if d["event"] == "server-child-killed"]
+    assert killed[0]["host"] == "claude"
+    assert server.server_status() is not None  # the server itself goes on
+
+
+@pytest.mark.parametrize(
+    ("fields", "refused"),
+    [({"version": "0.0.1-other"}, "version"), ({"proto": 2}, "proto"),
+     ({"host": "nosuchhost"}, "bad-request"), ({"op": "dance"}, "bad-request")],
+)  # fmt: skip
+def test_refusals(guarded: Path, state: Path, fields: dict[str, object], refused: str) -> None:
+    """Another hookbus version, another protocol, an unknown host or op: one refusal
+    frame, which sends the client down the cold path."""
+    answer, _, _ = ask(sock(state), guarded, pre_tool("ls", guarded), **fields)
+    assert answer["ok"] is False
+    assert answer["refused"] == refused
+    assert answer["message"]
+
+
+def test_a_frame_over_the_limit_is_refused(guarded: Path, state: Path) -> None:
+    """A payload frame over 4 MiB is refused (never read whole)."""
+    client = Client(sock(state))
+    data = json.dumps(header(guarded)).encode()
+    client.sock.sendall(
+        len(data).to_bytes(4, "big") + data + (wire.MAX_FRAME + 1).to_bytes(4, "big")
+    )
+    answer = json.loads(client.frame() or b"{}")
+    client.close()
+    assert (answer["ok"], answer["refused"]) == (False, "bad-request")
+
+
+def test_a_silent_client_is_dropped(guarded: Path, state: Path) -> None:
+    """A client that connects and sends nothing is refused after the header's bound,
+    and the server answers others meanwhile."""
+    silent = Client(sock(state))
+    _, out, _ = ask(sock(state), guarded, pre_tool("rm -rf /", guarded))
+    assert b"deny" in out
+    refused = json.loads(silent.frame() or b"{}")
+    silent.close()
+    assert (refused["ok"], refused["refused"]) == (False, "bad-request")
+
+
+def test_a_second_server_leaves_the_live_one(guarded: Path, state: Path) -> None:
+    """``serve`` with a live server on the socket exits 1 saying so; the first serves on."""
+    first = server.server_status()
+    second = start(guarded)
+    assert second.returncode == 1
+    assert "another hookbus server runs" in second.stderr
+    assert server.server_status().pid == first.pid  # type: ignore[union-attr]
+
+
+def test_stale_socket_and_junk_are_replaced_or_ignored(tmp_path: Path, state: Path) -> None:
+    """A dead server's socket is replaced; junk in the folder (files, a folder, an old
+    temporary socket name) is left alone and does not stop the server."""
+    root = project(tmp_path / "proj", "guard")
+    folder = state / "run"
+    folder.mkdir(parents=True, mode=0o700)
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    address = wire.Address(str(folder / wire.SOCKET_NAME))
+    dead.bind(address.path)
+    address.close()
+    dead.close()  # a socket file no one listens on
+    (folder / "server.pid").write_text("999999\n")
+    (folder / ".server.12345.sock").write_text("junk")
+    (folder / "junk.txt").write_bytes(os.urandom(100))
+    (folder / "somedir").mkdir()
+    started = start(root)
+    assert started.returncode == 0, started.stderr
+    _, out, _ = ask(sock(state), root, pre_tool("rm -rf /", root))
+    assert b"deny" in out
+    assert (folder / "junk.txt").exists()
+    assert (folder / "somedir").is_dir()
+    assert (folder / ".server.12345.sock").read_text() == "junk"
+
+
+def test_a_folder_others_may_write_is_refused(tmp_path: Path, state: Path) -> None:
+    """A socket folder writable by others, or owned by another user, is refused: no
+    server, and ``serve`` says why."""
+    folder = state / "run"
+    folder.mkdir(parents=True)
+    folder.chmod(0o777)
+    refused = start(tmp_path)
+    assert refused.returncode == 1
+    assert "writable by others" in refused.stderr
+    if os.geteuid() == 0:
+        folder.chmod(0o700)
+        os.chown(folder, 65534, 65534)
+        refused = start(tmp_path)
+        assert (refused.returncode, "owned by uid 65534" in refused.stderr) == (1, True)
+
+
+def test_peer_uid_is_this_users() -> None:
+    """SO_PEERCRED on a socket pair names this process and its uid."""
+    a, b = socket.socketpair(socket.AF_UNIX)
+    try:
+        assert server.peer_uid(a) == (os.getpid(), os.geteuid())
+    finally:
+        a.close()
+        b.close()
+
+
+FOREIGN = """
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(30)
+s.connect(sys.argv[1])
+hdr = b'{"proto": 1, "version": "%s", "op": "status"}'
+try:
+    s.sendall(len(hdr).to_bytes(4, "big") + hdr)
+    print(repr(s.recv(100)))
+except OSError as e:
+    print("error", e)
+"""
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv"
+)
+def test_another_user_is_refused(
+    tmp_path: Path, state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process of another uid that can reach the socket (its folder opened up for the
+    test) is closed at once, with no answer, and ``server-refused`` names its uid."""
+    runtime = Path(tempfile.mkdtemp(prefix="hookbus-runtime-", dir="/tmp"))
+    try:
+        runtime.chmod(0o711)
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+        root = project(tmp_path / "proj", "guard")
+        assert start(root).returncode == 0
+        (runtime / "hookbus").chmod(0o711)
+        path = runtime / "hookbus" / wire.SOCKET_NAME
+        path.chmod(0o666)
+        script = FOREIGN % hookbus.__version__
+        foreign = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3",
+             "-I", "-c", script, str(path)], capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert foreign.stdout.strip() in ("b''", "error [Errno 104] Connection reset by peer"), (
+            foreign
+        )
+        refused = [d for d in diagnostics(state) if d["event"] == "server-refused"]
+        assert refused and refused[0]["uid"] == 65534
+        mine = wire.ask("status")
+        assert isinstance(mine, wire.ServerStatus)
+    finally:
+        stop_all(runtime / "hookbus")
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+def test_idle_server_exits(tmp_path: Path, state: Path) -> None:
+    """With ``--idle 2`` the server exits by itself once idle, and removes its socket."""
+    root = project(tmp_path / "proj", "guard")
+    assert start(root, "--idle", "2").returncode == 0
+    wait_for(lambda: not server.running(), "the idle exit")
+    assert not (state / "run" / wire.SOCKET_NAME).exists()
+    stopped = [d for d in diagnostics(state) if d["event"] == "server-stopped"]
+    assert "idle" in str(stopped[-1]["message"])
+
+
+def test_reload_after_the_handler_module_changes(guarded: Path, state: Path) -> None:
+    """Once the server keeps a handler module warm, editing it makes the server re-exec
+    (same pid, same socket), and the next answer uses the new code."""
+    path = sock(state)
+    ask(path, guarded, pre_tool("ls", guarded))
+    wait_for(lambda: (server.server_status() or wire.ServerStatus(
+        pid=0, version="", started=0, served=0, rss_kb=0, socket="")).warm == 1,
+        "the module kept warm")  # fmt: skip
+    before = server.server_status()
+    assert before is not None
+    module = guarded / "hooks_srv.py"
+    module.write_text(HANDLERS.replace('"rm -rf" in', '"git push" in').replace(
+        "no rm -rf", "no pushing today"))  # fmt: skip
+    _, out, _ = ask(path, guarded, pre_tool("git push", guarded))
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"] == "no pushing today"
+    wait_for(lambda: "server-reloading" in [d["event"] for d in diagnostics(state)], "the reload")
+    after = server.server_status()
+    assert after is not None
+    assert (after.pid, after.started) == (before.pid, before.started)
+
+
+@pytest.mark.stress
+def test_32_clients_50_requests_each(guarded: Path, state: Path) -> None:
+    """32 concurrent clients x 50 requests: every one answered, and right."""
+    path = sock(state)
+    deny = pre_tool("rm -rf /", guarded)
+    allow = pre_tool("ls", guarded)
+    times: list[float] = []
+    failures: list[str] = []
+
+    def client(n: int) -> None:
+        for i in range(50):
+            payload = deny if (n + i) % 2 else allow
+            began = time.perf_counter()
+            try:
+                answer, out, _ = ask(path, guarded, payload)
+            except Exception as exc:
+                failures.append(repr(exc))
+                continue
+            times.append(time.perf_counter() - began)
+            if answer != {"ok": True, "exit": 0} or (b"deny" in out) != (payload is deny):
+                failures.append(f"{answer} {out!r}")
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(32)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert len(times) == 32 * 50
+    times.sort()
+    status = server.server_status()
+    assert status is not None
+    print(f"p50 {times[len(times) // 2] * 1000:.1f} ms, p99 {times[int(len(times) * 0.99)] * 1000:.1f} ms, "
+          f"server RSS {status.rss_kb} KiB, served {status.served}")  # fmt: skip
+
+
+CLIENT = ROOT / "hookbus" / "client.py"
+
+
+@pytest.mark.skipif(not CLIENT.exists(), reason="the client is not in this tree yet")
+def test_the_clients_protocol_constants_agree() -> None:
+    """The stdlib-only client keeps its own copies of the protocol's constants: equal."""
+    values: dict[str, object] = {}
+    for node in ast.parse(CLIENT.read_text()).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            try:
+                code = compile(ast.Expression(node.value), "client.py", "eval")
+                values[node.targets[0].id] = eval(code, {"__builtins__": {}})
+            except Exception:
+                continue
+    for name in ("PROTO", "MAX_FRAME", "SOCKET_NAME", "RUNTIME_SUBDIR", "STATE_SUBDIR"):
+        if name in values:
+            assert values[name] == getattr(wire, name), name
+
+
+def test_idle_seconds() -> None:
+    """--idle and HOOKBUS_SERVE_IDLE take positive seconds; anything else is 900."""
+    assert server.idle_seconds("2.5") == 2.5
+    assert server.idle_seconds("0") == server.idle_seconds("x") == 900.0
