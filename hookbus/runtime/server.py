@@ -221,6 +221,18 @@ class Server:
     # -- the loop ----------------------------------------------------------------------
 
     def run(self) -> int:
+        """Serve until stopped (or re-execute); the exit code."""
+        try:
+            return self._run()
+        except BaseException as exc:
+            import traceback
+
+            diagnostics.emit("server-stopped", f"hookbus server {os.getpid()} failed: {exc!r}",
+                             level="error", error=traceback.format_exc(limit=8))  # fmt: skip
+            self.listener.close()
+            return 70
+
+    def _run(self) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, self._on_signal)
         warm_up()
@@ -554,12 +566,27 @@ def rss_kb() -> int:
 
 
 def warm_up() -> None:
-    """Import what every child needs: msgspec, the bus, the worker, every driver."""
+    """Import what every child needs (msgspec, the bus, the worker, every driver), and
+    build what each would build on first use: every driver's decoder and encoding of
+    each of its events (on its own sample payloads: hookbus's code only, no handler's),
+    and msgspec's view of the configuration's types."""
     from hookbus import drivers
+    from hookbus.bus.marks import Subscription
+    from hookbus.bus.replies import Reply
+    from hookbus.config import Settings
     from hookbus.runtime import compile, process, served, watchdog, worker  # noqa: F401
 
+    msgspec.convert({}, Settings)
+    with contextlib.suppress(msgspec.ValidationError):
+        msgspec.convert({}, Subscription)
     for name in HOSTS:
-        try:  # noqa: SIM105 (a host without a driver of its own)
-            drivers.load(name)
-        except Exception:
-            pass
+        try:
+            driver = drivers.load(name)
+        except Exception:  # a host without a driver of its own
+            continue
+        for native in getattr(driver, "events", ()):
+            try:
+                driver.decode(driver.sample(native, cwd="/", session_id="warm"), native)
+                driver.encode(native, Reply())
+            except Exception:
+                continue
