@@ -414,9 +414,7 @@ def test_reload_after_the_handler_module_changes(guarded: Path, state: Path) -> 
     (same pid, same socket), and the next answer uses the new code."""
     path = sock(state)
     ask(path, guarded, pre_tool("ls", guarded))
-    wait_for(lambda: (server.server_status() or wire.ServerStatus(
-        pid=0, version="", started=0, served=0, rss_kb=0, socket="")).warm == 1,
-        "the module kept warm")  # fmt: skip
+    wait_for(lambda: warm_count() == 1, "the module kept warm")
     before = server.server_status()
     assert before is not None
     module = guarded / "hooks_srv.py"
@@ -428,6 +426,32 @@ def test_reload_after_the_handler_module_changes(guarded: Path, state: Path) -> 
     after = server.server_status()
     assert after is not None
     assert (after.pid, after.started) == (before.pid, before.started)
+
+
+def warm_count() -> int:
+    status = server.server_status()
+    return status.warm if status is not None else -1
+
+
+def test_a_projects_warm_module_is_not_anothers(tmp_path: Path, state: Path) -> None:
+    """Two projects each with their own ``hooks_srv.py``: once the server keeps the first
+    one's warm, the second project's calls still run the second one's code."""
+    first = project(tmp_path / "first", "guard")
+    second = project(tmp_path / "second", "guard")
+    (second / "hooks_srv.py").write_text(HANDLERS.replace('"no rm -rf"', '"second says no"'))
+    compile_now(first)
+    compile_now(second)
+    assert start(first).returncode == 0
+    path = sock(state)
+
+    def reason(root: Path) -> str:
+        _, out, _ = ask(path, root, pre_tool("rm -rf /", root))
+        return str(json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"])
+
+    assert reason(first) == "no rm -rf"
+    wait_for(lambda: warm_count() == 1, "the first project's module kept warm")
+    assert reason(second) == "second says no"
+    assert reason(first) == "no rm -rf"
 
 
 @pytest.mark.stress

@@ -35,6 +35,10 @@ def main(opts: argparse.Namespace) -> int:
         return _stop()
     from hookbus.runtime import server
 
+    if not sys.flags.safe_path and sys.path and sys.path[0] in ("", os.getcwd()):
+        # python -m put the folder it was started in first on the path: a project's
+        # modules there would shadow every other project's of the same name.
+        del sys.path[0]
     idle = server.idle_seconds(opts.idle)
     if opts.inherit:
         sock_fd, lock_fd, started, served = opts.inherit.split(",")

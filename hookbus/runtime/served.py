@@ -118,7 +118,25 @@ def _dispatch(call: Call, after: list[Callable[[], None]]) -> HookOutput:
     return dispatch_guarded(call, after, run=run_inline)
 
 
-def set_environment(req: wire.Request) -> None:
+class Warm:
+    """What the server imported for some projects only, and its path before it did."""
+
+    __slots__ = ("base_path", "origin")
+
+    def __init__(self, origin: dict[str, tuple[str, ...]], base_path: list[str]) -> None:
+        self.origin = origin
+        self.base_path = base_path
+
+    def keep_only(self, files: list[str]) -> None:
+        """Drop the modules warmed for other configuration files than ``files``, and the
+        folders other projects added to ``sys.path``."""
+        sys.path[:] = self.base_path
+        for name, configs in self.origin.items():
+            if configs != tuple(files):
+                sys.modules.pop(name, None)
+
+
+def set_environment(req: wire.Request, warm: Warm | None = None) -> None:
     """The request's variables over the server's, and its working folder; the variables
     it speaks for and did not send (hookbus's own, the configuration's, the host's
     project variables, and the ones the index says the handlers declare) unset."""
@@ -132,6 +150,8 @@ def set_environment(req: wire.Request) -> None:
     from hookbus.runtime import index
 
     files = config_paths(facts.project_dir(req.env, None))
+    if warm is not None:
+        warm.keep_only(files)
     _apply(req.env, index.read(files).declared_env(req.host))
 
 
@@ -151,7 +171,9 @@ def argv_of(req: wire.Request) -> list[str]:
     return argv
 
 
-def serve(conn: socket.socket, req: wire.Request, payload: bytes, report_fd: int) -> NoReturn:
+def serve(
+    conn: socket.socket, req: wire.Request, payload: bytes, report_fd: int, warm: Warm
+) -> NoReturn:
     """In the forked child: answer ``req`` on ``conn`` and end the process."""
     started = time.monotonic()
     code = 0
@@ -169,7 +191,7 @@ def serve(conn: socket.socket, req: wire.Request, payload: bytes, report_fd: int
         diagnostics.defer()
         before = set(sys.modules)
         try:
-            set_environment(req)
+            set_environment(req, warm)
         except OSError as exc:
             refusal = wire.Refusal(refused="bad-request", message=f"cannot serve here: {exc}")
             _send(conn, [_encode(refusal)])

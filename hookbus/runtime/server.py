@@ -208,6 +208,11 @@ class Server:
         self.warm: set[str] = set()
         #: The modules those imports brought in.
         self.warm_modules: set[str] = set()
+        #: Those found on a configuration's own path (a project's folder): module name ->
+        #: the configuration files it belongs to. Another project's call must not see
+        #: them (its ``hooks`` is another file), so its child drops them.
+        self.warm_origin: dict[str, tuple[str, ...]] = {}
+        self.base_path = list(sys.path)
         self.stopping: str | None = None
         self.reloading: str | None = None
         self.report_r, self.report_w = os.pipe()
@@ -443,7 +448,8 @@ class Server:
                 importlib.invalidate_caches()
             from hookbus.runtime import served
 
-            served.serve(conn.sock, header, payload, self.report_w)
+            served.serve(conn.sock, header, payload, self.report_w,
+                         served.Warm(self.warm_origin, self.base_path))  # fmt: skip
         self.children[pid] = _Child(header.host, header.event, kill_at)
         self._close(conn)
 
@@ -523,11 +529,15 @@ class Server:
                                  "its children import it themselves", target=target)  # fmt: skip
             from hookbus.runtime.index import stat
 
+            configs = tuple(str(c[0]) for c in report.get("configs", []) if isinstance(c, list))
+            own = tuple(os.path.join(str(p), "") for p in report.get("python_path", []))
             for name in set(sys.modules) - before:
                 self.warm_modules.add(name)
                 origin = getattr(sys.modules[name], "__file__", None)
                 if isinstance(origin, str) and os.path.isfile(origin):
                     self.watched[origin] = stat(origin)
+                    if origin.startswith(own):
+                        self.warm_origin[name] = configs
 
     def _check_watched(self) -> None:
         from hookbus.runtime.index import stat
