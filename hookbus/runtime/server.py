@@ -16,22 +16,18 @@ accepting (clients wait in the listen queue), lets its children end, and re-exec
 itself on the same socket. It exits after ``HOOKBUS_SERVE_IDLE`` seconds (900) without
 a request, on ``stop``, or on SIGTERM.
 
-Start-up is race-free: the server holds an exclusive ``flock`` of its pid file for its
-whole life, so a second one sees a live server without asking it; it binds a temporary
-name, then renames it over a socket only found stale (no lock held, no answer).
+Its socket and the lock that says it is alive are :mod:`hookbus.runtime.listen`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import json
 import os
 import selectors
 import signal
 import socket
-import struct
 import sys
 import time
 
@@ -40,6 +36,9 @@ import msgspec
 from hookbus import __version__, diagnostics
 from hookbus.hosts import HOSTS
 from hookbus.runtime import wire
+from hookbus.runtime.listen import AnotherServer, Listener, peer_uid, running
+
+__all__ = ["AnotherServer", "Listener", "Server", "peer_uid", "running", "server_status"]
 
 #: How long a client has to send its header, and then its payload.
 HEADER_WITHIN = 1.0
@@ -52,7 +51,6 @@ DEFAULT_IDLE = 900.0
 IDLE_ENV = "HOOKBUS_SERVE_IDLE"
 #: The loop wakes at least this often (reaping, kills, stat checks, idle).
 TICK = 0.2
-_UCRED = struct.Struct("3i")
 
 
 def idle_seconds(value: str | None = None) -> float:
@@ -65,13 +63,6 @@ def idle_seconds(value: str | None = None) -> float:
     return seconds if 0 < seconds < 1e9 else DEFAULT_IDLE
 
 
-def peer_uid(sock: socket.socket) -> tuple[int, int]:
-    """The (pid, uid) of the process at the other end of a Unix socket."""
-    pid, uid, _ = _UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                                _UCRED.size))  # fmt: skip
-    return pid, uid
-
-
 def server_status(timeout: float = 2.0) -> wire.ServerStatus | None:
     """The status of this user's server; None when none answers (for ``hookbus doctor``)."""
     try:
@@ -79,99 +70,6 @@ def server_status(timeout: float = 2.0) -> wire.ServerStatus | None:
     except (OSError, ValueError, msgspec.MsgspecError):
         return None
     return found if isinstance(found, wire.ServerStatus) else None
-
-
-def running() -> bool:
-    """Whether a server holds this user's pid file lock (alive, or still ending)."""
-    try:
-        fd = os.open(os.path.join(wire.socket_dir(), wire.PID_NAME),
-                     os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)  # fmt: skip
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
-class AnotherServer(RuntimeError):
-    """A live server already holds the socket."""
-
-
-class Listener:
-    """The bound socket and the pid file whose lock says the server is alive."""
-
-    def __init__(self, sock: socket.socket, lock_fd: int, folder: str) -> None:
-        self.sock = sock
-        self.lock_fd = lock_fd
-        self.folder = folder
-        self.path = os.path.join(folder, wire.SOCKET_NAME)
-        st = os.stat(self.path)
-        self.identity = (st.st_dev, st.st_ino)
-
-    @classmethod
-    def bind(cls) -> Listener:
-        """Take the folder and the socket (see the module docstring); :class:`AnotherServer`
-        or :class:`~hookbus.runtime.wire.FolderRefused` / OSError saying why not."""
-        folder = wire.socket_dir(create=True)
-        lock_fd = os.open(os.path.join(folder, wire.PID_NAME),
-                          os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)  # fmt: skip
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(lock_fd)
-            raise AnotherServer(f"another hookbus server runs on {folder}") from None
-        path = os.path.join(folder, wire.SOCKET_NAME)
-        if _answers(path):
-            os.close(lock_fd)
-            raise AnotherServer(f"another server answers on {path}")
-        temp = os.path.join(folder, f".server.{os.getpid()}.sock")
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        address = wire.Address(temp)
-        try:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp)
-            sock.bind(address.path)
-            os.chmod(temp, 0o600)
-            sock.listen(128)
-            os.replace(temp, path)  # over a stale socket (or junk): atomically
-        except OSError:
-            sock.close()
-            os.close(lock_fd)
-            raise
-        finally:
-            address.close()
-        os.ftruncate(lock_fd, 0)
-        os.pwrite(lock_fd, f"{os.getpid()}\n".encode(), 0)
-        return cls(sock, lock_fd, folder)
-
-    @classmethod
-    def inherited(cls, sock_fd: int, lock_fd: int) -> Listener:
-        """The socket and lock a re-executed server was handed."""
-        return cls(socket.socket(fileno=sock_fd), lock_fd, wire.socket_dir())
-
-    def close(self) -> None:
-        """Close, removing the socket and pid file if they are still this server's."""
-        try:
-            st = os.stat(self.path)
-            if (st.st_dev, st.st_ino) == self.identity:
-                os.unlink(self.path)
-                os.unlink(os.path.join(self.folder, wire.PID_NAME))
-        except OSError:
-            pass
-        self.sock.close()
-        os.close(self.lock_fd)
-
-
-def _answers(path: str) -> bool:
-    try:
-        wire.Connection(path, 0.5).sock.close()
-    except OSError:
-        return False
-    return True
 
 
 class _Conn:
