@@ -428,6 +428,35 @@ def test_reload_after_the_handler_module_changes(guarded: Path, state: Path) -> 
     assert (after.pid, after.started) == (before.pid, before.started)
 
 
+ENV_HANDLER = """
+import hookbus
+
+@hookbus.handler("before-tool", tools="shell", env=("SRV_TEST_MODEL",))
+def model(event, ctx):
+    return hookbus.Reply.deny("model=" + ctx.env.get("SRV_TEST_MODEL", "unset"))
+"""
+
+
+def test_the_request_carries_the_declared_environment(tmp_path: Path, state: Path) -> None:
+    """A declared variable the request sends is the handler's; one it does not send is
+    unset in the call, even though the server's own environment has it."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "envmod.py").write_text(ENV_HANDLER)
+    (root / ".hookbus.toml").write_text('enable = ["envmod:model"]\n')
+    compile_now(root)
+    started = hookbus_cli(root, "serve", "--detach", env={"SRV_TEST_MODEL": "servers"})
+    assert started.returncode == 0, started.stderr
+    path = sock(state)
+
+    def reason(env: dict[str, str]) -> str:
+        _, out, _ = ask(path, root, pre_tool("ls", root), env={**header(root)["env"], **env})  # type: ignore[dict-item]
+        return str(json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"])
+
+    assert reason({"SRV_TEST_MODEL": "opus"}) == "model=opus"
+    assert reason({}) == "model=unset"
+
+
 def warm_count() -> int:
     status = server.server_status()
     return status.warm if status is not None else -1

@@ -37,7 +37,7 @@ from hookbus.runtime.isolate import Channel, Child, Work
 
 #: Variables a request speaks for even when it does not send them (then they are unset
 #: in the child): the configuration's and the state root's.
-OWN_ENV = ("XDG_CONFIG_HOME", "HOME")
+OWN_ENV = ("XDG_CONFIG_HOME", "HOME", "XDG_STATE_HOME")
 #: The child ends by the kernel's hand this long after its deadline, should the server
 #: be gone (the server itself kills it one second after).
 BACKSTOP = 2.0
