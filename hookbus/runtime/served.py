@@ -232,6 +232,8 @@ def _send(conn: socket.socket, frames: list[bytes]) -> None:
 def _report(fd: int, before: set[str], host: str) -> None:
     """Tell the server the handler modules this child imported (the index's targets, in
     time: the reply is out) with the configuration files and the handlers' path."""
+    if len(sys.modules) == len(before):
+        return  # imported nothing (the usual case once the server is warm)
     from hookbus.discover import config_paths
     from hookbus.runtime import index
 

@@ -328,7 +328,8 @@ class Server:
         self.served += 1
         self.last_request = time.monotonic()
         facts = HOSTS[header.host]
-        timeout = header.timeout or facts.timeout_for(header.event)
+        timeout = header.timeout if header.timeout and 0 < header.timeout <= 86_400 else None
+        timeout = timeout or facts.timeout_for(header.event)
         kill_at = time.monotonic() + timeout + KILL_AFTER
         try:
             pid = os.fork()
