@@ -36,7 +36,7 @@ from hookbus.output import HookOutput
 from hookbus.runtime import index
 from hookbus.runtime.call import Call, driver_refusal
 from hookbus.runtime.emergency import Emergency
-from hookbus.runtime.intake import MAX_INPUT, Intake, read_payload
+from hookbus.runtime.intake import Intake, read_payload
 from hookbus.runtime.peek import peek, sniff
 
 TYPE_CHECKING = False
@@ -104,16 +104,19 @@ def parse(argv: list[str]) -> tuple[Options, list[str]]:
     return opts, problems
 
 
-def main(argv: list[str], payload: bytes | None = None) -> int:
-    """Run one hook call; the process's exit code (its reply is written already). With
-    ``payload``, that is the input (already read from stdin by the caller)."""
-    started = time.monotonic()
+def main(argv: list[str], *, intake: Intake | None = None, started: float | None = None) -> int:
+    """Run one hook call; the process's exit code (its reply is written already).
+
+    The warm server's client (:mod:`hookbus.client`) falling back to this cold path in its
+    own process passes the payload it read already (``intake``) and when it started (a
+    ``time.monotonic()`` value): the deadline is the same call's."""
+    started = time.monotonic() if started is None else started
     diagnostics.defer()
     emergency = Emergency()
     emergency.install()
     emergency.on_fire = lambda signal: _gave_up(signal, started)
     after_reply: list[Callable[[], None]] = []
-    code = answer(argv, started, emergency, after_reply, payload=payload)
+    code = answer(argv, started, emergency, after_reply, intake=intake)
     emergency.disarm()
     # The host waits for the process, not only the reply: the writer's grace ends before
     # the host's own timeout would (Claude's SessionEnd hooks get 1.5 s in all).
@@ -135,15 +138,15 @@ def answer(
     emergency: Emergency,
     after: list[Callable[[], None]],
     *,
-    payload: bytes | None = None,
+    intake: Intake | None = None,
     dispatch: Dispatch | None = None,
 ) -> int:
     """Answer one call through ``emergency`` (which writes the reply, once); the exit
-    code. ``payload`` is the input when the caller has read it; ``dispatch`` runs a call
+    code. ``intake`` is the payload when the caller has read it; ``dispatch`` runs a call
     someone may want (default: the watched worker, :mod:`~hookbus.runtime.watchdog`).
-    The warm server (:mod:`hookbus.runtime.served`) passes both."""
+    The warm server's child (:mod:`hookbus.runtime.served`) passes both."""
     try:
-        return _run(argv, started, emergency, after, payload, dispatch)
+        return _run(argv, started, emergency, after, intake, dispatch)
     except Exception as exc:  # a bug of ours must not become the host's problem
         import traceback
 
@@ -188,8 +191,8 @@ def _run(  # noqa: PLR0917
     started: float,
     emergency: Emergency,
     after: list[Callable[[], None]],
-    payload: bytes | None,
-    dispatch: Dispatch | None,
+    given: Intake | None = None,
+    dispatch: Dispatch | None = None,
 ) -> int:
     try:
         opts, problems = parse(argv)
@@ -214,10 +217,7 @@ def _run(  # noqa: PLR0917
     # The read gets most of the budget, not all: what follows must still have time to
     # refuse an event a guard wants when its payload never arrives whole.
     own = budget(DEFAULT_BUDGET, timeout)
-    if payload is None:
-        intake = read_payload(facts, started + own - min(1.0, own / 4))
-    else:
-        intake = Intake(payload[: MAX_INPUT + 1], "eof")
+    intake = read_payload(facts, started + own - min(1.0, own / 4), stdin=given)
     try:
         peeked = peek(intake.data, facts, opts.event)
     except ValueError as exc:

@@ -33,6 +33,7 @@ from hookbus.output import HookOutput
 from hookbus.runtime import hook, wire
 from hookbus.runtime.call import Call
 from hookbus.runtime.emergency import Emergency
+from hookbus.runtime.intake import MAX_INPUT, Intake
 from hookbus.runtime.isolate import Channel, Child, Work
 
 #: Variables a request speaks for even when it does not send them (then they are unset
@@ -198,7 +199,8 @@ def serve(
             os._exit(0)
         capture = Capture()
         after: list[Callable[[], None]] = []
-        hook.answer(argv_of(req), started, capture, after, payload=payload, dispatch=_dispatch)
+        intake = Intake(payload[: MAX_INPUT + 1], "eof")
+        hook.answer(argv_of(req), started, capture, after, intake=intake, dispatch=_dispatch)
         output = capture.reply or HookOutput()
         _send(conn, [_encode(wire.Answer(exit=output.exit_code)), output.stdout, output.stderr])
         conn.close()
