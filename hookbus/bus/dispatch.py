@@ -93,7 +93,23 @@ class Handler:
         return f"<Handler {self.name} {self.subscription.kinds}>"
 
 
+#: What :func:`_check_signature` found for each function: ``inspect.signature`` costs a
+#: millisecond, and a warm server's children build the same handlers on every call (the
+#: server builds each once, so they find it here).
+_signatures: dict[Callable[..., Any], bool] = {}
+
+
 def _check_signature(fn: Callable[..., Any]) -> bool:
+    try:
+        found = _signatures.get(fn)
+    except TypeError:  # a callable object that is not hashable
+        return _read_signature(fn)
+    if found is None:
+        found = _signatures[fn] = _read_signature(fn)
+    return found
+
+
+def _read_signature(fn: Callable[..., Any]) -> bool:
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError) as exc:

@@ -411,7 +411,8 @@ class Server:
 
     def _warm(self, report: dict[str, list[object]]) -> None:
         """Import, here, the handler modules a child imported within its time."""
-        from hookbus.runtime.load import Unavailable, import_target
+        from hookbus.config import HandlerRef, Settings
+        from hookbus.runtime.load import Unavailable, build_handlers
 
         for seen in report.get("configs", []):
             if isinstance(seen, list) and seen:
@@ -421,8 +422,12 @@ class Server:
                 continue
             self.warm.add(target)
             before = set(sys.modules)
+            path = [str(p) for p in report.get("python_path", [])]
             try:
-                import_target(target, [str(p) for p in report.get("python_path", [])])
+                # Built, not only imported: what the bus checks of a handler (its
+                # signature) is then known to every child.
+                build_handlers(HandlerRef(name=target, target=target),
+                               Settings(python_path=tuple(path)), lambda *a, **k: None)  # fmt: skip
             except (Unavailable, Exception) as exc:
                 diagnostics.emit("server-warm-failed", f"cannot keep {target} warm: {exc!r}; "
                                  "its children import it themselves", target=target)  # fmt: skip
