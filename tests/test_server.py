@@ -36,7 +36,7 @@ def guard(event):
         return hookbus.Reply.deny("no rm -rf")
     return None
 
-@hookbus.handler("before-tool", tools="shell", timeout=10)
+@hookbus.handler("before-tool", tools="shell", timeout=25)
 def sleepy(event):
     time.sleep(30)
 
@@ -222,6 +222,8 @@ def test_a_hung_handler_delays_no_other_request(tmp_path: Path, state: Path, slo
     """A handler sleeping 30 s, or holding the GIL in a runaway regex, stalls its own
     request only: another project's request is answered while it is still pending."""
     stuck = project(tmp_path / "stuck", slow)
+    with (stuck / ".hookbus.toml").open("a") as f:
+        f.write("budget = 25\n")  # the sleeper is pending 25 s: the other request has them
     fine = project(tmp_path / "fine", "guard")
     compile_now(stuck)
     compile_now(fine)
