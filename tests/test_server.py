@@ -40,6 +40,11 @@ def guard(event):
 def sleepy(event):
     time.sleep(30)
 
+@hookbus.handler("before-tool", tools="shell", timeout=20)
+def slow_deny(event):
+    time.sleep(3)
+    return hookbus.Reply.deny("slow but sure")
+
 @hookbus.handler("before-tool", tools="shell", timeout=10)
 def stuck_in_c(event):
     # Catastrophic backtracking: _sre holds the GIL, no Python-level timeout can fire.
@@ -235,6 +240,31 @@ def test_a_hung_handler_delays_no_other_request(tmp_path: Path, state: Path, slo
     assert b'"permissionDecision":"deny"' in out
     assert hanging.pending()
     hanging.close()
+
+
+def test_a_server_killed_mid_request_still_answers_it(tmp_path: Path, state: Path) -> None:
+    """SIGKILL of the server while a child answers: the child answers all the same, and
+    a new server starts at once (no child holds the old one's lock)."""
+    root = project(tmp_path / "proj", "slow_deny")
+    with (root / ".hookbus.toml").open("a") as f:
+        f.write("budget = 20\n")
+    compile_now(root)
+    assert start(root).returncode == 0
+    first = server.server_status()
+    assert first is not None
+    client = Client(sock(state))
+    client.send(header(root, timeout=30.0), pre_tool("ls", root))
+    wait_for(lambda: (server.server_status() or first).served == 1, "the request forked")
+    os.kill(first.pid, signal.SIGKILL)
+    wait_for(lambda: _zombie(first.pid) or not Path(f"/proc/{first.pid}").exists(), "the kill")
+    again = start(root)
+    assert again.returncode == 0, again.stderr
+    answer = json.loads(client.frame() or b"{}")
+    out = client.frame() or b""
+    client.close()
+    assert answer == {"ok": True, "exit": 0}
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"] == "slow but sure"
+    assert server.server_status().pid != first.pid  # type: ignore[union-attr]
 
 
 def test_a_child_past_its_deadline_is_killed(tmp_path: Path, state: Path) -> None:
