@@ -419,9 +419,9 @@ def test_another_user_is_refused(
             ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3",
              "-I", "-c", script, str(path)], capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
-        assert foreign.stdout.strip() in ("b''", "error [Errno 104] Connection reset by peer"), (
-            foreign
-        )
+        # Closed at once: an empty read, or a reset or broken pipe if the close came first.
+        said = foreign.stdout.strip()
+        assert said == "b''" or said.startswith(("error [Errno 104]", "error [Errno 32]")), foreign
         refused = [d for d in diagnostics(state) if d["event"] == "server-refused"]
         assert refused and refused[0]["uid"] == 65534
         mine = wire.ask("status")
