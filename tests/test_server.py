@@ -455,6 +455,7 @@ def test_reload_after_the_handler_module_changes(guarded: Path, state: Path) -> 
     _, out, _ = ask(path, guarded, pre_tool("git push", guarded))
     assert json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"] == "no pushing today"
     wait_for(lambda: "server-reloading" in [d["event"] for d in diagnostics(state)], "the reload")
+    wait_for(lambda: server.server_status() is not None, "the re-executed server's answer")
     after = server.server_status()
     assert after is not None
     assert (after.pid, after.started) == (before.pid, before.started)
