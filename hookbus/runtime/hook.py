@@ -100,16 +100,20 @@ def parse(argv: list[str]) -> tuple[Options, list[str]]:
     return opts, problems
 
 
-def main(argv: list[str]) -> int:
-    """Run one hook call; the process's exit code (its reply is written already)."""
-    started = time.monotonic()
+def main(argv: list[str], *, intake: Intake | None = None, started: float | None = None) -> int:
+    """Run one hook call; the process's exit code (its reply is written already).
+
+    The warm server's client (:mod:`hookbus.client`) falling back to this cold path in its
+    own process passes the payload it read already (``intake``) and when it started (a
+    ``time.monotonic()`` value): the deadline is the same call's."""
+    started = time.monotonic() if started is None else started
     diagnostics.defer()
     emergency = Emergency()
     emergency.install()
     emergency.on_fire = lambda signal: _gave_up(signal, started)
     after_reply: list[Callable[[], None]] = []
     try:
-        code = _run(argv, started, emergency, after_reply)
+        code = _run(argv, started, emergency, after_reply, intake)
     except Exception as exc:  # a bug of ours must not become the host's problem
         import traceback
 
@@ -163,7 +167,11 @@ def flush_diagnostics(grace: float, actions: list[Callable[[], None]] | None = N
 
 
 def _run(
-    argv: list[str], started: float, emergency: Emergency, after: list[Callable[[], None]]
+    argv: list[str],
+    started: float,
+    emergency: Emergency,
+    after: list[Callable[[], None]],
+    given: Intake | None = None,
 ) -> int:
     try:
         opts, problems = parse(argv)
@@ -188,7 +196,7 @@ def _run(
     # The read gets most of the budget, not all: what follows must still have time to
     # refuse an event a guard wants when its payload never arrives whole.
     own = budget(DEFAULT_BUDGET, timeout)
-    intake = read_payload(facts, started + own - min(1.0, own / 4))
+    intake = read_payload(facts, started + own - min(1.0, own / 4), stdin=given)
     try:
         peeked = peek(intake.data, facts, opts.event)
     except ValueError as exc:

@@ -57,8 +57,11 @@ def _explain() -> None:
         pass
 
 
-def read_payload(facts: HostFacts, deadline: float, *, fd: int = 0) -> Intake:
-    """Read the payload for ``facts``'s host, by ``deadline`` (``time.monotonic()``)."""
+def read_payload(
+    facts: HostFacts, deadline: float, *, fd: int = 0, stdin: Intake | None = None
+) -> Intake:
+    """Read the payload for ``facts``'s host, by ``deadline`` (``time.monotonic()``);
+    ``stdin``: what another reader (the warm server's client) read from stdin already."""
     if facts.payload_env is not None:
         value = os.environ.get(facts.payload_env)
         # Only an object is the payload: Kiro IDE 1.x sets USER_PROMPT empty and writes
@@ -66,6 +69,8 @@ def read_payload(facts: HostFacts, deadline: float, *, fd: int = 0) -> Intake:
         # say a prompt hook may find the prompt's own text there.
         if value is not None and value.lstrip().startswith("{"):
             return Intake(value.encode("utf-8", "surrogateescape")[: MAX_INPUT + 1], "env")
+    if stdin is not None:
+        return stdin
     if os.isatty(fd):
         # A person ran the hook by hand: no host gives a terminal. Say what this is
         # rather than wait silently; the empty payload is answered like any bad input.
