@@ -398,8 +398,17 @@ def _unanswered(signum: int, frame: object) -> None:
     posix._exit(1)
 
 
-def cold(opts: Options | None, argv: list[str], data: bytes, end: str, started: float) -> int:
-    """The full in-process cold path (``hookbus run``), given the payload already read."""
+def cold(  # noqa: PLR0917
+    opts: Options | None,
+    argv: list[str],
+    data: bytes,
+    end: str,
+    started: float,
+    why: tuple[str, str] | None = None,
+) -> int:
+    """The full in-process cold path (``hookbus run``), given the payload already read;
+    ``why``: the socket and the reason a server there did not answer (a ``client-fallback``
+    diagnostic, written after the reply as the cold path's own are)."""
     # -S left site-packages (msgspec, the handlers' packages) off the path; -I the
     # package's own folder when it is not installed there.
     import site
@@ -408,8 +417,15 @@ def cold(opts: Options | None, argv: list[str], data: bytes, end: str, started: 
     parent = _HERE.rpartition("/")[0]
     if parent not in sys.path:
         sys.path.insert(0, parent)
+    from hookbus import diagnostics
     from hookbus.runtime import hook
     from hookbus.runtime.intake import Intake
+
+    if why is not None:
+        diagnostics.defer()
+        where, reason = why
+        message = f"the warm server at {where} did not answer ({reason}); the cold path answered"
+        diagnostics.emit("client-fallback", message, socket=where, reason=reason)
 
     intake = None if end == "unread" else Intake(data, end)
     return hook.main(run_argv(opts) if opts else argv, intake=intake, started=started)
@@ -480,9 +496,11 @@ def main(argv: list[str]) -> int:
     # answer when a payload never arrives whole.
     data, end = read_payload(deadline - min(1.0, (deadline - started) / 4))
     folder = socket_dir()
-    if dir_problem(folder) is not None:
-        return cold(opts, argv, data, end, started)  # the server would refuse it too
-    reply = request(_join(folder, "server.sock"), header(opts, posix.environ), data, deadline)
+    path = _join(folder, "server.sock")
+    problem = dir_problem(folder)
+    if problem is not None:  # the server refuses such a folder too: none can be there
+        return cold(opts, argv, data, end, started, (path, f"its folder {problem}"))
+    reply = request(path, header(opts, posix.environ), data, deadline)
     if reply.kind == "answered":
         write(reply.stdout, reply.stderr)
         return reply.exit
@@ -490,7 +508,8 @@ def main(argv: list[str]) -> int:
         reply.kind == "broken" and deadline - time.monotonic() < COLD_MINIMUM
     ):
         return 1
-    code = cold(opts, argv, data, end, started)
+    why = None if reply.kind == "absent" else (path, f"{reply.kind}: {reply.reason}")
+    code = cold(opts, argv, data, end, started, why)
     if reply.kind in ("absent", "broken"):
         start_server(folder)
     return code

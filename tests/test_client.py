@@ -72,6 +72,13 @@ def run_client(
                           env={**os.environ, **(env or {})}, check=False)  # fmt: skip
 
 
+def fallbacks(state: Path) -> list[dict[str, object]]:
+    """The ``client-fallback`` diagnostics written so far."""
+    log = state / "diagnostics.jsonl"
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [d for d in map(json.loads, lines) if d["event"] == "client-fallback"]
+
+
 def assert_cold_deny(result: subprocess.CompletedProcess[bytes]) -> None:
     assert (result.returncode, result.stderr) == (0, b""), result.stderr
     assert json.loads(result.stdout) == DENY
@@ -119,6 +126,7 @@ def test_no_server_is_answered_by_the_cold_path_and_starts_one(project: Path, st
     assert_cold_deny(run_client(project, payload))
     assert (state / "run" / "server.lock").exists()
     assert (state / "run").stat().st_mode & 0o777 == 0o700
+    assert fallbacks(state) == []  # no server is the normal case, not a failure
     allowed = run_client(project, pre_tool("ls", project))
     assert (allowed.returncode, allowed.stdout, allowed.stderr) == (0, b"", b"")
 
@@ -133,6 +141,11 @@ def test_refusal_or_junk_is_answered_by_the_cold_path(
     assert len(server.requests) == 1
     started = (state / "run" / "server.lock").exists()
     assert started == (server.mode == "junk")
+    wait_for(lambda: fallbacks(state), "the client-fallback diagnostic")
+    (found,) = fallbacks(state)
+    assert found["socket"] == str(state / "run" / "server.sock")
+    want = "broken" if server.mode == "junk" else f"refused: {server.mode}"
+    assert str(found["reason"]).startswith(want)
 
 
 @pytest.mark.parametrize("server", ["die-mid-reply"], indirect=True)
@@ -200,6 +213,8 @@ def test_socket_folder_writable_by_others_is_not_used(
         assert_cold_deny(run_client(project, pre_tool("rm -rf /", project)))
         assert server.requests == []
         assert not (state / "run" / "server.lock").exists()
+        wait_for(lambda: fallbacks(state), "the client-fallback diagnostic")
+        assert "writable by group or others" in str(fallbacks(state)[0]["reason"])
 
 
 def test_runtime_folder_is_preferred_when_it_is_the_users(
