@@ -82,7 +82,7 @@ def _join(*parts: str) -> str:
 def _absolute(path: str) -> str:
     """``os.path.abspath(os.path.expanduser(path))``, restated (``os`` is not loaded)."""
     if path == "~" or path.startswith("~/"):
-        path = (getenv("HOME") or "/") + path[1:]
+        path = (getenv("HOME") or _home()) + path[1:]
     if not path.startswith("/"):
         path = _join(working_folder(), path)
     parts: list[str] = []
@@ -93,6 +93,16 @@ def _absolute(path: str) -> str:
         elif part and part != ".":
             parts.append(part)
     return "/" + "/".join(parts)
+
+
+def _home() -> str:
+    """The user's home folder when ``HOME`` is unset, as ``os.path.expanduser`` finds it."""
+    import pwd
+
+    try:
+        return pwd.getpwuid(posix.getuid()).pw_dir
+    except KeyError:
+        return "/"
 
 
 def working_folder() -> str:

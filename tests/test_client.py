@@ -287,3 +287,27 @@ def test_warm_path_imports_nothing_of_hookbus(
                               capture_output=True, check=True).stderr.decode()  # fmt: skip
     start = {ln.split("|")[-1].strip() for ln in baseline.splitlines()[1:]}
     assert modules - start == {"_json", "_socket", "select"}
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"HOOKBUS_STATE_DIR": "rel/state"},
+        {"HOOKBUS_STATE_DIR": "~/st/../state"},
+        {"XDG_STATE_HOME": "/x/y/"},
+        {"HOME": "/home/someone"},
+        {"XDG_RUNTIME_DIR": "relative"},
+    ],
+)
+def test_socket_folder_is_where_the_state_root_is(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The client finds the state root by hookbus.state's own rule (it cannot import it)."""
+    from hookbus import state
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("HOOKBUS_STATE_DIR", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert client.socket_dir() == os.path.join(state.root_path(), "run")
