@@ -8,10 +8,13 @@ import json
 import os
 import socket
 import threading
+import time
 from pathlib import Path
 from typing import Literal
 
-Mode = Literal["answer", "hang", "die-mid-reply", "version", "busy", "junk"]
+Mode = Literal["answer", "hang", "die-mid-reply", "die-late", "version", "busy", "junk"]
+#: How long mode ``die-late`` waits before it cuts its reply short.
+LATE = 1.5
 #: What the stand-in answers in mode ``answer`` (nothing hookbus itself would write).
 STDOUT = b'{"from": "the fake server"}\n'
 STDERR = b"fake server's stderr\n"
@@ -78,7 +81,9 @@ class FakeServer:
             conn.sendall(frame(json.dumps(refusal).encode()))
         elif self.mode == "junk":
             conn.sendall(b"\xff\xff\xff\xffnot a frame")
-        elif self.mode == "die-mid-reply":
+        elif self.mode in ("die-mid-reply", "die-late"):
+            if self.mode == "die-late":
+                time.sleep(LATE)
             conn.sendall(frame(b'{"ok": true, "exit": 0}') + frame(STDOUT)[:7])
         else:
             status = json.dumps({"ok": True, "exit": EXIT}).encode()

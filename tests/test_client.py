@@ -157,6 +157,17 @@ def test_server_dying_mid_reply_is_answered_by_the_cold_path(
     assert_cold_deny(run_client(project, pre_tool("rm -rf /", project)))
 
 
+@pytest.mark.parametrize("server", ["die-late"], indirect=True)
+def test_server_dying_near_the_deadline_leaves_the_answer_to_the_fallback(
+    project: Path, server: FakeServer
+) -> None:
+    """A reply cut short with under 0.5 s left (2 s timeout: the deadline 1.75 s after the
+    start, the server dies 1.5 s after the request) is not worth a cold path that could
+    not import in time: exit 1 and no output, for the shell fallback."""
+    result = run_client(project, pre_tool("rm -rf /", project), timeout=2)
+    assert (result.returncode, result.stdout, result.stderr) == (1, b"", b"")
+
+
 @pytest.mark.parametrize("server", ["hang"], indirect=True)
 def test_server_that_never_answers_gets_exit_1_before_the_deadline(
     project: Path, server: FakeServer
