@@ -35,6 +35,7 @@ import json
 import os
 import random
 import shlex
+import shutil
 import socket
 import statistics
 import subprocess
@@ -48,6 +49,9 @@ from pathlib import Path
 import stdlib_hook
 
 HERE = Path(__file__).resolve().parent
+#: The cases' state folders, short paths outside the run's temporary folder: removed at
+#: the end.
+STATE_DIRS: list[str] = []
 SHELL = "/bin/sh"
 WARMUP = 5
 MIN_ROUNDS = 30
@@ -158,7 +162,9 @@ def project(root: Path, name: str, base: dict[str, str]) -> tuple[Path, dict[str
     (folder / ".git").mkdir(parents=True)
     (folder / "bench_sync.py").write_text(HANDLER)
     (folder / ".hookbus.toml").write_text('enable = ["bench_sync:deny_rm_root"]\n')
-    env = {**base, "HOOKBUS_STATE_DIR": tempfile.mkdtemp(prefix="hbw")}
+    state = tempfile.mkdtemp(prefix="hbw")
+    STATE_DIRS.append(state)
+    env = {**base, "HOOKBUS_STATE_DIR": state}
     return folder, env
 
 
@@ -366,7 +372,9 @@ def main() -> int:
             for case in cases:
                 if case.key == "warm":
                     subprocess.run([python, "-m", "hookbus", "serve", "--stop"], env=case.env,
-                                   capture_output=True, check=False, timeout=30)  # fmt: skip
+                                   cwd=case.cwd, capture_output=True, check=False, timeout=30)  # fmt: skip
+            for state in STATE_DIRS:
+                shutil.rmtree(state, ignore_errors=True)
         report(cases, times, notes)
     return 0
 
