@@ -17,6 +17,8 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.delenv("HOOKBUS_CONFIG", raising=False)
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    # The warm server's socket folder would be the user's real $XDG_RUNTIME_DIR/hookbus.
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     # No test installs from a registry: OpenCode's and Kilo's npm step is left to the
     # host, unless a test points HOOKBUS_NPM at a fake npm.
     monkeypatch.setenv("HOOKBUS_NPM", "")

@@ -47,6 +47,12 @@ def add_arguments(commands: Any) -> None:
             "'hookbus' found on PATH; module: 'python3' on PATH importing hookbus "
             "(portable, for a committed file)",
         )  # fmt: skip
+        sub.add_argument(
+            "--server", action=argparse.BooleanOptionalAction, default=None,
+            help="the command goes through the warm server's client (hookbus/client.py), "
+            "which answers from a running 'hookbus serve' and runs the cold path itself "
+            "when none answers (default: off; with the absolute form only)",
+        )  # fmt: skip
 
     def plugin(sub: argparse.ArgumentParser) -> None:
         sub.add_argument(
@@ -137,7 +143,7 @@ def print_problems(index: IndexData | None) -> int:
 
 def installed_form(manifest: Manifest, document: dict[str, Any]) -> CommandForm | None:
     """The command form of hookbus's entries in ``document`` (None: none installed)."""
-    from hookbus.manifests.base import interpreter_of
+    from hookbus.manifests.base import CLIENT_LAUNCHER, interpreter_of
 
     for commands in manifest.commands(document).values():
         for command in commands:
@@ -146,7 +152,7 @@ def installed_form(manifest: Manifest, document: dict[str, Any]) -> CommandForm 
                 continue
             program, main_file = found
             if main_file is not None:
-                return "absolute"
+                return "server" if CLIENT_LAUNCHER in command else "absolute"
             return "path" if program == "hookbus" else "module"
     return None
 
@@ -200,7 +206,7 @@ def _host(opts: argparse.Namespace) -> int:
     python = _checked_python(opts.python)
     if opts.command == "verify":
         return _verify(opts, manifest, index, python, invalid)
-    form: CommandForm = opts.form or "absolute"
+    form = _form(opts, opts.form or "absolute")
     plan = manifest.plan(index, python=python, scope=scope, form=form, **_via(opts))
     if opts.command == "manifest":
         import json
@@ -219,6 +225,22 @@ def _host(opts: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         return 1
     return _install(opts, manifest, plan, scope, form, python)
+
+
+def _form(opts: argparse.Namespace, form: CommandForm) -> CommandForm:
+    """``form`` as ``--server``/``--no-server`` asks; the server's client runs this
+    interpreter by path, so it goes with the absolute form only."""
+    server = getattr(opts, "server", None)
+    if server is None:
+        return form
+    if server is False:
+        return "absolute" if form == "server" else form
+    if form not in ("absolute", "server"):
+        from hookbus.errors import HostConfigError
+
+        raise HostConfigError(f"--server runs this interpreter by path: it cannot go with "
+                              f"--command {form}")  # fmt: skip
+    return "server"
 
 
 def _manifest(opts: argparse.Namespace) -> Manifest:
@@ -285,8 +307,10 @@ def _install(  # noqa: PLR0917
         backup = write_atomically(path, new)
         print(f"{path}: installed hookbus entries" + (f" (your original: {backup})" if backup
               else ""))  # fmt: skip
-        if manifest.scopes[scope] and form == "absolute":
+        if manifest.scopes[scope] and form in ("absolute", "server"):
             _warn_shared(path, python, local="local" in manifest.scopes)
+        if form == "server":
+            _cache_client(python)
         if scope == "local":
             _warn_unignored(path)
     if plan.owned or manifest.owned_paths(scope):
@@ -307,6 +331,19 @@ def _install(  # noqa: PLR0917
         done, said = npm.install(item)
         print(said if done else f"note: {said}")
     return 0
+
+
+def _cache_client(python: str) -> None:
+    """Import the client once as the command will, so its bytecode is cached before the
+    first hook (a package folder the hook cannot write to would compile it every call)."""
+    import subprocess
+
+    from hookbus.manifests.base import hookbus_file
+
+    folder = os.path.dirname(hookbus_file(python))
+    code = "import sys; sys.path.insert(0, sys.argv[1]); import client"
+    subprocess.run([python, "-I", "-S", "-c", code, folder], capture_output=True, timeout=30,
+                   check=False)  # fmt: skip
 
 
 def _warn_shared(path: str, python: str, *, local: bool = True) -> None:
@@ -353,7 +390,7 @@ def _verify(
     for document in probe.documents:
         _, current = documents.read(document.path, document.format)
         manifest.check(document.path, current)
-        form = opts.form or installed_form(manifest, current) or "absolute"
+        form = _form(opts, opts.form or installed_form(manifest, current) or "absolute")
         (wanted,) = [d for d in manifest.plan(index, python=python, scope=scope, form=form,
                                               **_via(opts)).documents
                      if d.path == document.path]  # fmt: skip
@@ -363,7 +400,7 @@ def _verify(
         if problems:
             status = 1
             flags = f" --scope {scope}" if scope != "project" else ""
-            flags += f" --command {form}" if form != "absolute" else ""
+            flags += {"absolute": "", "server": " --server"}.get(form, f" --command {form}")
             print(f"{document.path}: {_count(len(problems), 'difference')} from the "
                   f"configuration; to fix: hookbus install --host {opts.host}{flags}")  # fmt: skip
         else:

@@ -37,9 +37,12 @@ if TYPE_CHECKING:
 #: (uncommitted, where the host has it), the user's own.
 Scope = Literal["project", "local", "user"]
 SCOPES: tuple[Scope, ...] = ("project", "local", "user")
-#: How the installed command finds hookbus (see :func:`hook_command`).
-CommandForm = Literal["absolute", "path", "module"]
+#: How the installed command finds hookbus (see :func:`hook_command`); ``server`` is the
+#: absolute form through the warm server's client (``install --server``).
+CommandForm = Literal["absolute", "path", "module", "server"]
 COMMAND_FORMS: tuple[CommandForm, ...] = ("absolute", "path", "module")
+#: The forms that name one machine's interpreter and package by path.
+ABSOLUTE_FORMS: tuple[CommandForm, ...] = ("absolute", "server")
 
 
 class Document(msgspec.Struct, frozen=True, kw_only=True):
@@ -161,6 +164,35 @@ def hook_argv(python: str, host: str, native: str, timeout: float | None) -> lis
     return argv
 
 
+#: The server form's program (``-c``): :mod:`hookbus.client` imported from the package's
+#: folder (the word after it), so that its bytecode is cached (run as a script, a file is
+#: compiled on every call: 4 ms, a third of the interpreter's own start), then that folder
+#: is taken off the path again (its ``types.py`` must not shadow the standard library's).
+CLIENT_LAUNCHER = (
+    "import sys;a=sys.argv;p=sys.path;p.insert(0,a.pop(1));import client;del p[0];client.run()"
+)
+
+
+def client_argv(
+    python: str, host: str, native: str, timeout: float | None, env: tuple[str, ...] = ()
+) -> list[str]:
+    """``python -I -S -c CLIENT_LAUNCHER <hookbus> --host HOST --event NATIVE --timeout S
+    [--env NAMES]``: the warm server's client (docs/client.md). Always a timeout (the
+    host's default when none is set): the client's deadline is its own. ``--env``: the
+    variables the server's handlers need from the host's environment (``env``, which the
+    enabled handlers declare, and the host's project and payload variables)."""
+    from hookbus.hosts import facts
+
+    host_facts = facts(host)
+    folder = os.path.dirname(hookbus_file(python))
+    seconds = timeout if timeout is not None else host_facts.timeout_for(native)
+    own = (*host_facts.project_env, *filter(None, [host_facts.payload_env]))
+    argv = [python, "-I", "-S", "-c", CLIENT_LAUNCHER, folder, "--host", host,
+            "--event", native, "--timeout", f"{seconds:g}"]  # fmt: skip
+    names = sorted({*own, *env})
+    return [*argv, "--env", ",".join(names)] if names else argv
+
+
 #: Why a hook's fallback refuses: what the host reads when hookbus itself cannot answer.
 UNANSWERED_GUARD = "hookbus could not run, and a fail-closed handler wants this event"
 
@@ -190,6 +222,7 @@ def hook_command(  # noqa: PLR0917
     native: str,
     timeout: float | None,
     fallback: HookOutput,
+    env: tuple[str, ...] = (),
 ) -> str:
     """The shell command a host runs for ``native``, in one of three forms:
 
@@ -197,7 +230,9 @@ def hook_command(  # noqa: PLR0917
       The fastest (no PATH search, no version-manager shim, no console-script wrapper),
       but the file then names one machine's interpreter;
     - ``path``: the ``hookbus`` command found on PATH (``pipx``/``uv tool`` installs);
-    - ``module``: ``python3`` found on PATH, importing hookbus.
+    - ``module``: ``python3`` found on PATH, importing hookbus;
+    - ``server``: as ``absolute``, through the warm server's client (:func:`client_argv`,
+      which forwards ``env``); with no server it runs the same cold path itself.
 
     Each answers ``fallback`` (the host's no-opinion, or the refusal a fail-closed handler
     owes) itself when what it runs is gone, so a missing install is never a silent pass
@@ -209,6 +244,9 @@ def hook_command(  # noqa: PLR0917
     if form == "absolute":
         argv = hook_argv(python, host, native, timeout)
         return shell_command(argv, fallback, requires=(argv[2],))
+    if form == "server":
+        argv = client_argv(python, host, native, timeout, env)
+        return shell_command(argv, fallback, requires=(os.path.join(argv[5], "client.py"),))
     if form == "path":
         return shell_command(["hookbus", *args], fallback, on_path=True)
     return shell_command(["python3", "-c", MODULE_LAUNCHER, *args], fallback, on_path=True)
@@ -247,6 +285,8 @@ def interpreter_of(command: str) -> tuple[str, str | None] | None:
         return None
     if len(rest) > 2 and rest[1] == "-P" and rest[2].endswith("__main__.py"):
         return rest[0], rest[2]
+    if len(rest) > 5 and rest[1:5] == ["-I", "-S", "-c", CLIENT_LAUNCHER]:
+        return rest[0], os.path.join(rest[5], "__main__.py")  # the client's package
     return rest[0], None
 
 
@@ -315,6 +355,7 @@ def is_hookbus_command(command: object, host: str) -> bool:
         f"hookbus run --host {host}" in command
         or f"hookbus/__main__.py run --host {host}" in command
         or (f"run --host {host} " in command and "from hookbus.cli import main" in command)
+        or (f" --host {host} " in command and CLIENT_LAUNCHER in command)
     )
 
 

@@ -134,7 +134,7 @@ def _installs(
             found.problem(host, path, f"the installed entries differ from the configuration "
                           f"({n} difference{'s' if n != 1 else ''}: {data['drift'][0]}"
                           f"{'; ...' if n > 1 else ''})", fix)  # fmt: skip
-        if manifest.scopes[scope] and form == "absolute":
+        if manifest.scopes[scope] and form in ("absolute", "server"):
             local = (
                 "install with --scope local (this machine only), or "
                 if "local" in manifest.scopes
@@ -184,13 +184,13 @@ def _owned_installs(
 
 def _install_command(host: str, scope: str, form: str) -> str:
     flags = f" --scope {scope}" if scope != "project" else ""
-    flags += f" --command {form}" if form != "absolute" else ""
+    flags += {"absolute": "", "server": " --server"}.get(form, f" --command {form}")
     return f"run: hookbus install --host {host}{flags}"
 
 
 def _interpreter_fix(host: str, scope: str, form: str) -> str:
-    absolute = _install_command(host, scope, "absolute")
-    if form == "absolute":
+    absolute = _install_command(host, scope, "absolute" if form != "server" else form)
+    if form in ("absolute", "server"):
         return (f"{absolute} (it writes {sys.executable}), or install with --python naming "
                 "one with hookbus")  # fmt: skip
     what = "the hookbus command" if form == "path" else "hookbus for python3"

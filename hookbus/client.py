@@ -1,0 +1,539 @@
+"""The warm server's client: what an installed hook runs when the server path is enabled.
+
+``'<python>' -I -S '<hookbus>/client.py' --host H --event E --timeout T [--env A,B]``
+
+A host starts a fresh process per hook call, so this file is the whole warm path: it
+imports nothing of hookbus and only builtin modules (``_socket`` not ``socket``, whose
+enum costs ~9 ms; ``_json``'s scanner and string encoder, not ``json``, which pulls in
+``re``; ``_signal``, not ``signal``; ``posix``, not ``os``, which ``-S`` leaves unloaded),
+and is one file so the interpreter opens nothing else. It
+
+1. reads the payload within a bound of size and time (as :mod:`hookbus.runtime.intake`);
+2. finds the server's socket (:func:`socket_dir`: the rule ``hookbus serve`` uses), sends
+   a request of wire protocol v1 (:func:`request`) and writes back the reply's stdout,
+   stderr and exit code;
+3. when no server answers (no socket, a stale one, a refused connection, no room to
+   connect within :data:`CONNECT_WAIT`, a refusal: another version, busy), runs the full
+   cold path in this same process (:func:`cold`, ``hookbus.runtime.hook`` given the payload
+   already read), then starts a server for the next call (:func:`start_server`: one start
+   at a time, an ``O_EXCL`` lock);
+4. when the server took the request but does not answer by the deadline, exits 1 with no
+   output: the installed command's shell fallback then answers (the host's no-opinion, or
+   the deny a fail-closed handler owes). A server that dies mid-reply is answered by the
+   cold path while time is left for it (:data:`COLD_MINIMUM`), else the same way.
+
+Nothing is written before the whole reply is in hand, so the host never gets half a reply
+followed by another. A signal (the host's SIGTERM, a Ctrl-C to the process group) before
+the reply ends the process with exit 1 and no output, the shell fallback's cue; signals
+wait while the reply is written. Whether anyone subscribes to the event is decided by
+whoever answers (the server from its warm index, the cold path from the index file):
+the manifests register only wanted events, and a server that holds the index answers an
+unwanted one faster than this process could read the index itself.
+"""
+
+import _json
+import _signal  # type: ignore[import-not-found]  # (no stubs: ``signal`` without enum)
+import _socket
+import posix
+import sys
+import time
+
+#: The wire protocol (see docs/client.md); a server of another version refuses us.
+PROTO = 1
+#: hookbus's version, which this file cannot import: a test holds it equal to
+#: ``hookbus.__version__``.
+VERSION = "0.1.0"
+#: A frame longer than this is refused (the protocol's limit).
+MAX_FRAME = 4 << 20
+#: Payloads larger than this are not read further (``runtime.intake.MAX_INPUT``).
+MAX_INPUT = 1 << 20
+#: A server with no room to take the connection by then is not waited for.
+CONNECT_WAIT = 0.2
+#: The reply is due this long before the host would kill the hook (``runtime.hook``'s
+#: LAST_RESORT_MARGIN): the shell fallback still has time to answer.
+MARGIN = 0.25
+#: When the command names no timeout (manifests always name one).
+DEFAULT_TIMEOUT = 60.0
+#: A server that died mid-reply is replaced by the cold path only with this much time
+#: left: less cannot import hookbus, and its answer would be the shell's fallback anyway.
+COLD_MINIMUM = 0.5
+#: A start lock older than this is from a start that failed: take it over.
+LOCK_STALE = 10.0
+#: Forwarded whatever the command names: they decide the configuration and state.
+OWN_ENV = ("XDG_CONFIG_HOME", "HOME", "XDG_STATE_HOME")
+SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
+#: The package's folder (``__file__`` is absolute: the command names it so).
+_HERE = __file__.rpartition("/")[0]
+_S_IFMT, _S_IFDIR = 0o170000, 0o040000
+
+
+def getenv(name: str) -> str | None:
+    value = posix.environ.get(name.encode())
+    return None if value is None else value.decode("utf-8", "surrogateescape")
+
+
+def _join(*parts: str) -> str:
+    path = parts[0]
+    for part in parts[1:]:
+        path = part if part.startswith("/") else f"{path.rstrip('/')}/{part}"
+    return path
+
+
+def _absolute(path: str) -> str:
+    """``os.path.abspath(os.path.expanduser(path))``, restated (``os`` is not loaded)."""
+    if path == "~" or path.startswith("~/"):
+        path = (getenv("HOME") or _home()) + path[1:]
+    if not path.startswith("/"):
+        path = _join(working_folder(), path)
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part and part != ".":
+            parts.append(part)
+    return "/" + "/".join(parts)
+
+
+def _home() -> str:
+    """The user's home folder when ``HOME`` is unset, as ``os.path.expanduser`` finds it."""
+    import pwd
+
+    try:
+        return pwd.getpwuid(posix.getuid()).pw_dir
+    except KeyError:
+        return "/"
+
+
+def working_folder() -> str:
+    """The working folder, or ``$PWD`` when it was deleted (``hookbus.discover``'s rule)."""
+    try:
+        return posix.getcwd()
+    except OSError:
+        return getenv("PWD") or "/"
+
+
+class Options:
+    __slots__ = ("env", "event", "host", "timeout")
+
+    def __init__(self) -> None:
+        self.host = ""
+        self.event: str | None = None
+        self.timeout: float | None = None
+        #: The variables the command forwards besides hookbus's own.
+        self.env: list[str] = []
+
+
+def parse(argv: list[str]) -> Options | None:
+    """The options, or None for anything unexpected (the cold path then reports it)."""
+    opts = Options()
+    args = iter(argv)
+    for arg in args:
+        value = next(args, "")
+        if arg == "--host":
+            opts.host = value
+        elif arg == "--event":
+            opts.event = value
+        elif arg == "--timeout":
+            try:
+                opts.timeout = float(value)
+            except ValueError:
+                return None
+            if not 0 < opts.timeout <= 86_400:
+                return None
+        elif arg == "--env":
+            opts.env = [name for name in value.split(",") if name]
+        else:
+            return None
+    return opts if opts.host else None
+
+
+def run_argv(opts: Options) -> list[str]:
+    """``hookbus run``'s arguments for the same call."""
+    argv = ["--host", opts.host]
+    if opts.event is not None:
+        argv += ["--event", opts.event]
+    if opts.timeout is not None:
+        argv += ["--timeout", f"{opts.timeout:g}"]
+    return argv
+
+
+# -- the payload -----------------------------------------------------------------------
+
+
+class _Context:
+    """What ``_json.make_scanner`` reads from a decoder (``json.JSONDecoder``'s fields)."""
+
+    def __init__(self) -> None:
+        self.strict = True
+        self.object_hook = None
+        self.object_pairs_hook = None
+        self.parse_float = float
+        self.parse_int = int
+        self.parse_constant = float
+        self.memo: dict[str, str] = {}
+
+
+_scan = _json.make_scanner(_Context())  # type: ignore[arg-type]
+
+
+def loads(data: bytes) -> object:
+    """JSON ``data`` decoded; ValueError when it is not one whole JSON value."""
+    text = data.decode("utf-8").strip()
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration:
+        raise ValueError("not JSON") from None
+    if end != len(text):
+        raise ValueError("extra data after the JSON value")
+    return value
+
+
+def read_payload(deadline: float) -> tuple[bytes, str]:
+    """stdin as :mod:`hookbus.runtime.intake` reads it, and how the read ended: at end of
+    input, at one whole object once no more bytes are waiting (a host that keeps stdin
+    open), at the size limit, or at ``deadline``."""
+    import select
+
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return b"".join(chunks), "timeout"
+        try:
+            if not select.select([0], [], [], left)[0]:
+                return b"".join(chunks), "timeout"
+            chunk = posix.read(0, 1 << 16)
+        except BlockingIOError:
+            continue
+        except (OSError, ValueError):
+            return b"".join(chunks), "eof"
+        if not chunk:
+            return b"".join(chunks), "eof"
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_INPUT:
+            return b"".join(chunks), "too-large"
+        if chunk.rstrip().endswith(b"}") and not select.select([0], [], [], 0)[0]:
+            data = b"".join(chunks)
+            try:
+                if isinstance(loads(data), dict):
+                    return data, "complete"
+            except (ValueError, RecursionError):
+                pass
+
+
+# -- the socket ------------------------------------------------------------------------
+
+
+def state_root() -> str:
+    """``hookbus.state.root_path()``, restated: this file imports nothing of hookbus."""
+    explicit = getenv("HOOKBUS_STATE_DIR")
+    if explicit:
+        return _absolute(explicit)
+    base = getenv("XDG_STATE_HOME") or "~/.local/state"
+    return _join(_absolute(base), "hookbus")
+
+
+def socket_dir() -> str:
+    """Where the server's socket is: ``$XDG_RUNTIME_DIR/hookbus`` when that variable
+    names an absolute folder of this user's, else ``<state root>/run``."""
+    runtime = getenv("XDG_RUNTIME_DIR") or ""
+    if runtime.startswith("/"):
+        try:
+            st = posix.stat(runtime)
+        except OSError:
+            st = None
+        if st is not None and st.st_mode & _S_IFMT == _S_IFDIR and st.st_uid == posix.geteuid():
+            return _join(runtime, "hookbus")
+    return _join(state_root(), "run")
+
+
+def dir_problem(path: str) -> str | None:
+    """Why the socket folder must not be used (None: it is this user's alone, or absent)."""
+    try:
+        st = posix.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror}"
+    if st.st_mode & _S_IFMT != _S_IFDIR:
+        return "is not a folder"
+    if st.st_uid != posix.geteuid():
+        return f"is owned by uid {st.st_uid}"
+    if st.st_mode & 0o022:
+        return "is writable by group or others"
+    return None
+
+
+def _frame(data: bytes) -> bytes:
+    return len(data).to_bytes(4, "big") + data
+
+
+def _str(text: str) -> str:
+    return _json.encode_basestring_ascii(text)
+
+
+def header(opts: Options, environ: dict[bytes, bytes]) -> bytes:
+    """The request's first frame (JSON): who calls, and exactly the environment the
+    command forwards (its ``--env`` names, hookbus's own ``HOOKBUS_*``, and what decides
+    the configuration)."""
+    names = [n.encode() for n in (*opts.env, *OWN_ENV)]
+    env = {n: environ[n] for n in names if n in environ}
+    env.update((n, v) for n, v in environ.items() if n.startswith(b"HOOKBUS_"))
+    pairs = ", ".join(f"{_str(n.decode('utf-8', 'surrogateescape'))}: "
+                      f"{_str(v.decode('utf-8', 'surrogateescape'))}"
+                      for n, v in env.items())  # fmt: skip
+    event = "null" if opts.event is None else _str(opts.event)
+    timeout = "null" if opts.timeout is None else repr(opts.timeout)
+    return (
+        f'{{"proto": {PROTO}, "version": {_str(VERSION)}, "op": "run", '
+        f'"host": {_str(opts.host)}, "event": {event}, "timeout": {timeout}, '
+        f'"cwd": {_str(working_folder())}, "env": {{{pairs}}}}}'
+    ).encode()
+
+
+class Reply:
+    """What asking the server came to: ``kind`` is ``answered`` (``exit``, ``stdout`` and
+    ``stderr`` hold the reply), ``absent`` (no server to answer: start one), ``refused``
+    (a live server said no: ``reason``), ``unanswered`` (it took the request and did not
+    answer in time) or ``broken`` (it went away mid-reply)."""
+
+    __slots__ = ("exit", "kind", "reason", "stderr", "stdout")
+
+    def __init__(self, kind: str, reason: str = "") -> None:
+        self.kind = kind
+        self.reason = reason
+        self.exit = 1
+        self.stdout = b""
+        self.stderr = b""
+
+
+class _Late(Exception):
+    """The deadline passed while the server still owed a frame."""
+
+
+def _recv_frame(sock: _socket.socket, deadline: float) -> bytes | None:
+    """One frame; None at end of stream; _Late at the deadline."""
+    size = _recv_exact(sock, 4, deadline)
+    if size is None:
+        return None
+    length = int.from_bytes(size, "big")
+    if length > MAX_FRAME:
+        raise OSError("frame too large")
+    return _recv_exact(sock, length, deadline)
+
+
+def _recv_exact(sock: _socket.socket, n: int, deadline: float) -> bytes | None:
+    buf = bytearray()
+    while len(buf) < n:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _Late
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(min(n - len(buf), 1 << 20))
+        except TimeoutError:
+            raise _Late from None
+        if not chunk:
+            return None
+        buf += chunk
+    return bytes(buf)
+
+
+def request(path: str, head: bytes, payload: bytes, deadline: float) -> Reply:
+    """Ask the server at ``path`` to run the call; see :class:`Reply`."""
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(CONNECT_WAIT)
+        try:
+            sock.connect(path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            return Reply("absent")  # no socket, or one nobody listens on (stale)
+        except OSError as exc:  # no room within CONNECT_WAIT, not a socket, ...
+            return Reply("refused", f"cannot connect: {exc!r}")
+        return _exchange(sock, head, payload, deadline)
+    finally:
+        sock.close()
+
+
+def _exchange(sock: _socket.socket, head: bytes, payload: bytes, deadline: float) -> Reply:
+    try:
+        sock.settimeout(max(0.001, deadline - time.monotonic()))
+        sock.sendall(_frame(head) + _frame(payload))
+        first = _recv_frame(sock, deadline)
+        if first is None:
+            return Reply("broken", "the server closed the connection")
+        status = loads(first)
+        if not isinstance(status, dict):
+            return Reply("broken", "the server's status is not an object")
+        if status.get("ok") is not True:
+            return Reply("refused", str(status.get("refused")))
+        code = status.get("exit")
+        out = _recv_frame(sock, deadline)
+        err = _recv_frame(sock, deadline) if out is not None else None
+    except _Late:
+        return Reply("unanswered")
+    except (OSError, ValueError, RecursionError) as exc:
+        # A server killed mid-request resets the connection; junk is no reply either.
+        return Reply("broken", repr(exc))
+    if out is None or err is None or not isinstance(code, int) or isinstance(code, bool):
+        return Reply("broken", "the reply ended early")
+    reply = Reply("answered")
+    reply.exit, reply.stdout, reply.stderr = code, out, err
+    return reply
+
+
+# -- answering -------------------------------------------------------------------------
+
+
+def write(stdout: bytes, stderr: bytes) -> None:
+    """Write the reply unbuffered, signals held back so it is never cut short."""
+    blocked = _signal.pthread_sigmask(_signal.SIG_BLOCK, SIGNALS)
+    try:
+        for fd, data in ((1, stdout), (2, stderr)):
+            view = memoryview(data)
+            while view:
+                try:
+                    view = view[posix.write(fd, view) :]
+                except OSError:  # the host stopped reading: nothing more to do
+                    break
+    finally:
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, blocked)
+
+
+def _unanswered(signum: int, frame: object) -> None:
+    """A signal before the reply: exit 1, no output (the shell fallback answers)."""
+    posix._exit(1)
+
+
+def cold(  # noqa: PLR0917
+    opts: Options | None,
+    argv: list[str],
+    data: bytes,
+    end: str,
+    started: float,
+    why: tuple[str, str] | None = None,
+) -> int:
+    """The full in-process cold path (``hookbus run``), given the payload already read;
+    ``why``: the socket and the reason a server there did not answer (a ``client-fallback``
+    diagnostic, written after the reply as the cold path's own are)."""
+    # -S left site-packages (msgspec, the handlers' packages) off the path; -I the
+    # package's own folder when it is not installed there.
+    import site
+
+    site.main()
+    parent = _HERE.rpartition("/")[0]
+    if parent not in sys.path:
+        sys.path.insert(0, parent)
+    from hookbus import diagnostics
+    from hookbus.runtime import hook
+    from hookbus.runtime.intake import Intake
+
+    if why is not None:
+        diagnostics.defer()
+        where, reason = why
+        message = f"the warm server at {where} did not answer ({reason}); the cold path answered"
+        diagnostics.emit("client-fallback", message, socket=where, reason=reason)
+
+    intake = None if end == "unread" else Intake(data, end)
+    return hook.main(run_argv(opts) if opts else argv, intake=intake, started=started)
+
+
+def start_server(folder: str) -> None:
+    """Start ``hookbus serve --detach`` for the next call, unless a start is under way
+    (the lock file next to the socket: made ``O_EXCL``, taken over after
+    :data:`LOCK_STALE` seconds). Detached (its own session), stdio on /dev/null."""
+    import os
+
+    try:
+        for path in (state_root(), folder):  # private, as hookbus.state makes its root
+            try:  # noqa: SIM105
+                os.mkdir(path, 0o700)
+            except FileExistsError:
+                pass
+        if dir_problem(folder) is not None:
+            return
+        if not take_lock(os.path.join(folder, "server.lock")):
+            return
+        main = os.path.join(_HERE, "__main__.py")
+        null = os.devnull
+        os.posix_spawn(
+            sys.executable,
+            [sys.executable, "-P", main, "serve", "--detach"],
+            os.environ,
+            file_actions=[(os.POSIX_SPAWN_OPEN, fd, null, os.O_RDWR, 0) for fd in (0, 1, 2)],
+            setsid=True,
+        )
+    except OSError:
+        pass  # the next call tries again; this one is answered already
+
+
+def take_lock(path: str) -> bool:
+    """True when this process may start the server (it created the lock)."""
+    import os
+
+    for _ in range(2):
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+            return True
+        except FileExistsError:
+            try:
+                age = time.time() - os.lstat(path).st_mtime
+            except FileNotFoundError:
+                continue
+            if age < LOCK_STALE:
+                return False
+            try:  # noqa: SIM105 (contextlib is not loaded on this path)
+                os.unlink(path)  # a start that failed long ago: take it over
+            except FileNotFoundError:
+                pass
+    return False
+
+
+def main(argv: list[str]) -> int:
+    """Answer one hook call (the reply is written); the process's exit code."""
+    started = time.monotonic()
+    for sig in SIGNALS:
+        _signal.signal(sig, _unanswered)
+    opts = parse(argv)
+    if opts is None or posix.isatty(0):
+        # Arguments of another version, or a person at a terminal: the cold path says so.
+        return cold(None, argv, b"", "unread", started)
+    deadline = started + max(0.05, (opts.timeout or DEFAULT_TIMEOUT) - MARGIN)
+    # The read gets most of the time, as in ``hookbus run``: what follows must still
+    # answer when a payload never arrives whole.
+    data, end = read_payload(deadline - min(1.0, (deadline - started) / 4))
+    folder = socket_dir()
+    path = _join(folder, "server.sock")
+    problem = dir_problem(folder)
+    if problem is not None:  # the server refuses such a folder too: none can be there
+        return cold(opts, argv, data, end, started, (path, f"its folder {problem}"))
+    reply = request(path, header(opts, posix.environ), data, deadline)
+    if reply.kind == "answered":
+        write(reply.stdout, reply.stderr)
+        return reply.exit
+    if reply.kind == "unanswered" or (
+        reply.kind == "broken" and deadline - time.monotonic() < COLD_MINIMUM
+    ):
+        return 1
+    why = None if reply.kind == "absent" else (path, f"{reply.kind}: {reply.reason}")
+    code = cold(opts, argv, data, end, started, why)
+    if reply.kind in ("absent", "broken"):
+        start_server(folder)
+    return code
+
+
+def run() -> None:
+    """The command's entry: answer, then exit at once (nothing is left to flush)."""
+    try:
+        code = main(sys.argv[1:])
+    except Exception:
+        # A bug of ours: exit 1 with nothing written, and the installed command answers.
+        code = 1
+    posix._exit(code)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,324 @@
+"""``hookbus/client.py`` run as a host runs it (stdin in; stdout, stderr and exit code
+out) against a stand-in server speaking wire protocol v1, a broken one, or none."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fake_server import EXIT, STDERR, STDOUT, FakeServer, Mode
+from support import guarded_project, pre_tool, wait_for
+
+import hookbus
+from hookbus import client
+
+CLIENT = Path(client.__file__).resolve()
+#: What the project's fail-closed guard answers for ``rm -rf`` (from the cold path).
+DENY = {
+    "hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": "no rm -rf",
+    }
+}
+
+
+@pytest.fixture
+def state(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A short state root (a socket's path is limited to 107 bytes), no runtime folder,
+    and any server a client starts for the next call gone soon after the test."""
+    root = Path(tempfile.mkdtemp(prefix="hbc"))
+    monkeypatch.setenv("HOOKBUS_STATE_DIR", str(root))
+    monkeypatch.setenv("HOOKBUS_SERVE_IDLE", "3")
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return guarded_project(tmp_path / "project")
+
+
+def serve(state: Path, mode: Mode = "answer") -> Iterator[FakeServer]:
+    server = FakeServer(state / "run" / "server.sock", mode)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(params=["answer"])
+def server(request: pytest.FixtureRequest, state: Path) -> Iterator[FakeServer]:
+    yield from serve(state, request.param)
+
+
+def run_client(
+    cwd: Path, payload: bytes, *args: str, timeout: float = 10.0, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    argv = [sys.executable, "-I", "-S", str(CLIENT), "--host", "claude",
+            "--event", "PreToolUse", "--timeout", f"{timeout:g}", *args]  # fmt: skip
+    return subprocess.run(argv, input=payload, capture_output=True, cwd=cwd, timeout=60,
+                          env={**os.environ, **(env or {})}, check=False)  # fmt: skip
+
+
+def fallbacks(state: Path) -> list[dict[str, object]]:
+    """The ``client-fallback`` diagnostics written so far."""
+    log = state / "diagnostics.jsonl"
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [d for d in map(json.loads, lines) if d["event"] == "client-fallback"]
+
+
+def assert_cold_deny(result: subprocess.CompletedProcess[bytes]) -> None:
+    assert (result.returncode, result.stderr) == (0, b""), result.stderr
+    assert json.loads(result.stdout) == DENY
+
+
+def test_answer_from_the_server_is_written_back(
+    project: Path, server: FakeServer, state: Path
+) -> None:
+    """The server's stdout, stderr and exit code are the hook's, byte for byte."""
+    result = run_client(project, pre_tool("rm -rf /", project))
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT, STDOUT, STDERR)
+    assert len(server.requests) == 1
+
+
+def test_request_carries_the_call_and_only_the_forwarded_environment(
+    project: Path, server: FakeServer, state: Path
+) -> None:
+    """The header names the call (proto 1, this version, host, event, timeout, cwd) and
+    forwards the command's ``--env`` names, hookbus's own variables and HOME, nothing
+    else; the payload is stdin as read."""
+    payload = pre_tool("ls", project)
+    env = {"SECRET_TOKEN": "x", "GUARD_MODE": "strict", "HOOKBUS_EXTRA": "1", "HOME": "/h"}
+    run_client(project, payload, "--env", "GUARD_MODE,CLAUDE_PROJECT_DIR", env=env)
+    ((head, body),) = server.requests
+    assert body == payload
+    own = {k: v for k, v in {**os.environ, **env}.items() if k.startswith("HOOKBUS_")}
+    assert own["HOOKBUS_STATE_DIR"] == str(state)
+    assert head == {
+        "proto": 1, "version": hookbus.__version__, "op": "run", "host": "claude",
+        "event": "PreToolUse", "timeout": 10.0, "cwd": str(project),
+        "env": {"GUARD_MODE": "strict", "HOME": "/h", **own,
+                "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"]},
+    }  # fmt: skip
+
+
+def test_client_version_is_hookbus_version() -> None:
+    """The client cannot import hookbus, so it states the version: the two agree."""
+    assert hookbus.__version__ == client.VERSION
+
+
+def test_no_server_is_answered_by_the_cold_path_and_starts_one(project: Path, state: Path) -> None:
+    """With no socket at all the cold path answers, exactly as ``hookbus run`` does, and
+    a server start is attempted for the next call (its lock is taken)."""
+    payload = pre_tool("rm -rf /", project)
+    assert_cold_deny(run_client(project, payload))
+    assert (state / "run" / "server.lock").exists()
+    assert (state / "run").stat().st_mode & 0o777 == 0o700
+    assert fallbacks(state) == []  # no server is the normal case, not a failure
+    allowed = run_client(project, pre_tool("ls", project))
+    assert (allowed.returncode, allowed.stdout, allowed.stderr) == (0, b"", b"")
+
+
+@pytest.mark.parametrize("server", ["version", "busy", "junk"], indirect=True)
+def test_refusal_or_junk_is_answered_by_the_cold_path(
+    project: Path, server: FakeServer, state: Path
+) -> None:
+    """A server of another version, a busy one, or one answering junk: the cold path
+    answers; no second server is started beside a live one that refused."""
+    assert_cold_deny(run_client(project, pre_tool("rm -rf /", project)))
+    assert len(server.requests) == 1
+    started = (state / "run" / "server.lock").exists()
+    assert started == (server.mode == "junk")
+    wait_for(lambda: fallbacks(state), "the client-fallback diagnostic")
+    (found,) = fallbacks(state)
+    assert found["socket"] == str(state / "run" / "server.sock")
+    want = "broken" if server.mode == "junk" else f"refused: {server.mode}"
+    assert str(found["reason"]).startswith(want)
+
+
+@pytest.mark.parametrize("server", ["die-mid-reply"], indirect=True)
+def test_server_dying_mid_reply_is_answered_by_the_cold_path(
+    project: Path, server: FakeServer
+) -> None:
+    """A reply cut short (the server killed while writing) is not written: with time
+    left, the cold path answers, and nothing of the partial reply reaches the host."""
+    assert_cold_deny(run_client(project, pre_tool("rm -rf /", project)))
+
+
+@pytest.mark.parametrize("server", ["die-late"], indirect=True)
+def test_server_dying_near_the_deadline_leaves_the_answer_to_the_fallback(
+    project: Path, server: FakeServer
+) -> None:
+    """A reply cut short with under 0.5 s left (2 s timeout: the deadline 1.75 s after the
+    start, the server dies 1.5 s after the request) is not worth a cold path that could
+    not import in time: exit 1 and no output, for the shell fallback."""
+    result = run_client(project, pre_tool("rm -rf /", project), timeout=2)
+    assert (result.returncode, result.stdout, result.stderr) == (1, b"", b"")
+
+
+@pytest.mark.parametrize("server", ["hang"], indirect=True)
+def test_server_that_never_answers_gets_exit_1_before_the_deadline(
+    project: Path, server: FakeServer
+) -> None:
+    """A server that took the request and never answers: exit 1 with no output at the
+    call's deadline (the host's timeout less 0.25 s), so the installed command's shell
+    fallback answers in time."""
+    began = time.monotonic()
+    result = run_client(project, pre_tool("rm -rf /", project), timeout=3)
+    took = time.monotonic() - began
+    assert (result.returncode, result.stdout, result.stderr) == (1, b"", b"")
+    assert len(server.requests) == 1
+    assert 2.0 <= took < 5.0
+
+
+def test_stale_socket_is_answered_by_the_cold_path(project: Path, state: Path) -> None:
+    """A socket file left by a dead server (nobody listening) means no server."""
+    (state / "run").mkdir(mode=0o700)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(state / "run" / "server.sock"))
+    stale.close()
+    assert_cold_deny(run_client(project, pre_tool("rm -rf /", project)))
+    assert (state / "run" / "server.lock").exists()
+
+
+@pytest.mark.parametrize("junk", ["file", "folder", "fifo"])
+def test_junk_in_the_socket_folder_is_answered_by_the_cold_path(
+    project: Path, state: Path, junk: str
+) -> None:
+    """Whatever sits where the socket should be (a file, a folder, a FIFO, among other
+    junk), the hook answers from the cold path, without hanging on it."""
+    run = state / "run"
+    run.mkdir(mode=0o700)
+    for i in range(20):
+        (run / f"junk{i}").write_bytes(os.urandom(64))
+    where = run / "server.sock"
+    if junk == "file":
+        where.write_bytes(b"\0" * 100)
+    elif junk == "folder":
+        where.mkdir()
+    else:
+        os.mkfifo(where)
+    assert_cold_deny(run_client(project, pre_tool("rm -rf /", project)))
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o770])
+def test_socket_folder_writable_by_others_is_not_used(
+    project: Path, state: Path, mode: int
+) -> None:
+    """A socket folder others could write to (someone could have put a server there) is
+    never connected to: the cold path answers and no server is started in it."""
+    for server in serve(state):
+        (state / "run").chmod(mode)
+        assert_cold_deny(run_client(project, pre_tool("rm -rf /", project)))
+        assert server.requests == []
+        assert not (state / "run" / "server.lock").exists()
+        wait_for(lambda: fallbacks(state), "the client-fallback diagnostic")
+        assert "writable by group or others" in str(fallbacks(state)[0]["reason"])
+
+
+def test_runtime_folder_is_preferred_when_it_is_the_users(
+    project: Path, state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``$XDG_RUNTIME_DIR/hookbus`` holds the socket when that folder is this user's."""
+    runtime = state / "xdg"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    server = FakeServer(runtime / "hookbus" / "server.sock")
+    try:
+        result = run_client(project, pre_tool("ls", project))
+    finally:
+        server.close()
+    assert (result.returncode, result.stdout) == (EXIT, STDOUT)
+
+
+@pytest.mark.parametrize("server", ["hang"], indirect=True)
+def test_signal_while_waiting_exits_1_with_no_output(project: Path, server: FakeServer) -> None:
+    """The host's SIGTERM while the server still owes the reply: exit 1, nothing written,
+    never a traceback (the shell fallback answers)."""
+    argv = [sys.executable, "-I", "-S", str(CLIENT), "--host", "claude", "--event",
+            "PreToolUse", "--timeout", "30"]  # fmt: skip
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=project)  # fmt: skip
+    assert proc.stdin is not None
+    proc.stdin.write(pre_tool("ls", project))
+    proc.stdin.close()
+    proc.stdin = None
+    wait_for(lambda: server.requests, "the request")
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out, err) == (1, b"", b"")
+
+
+def test_concurrent_starts_take_one_lock(tmp_path: Path) -> None:
+    """Many clients starting a server at once: exactly one takes the lock."""
+    lock = tmp_path / "server.lock"
+    code = f"import sys; sys.path.insert(0, {str(CLIENT.parent)!r}); import client; " \
+           f"print(client.take_lock({str(lock)!r}))"  # fmt: skip
+    procs = [subprocess.Popen([sys.executable, "-I", "-S", "-c", code], stdout=subprocess.PIPE)
+             for _ in range(12)]  # fmt: skip
+    answers = [p.communicate(timeout=60)[0].strip() for p in procs]
+    assert sorted(answers) == [b"False"] * 11 + [b"True"]
+
+
+def test_stale_lock_is_taken_over(tmp_path: Path) -> None:
+    """A lock left by a start that failed more than 10 s ago does not block the next."""
+    lock = tmp_path / "server.lock"
+    lock.touch()
+    assert client.take_lock(str(lock)) is False
+    old = time.time() - 20
+    os.utime(lock, (old, old))
+    assert client.take_lock(str(lock)) is True
+
+
+def test_warm_path_imports_nothing_of_hookbus(
+    project: Path, server: FakeServer, state: Path
+) -> None:
+    """Answered by the server, the client loads only builtin modules and none of
+    hookbus's (``python -X importtime`` lists every module imported)."""
+    argv = [sys.executable, "-I", "-S", "-X", "importtime", str(CLIENT), "--host", "claude",
+            "--event", "PreToolUse", "--timeout", "10"]  # fmt: skip
+    result = subprocess.run(argv, input=pre_tool("ls", project), capture_output=True,
+                            cwd=project, check=False)  # fmt: skip
+    assert result.stdout == STDOUT
+    lines = [ln for ln in result.stderr.decode().splitlines() if ln.startswith("import time:")]
+    modules = {ln.split("|")[-1].strip() for ln in lines[1:]}
+    baseline = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", "-c", "pass"],
+                              capture_output=True, check=True).stderr.decode()  # fmt: skip
+    start = {ln.split("|")[-1].strip() for ln in baseline.splitlines()[1:]}
+    assert modules - start == {"_json", "_socket", "select"}
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"HOOKBUS_STATE_DIR": "rel/state"},
+        {"HOOKBUS_STATE_DIR": "~/st/../state"},
+        {"XDG_STATE_HOME": "/x/y/"},
+        {"HOME": "/home/someone"},
+        {"XDG_RUNTIME_DIR": "relative"},
+    ],
+)
+def test_socket_folder_is_where_the_state_root_is(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The client finds the state root by hookbus.state's own rule (it cannot import it)."""
+    from hookbus import state
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("HOOKBUS_STATE_DIR", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert client.socket_dir() == os.path.join(state.root_path(), "run")

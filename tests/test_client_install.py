@@ -1,0 +1,142 @@
+"""``hookbus install --server``: the installed command runs the warm server's client,
+inside the same shell wrapper, and answers with a server, without one, and when the
+server takes the request and never answers."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fake_server import EXIT, STDERR, STDOUT, FakeServer
+from support import hookbus_cli, pre_tool
+
+from hookbus.manifests.base import CLIENT_LAUNCHER, UNANSWERED_GUARD, interpreter_of
+
+GUARD = """
+import hookbus
+
+@hookbus.handler("before-tool", tools="shell", timeout=2, fail_closed=True, env="GUARD_MODE")
+def guard(event):
+    if "rm -rf" in (event.tool.command or ""):
+        return hookbus.Reply.deny("no rm -rf")
+    return None
+"""
+
+
+@pytest.fixture
+def state(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A short state root (a socket's path is limited to 107 bytes)."""
+    root = Path(tempfile.mkdtemp(prefix="hbi"))
+    monkeypatch.setenv("HOOKBUS_STATE_DIR", str(root))
+    monkeypatch.setenv("HOOKBUS_SERVE_IDLE", "3")
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def project(tmp_path: Path, state: Path) -> Path:
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    (root / "guard_mod.py").write_text(GUARD)
+    (root / ".hookbus.toml").write_text('enable = ["guard_mod:guard"]\n')
+    return root
+
+
+def installed_command(project: Path, *flags: str) -> str:
+    done = hookbus_cli(project, "install", "--host", "claude", *flags)
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    (group,) = settings["hooks"]["PreToolUse"]
+    return str(group["hooks"][0]["command"])
+
+
+def host_runs(command: str, project: Path, payload: bytes) -> subprocess.CompletedProcess[bytes]:
+    """``command`` as Claude Code runs a hook: ``/bin/sh -c``, the payload on stdin."""
+    return subprocess.run(["/bin/sh", "-c", command], input=payload, capture_output=True,
+                          cwd=project, timeout=60, check=False)  # fmt: skip
+
+
+def test_default_install_keeps_the_cold_command(project: Path) -> None:
+    """Without ``--server`` the command is today's ``hookbus run``, not the client."""
+    command = installed_command(project)
+    assert CLIENT_LAUNCHER not in command
+    assert "__main__.py run --host claude --event PreToolUse" in command
+
+
+def test_server_install_runs_the_client_and_forwards_declared_env(project: Path) -> None:
+    """``--server`` writes the client's command (absolute interpreter, ``-I -S``), with
+    the host's default timeout and the variables the handler and the host declare."""
+    command = installed_command(project, "--server")
+    assert CLIENT_LAUNCHER in command
+    assert "-I -S -c" in command
+    assert "--host claude --event PreToolUse --timeout " in command
+    assert "--env CLAUDE_PROJECT_DIR,GUARD_MODE" in command
+    program, main = interpreter_of(command) or ("", None)
+    assert program.endswith("python")
+    assert main is not None
+    assert (Path(main).parent / "client.py").is_file()
+    assert list((Path(main).parent / "__pycache__").glob("client.*.pyc"))
+
+
+def test_server_install_verifies_and_switches_back(project: Path) -> None:
+    """``verify`` recognises the server form as installed; ``--no-server`` writes the
+    cold command back."""
+    installed_command(project, "--server")
+    checked = hookbus_cli(project, "verify", "--host", "claude")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "up to date" in checked.stdout
+    assert CLIENT_LAUNCHER not in installed_command(project, "--no-server")
+
+
+def test_server_goes_with_the_absolute_form_only(project: Path) -> None:
+    """``--server`` with ``--command path`` is refused, naming both."""
+    done = hookbus_cli(project, "install", "--host", "claude", "--server", "--command", "path")
+    assert done.returncode != 0
+    assert "--command path" in done.stderr
+
+
+def test_installed_client_command_answers_without_a_server(project: Path, state: Path) -> None:
+    """No server: the installed command answers from the cold path (the guard's deny,
+    and no opinion for a harmless command)."""
+    command = installed_command(project, "--server")
+    denied = host_runs(command, project, pre_tool("rm -rf /", project))
+    assert denied.returncode == 0
+    assert json.loads(denied.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    allowed = host_runs(command, project, pre_tool("ls", project))
+    assert (allowed.returncode, allowed.stdout, allowed.stderr) == (0, b"", b"")
+
+
+def test_installed_client_command_answers_from_a_server(project: Path, state: Path) -> None:
+    """A server listening: its reply is the hook's, through the shell wrapper."""
+    command = installed_command(project, "--server")
+    server = FakeServer(state / "run" / "server.sock")
+    try:
+        result = host_runs(command, project, pre_tool("ls", project))
+    finally:
+        server.close()
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT, STDOUT, STDERR)
+    assert len(server.requests) == 1
+
+
+def test_hung_server_gets_the_commands_fallback(project: Path, state: Path) -> None:
+    """A server that never answers: the client exits 1 with no output by the deadline
+    and the wrapper answers the fallback, here the refusal a fail-closed guard owes."""
+    command = installed_command(project, "--server")
+    short = re.sub(r"--timeout \S+", "--timeout 3", command)
+    assert short != command
+    server = FakeServer(state / "run" / "server.sock", "hang")
+    try:
+        result = host_runs(short, project, pre_tool("ls", project))
+    finally:
+        server.close()
+    assert result.returncode == 0
+    reply = json.loads(result.stdout)["hookSpecificOutput"]
+    assert reply["permissionDecision"] == "deny"
+    assert UNANSWERED_GUARD in reply["permissionDecisionReason"]
