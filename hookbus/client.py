@@ -59,6 +59,9 @@ DEFAULT_TIMEOUT = 60.0
 COLD_MINIMUM = 0.5
 #: A start lock older than this is from a start that failed: take it over.
 LOCK_STALE = 10.0
+#: The start lock's name (``hookbus.runtime.wire.START_LOCK``: the server removes it once
+#: it listens).
+START_LOCK = "server.lock"
 #: Forwarded whatever the command names: they decide the configuration and state.
 OWN_ENV = ("XDG_CONFIG_HOME", "HOME", "XDG_STATE_HOME")
 SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
@@ -342,13 +345,24 @@ def _recv_exact(sock: _socket.socket, n: int, deadline: float) -> bytes | None:
     return bytes(buf)
 
 
+#: sockaddr_un holds 108 bytes: a longer path is reached through its folder's
+#: descriptor, as the server binds it (``hookbus.runtime.wire.ADDRESS_MAX``).
+ADDRESS_MAX = 100
+
+
 def request(path: str, head: bytes, payload: bytes, deadline: float) -> Reply:
     """Ask the server at ``path`` to run the call; see :class:`Reply`."""
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    folder = -1
     try:
         sock.settimeout(CONNECT_WAIT)
         try:
-            sock.connect(path)
+            address = path
+            if len(path.encode()) > ADDRESS_MAX:
+                head_, _, name = path.rpartition("/")
+                folder = posix.open(head_, posix.O_PATH | posix.O_DIRECTORY | posix.O_CLOEXEC)
+                address = f"/proc/self/fd/{folder}/{name}"
+            sock.connect(address)
         except (FileNotFoundError, ConnectionRefusedError):
             return Reply("absent")  # no socket, or one nobody listens on (stale)
         except OSError as exc:  # no room within CONNECT_WAIT, not a socket, ...
@@ -356,6 +370,8 @@ def request(path: str, head: bytes, payload: bytes, deadline: float) -> Reply:
         return _exchange(sock, head, payload, deadline)
     finally:
         sock.close()
+        if folder >= 0:
+            posix.close(folder)
 
 
 def _exchange(sock: _socket.socket, head: bytes, payload: bytes, deadline: float) -> Reply:
@@ -455,7 +471,7 @@ def start_server(folder: str) -> None:
                 pass
         if dir_problem(folder) is not None:
             return
-        if not take_lock(os.path.join(folder, "server.lock")):
+        if not take_lock(os.path.join(folder, START_LOCK)):
             return
         main = os.path.join(_HERE, "__main__.py")
         null = os.devnull

@@ -566,9 +566,12 @@ def test_the_clients_protocol_constants_agree() -> None:
                 values[node.targets[0].id] = eval(code, {"__builtins__": {}})
             except Exception:
                 continue
-    for name in ("PROTO", "MAX_FRAME", "SOCKET_NAME", "RUNTIME_SUBDIR", "STATE_SUBDIR"):
-        if name in values:
-            assert values[name] == getattr(wire, name), name
+    for name in ("PROTO", "MAX_FRAME", "ADDRESS_MAX", "START_LOCK"):
+        assert values[name] == getattr(wire, name), name
+    from hookbus import __version__
+    from hookbus.runtime.intake import MAX_INPUT
+
+    assert (values["VERSION"], values["MAX_INPUT"]) == (__version__, MAX_INPUT)
 
 
 def test_idle_seconds() -> None:

@@ -84,6 +84,8 @@ class Listener:
             os.chmod(temp, 0o600)
             sock.listen(128)
             os.replace(temp, path)  # over a stale socket (or junk): atomically
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(folder, wire.START_LOCK))  # this start is done
         except OSError:
             sock.close()
             os.close(lock_fd)

@@ -30,6 +30,9 @@ PROTO = 1
 MAX_FRAME = 4 << 20
 LENGTH_BYTES = 4
 SOCKET_NAME = "server.sock"
+#: The client's start lock (an ``O_EXCL`` file): the server removes it once it listens,
+#: so that a client finding it dead later may start the next one at once.
+START_LOCK = "server.lock"
 PID_NAME = "server.pid"
 #: The folder under ``$XDG_RUNTIME_DIR``; under the state root it is :data:`STATE_SUBDIR`.
 RUNTIME_SUBDIR = "hookbus"

@@ -84,5 +84,6 @@ def examine(host: str | None = None) -> Report:
         "configuration": configuration,
         "handlers": handlers,
         "state": state,
+        "server": local.server(),
         "diagnostics": last,
     }

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
         Findings,
         HandlerFact,
         IgnoredData,
+        ServerData,
         StateData,
     )
     from hookbus.runtime.index import IndexData
@@ -195,3 +196,18 @@ def handlers(index: IndexData | None, found: Findings) -> list[HandlerFact]:
         found.problem("handlers", name, f"does not load: {why} ({then})",
                       f"make {module} load, or take {name} out of enable")  # fmt: skip
     return facts
+
+
+def server() -> ServerData:
+    """This user's warm server (``hookbus serve``), as its ``status`` answers."""
+    import time
+
+    from hookbus.runtime.server import server_status
+
+    found = server_status()
+    if found is None:
+        return {"running": False, "pid": None, "version": None, "uptime": None,
+                "served": None, "rss_kb": None, "warm": None, "socket": None}  # fmt: skip
+    return {"running": True, "pid": found.pid, "version": found.version,
+            "uptime": round(time.time() - found.started, 1), "served": found.served,
+            "rss_kb": found.rss_kb, "warm": found.warm, "socket": found.socket}  # fmt: skip

@@ -64,6 +64,16 @@ if TYPE_CHECKING:
         ok: bool
         problem: str | None
 
+    class ServerData(TypedDict):
+        running: bool
+        pid: int | None
+        version: str | None
+        uptime: float | None  # seconds
+        served: int | None  # requests
+        rss_kb: int | None
+        warm: int | None  # handler modules kept warm
+        socket: str | None
+
     class DiagnosticData(TypedDict):
         time: str | None
         code: str | None
@@ -83,6 +93,7 @@ if TYPE_CHECKING:
         configuration: ConfigurationData
         handlers: list[HandlerFact]
         state: StateData
+        server: ServerData
         diagnostics: DiagnosticsData
 
 

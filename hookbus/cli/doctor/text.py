@@ -66,6 +66,15 @@ def render(report: Report, style: Style) -> list[str]:
     status = (ok if state["ok"] else bad("refused:", state["problem"])) if state["exists"] else (
         style("not created yet", "dim"))  # fmt: skip
     lines += section(style("state root", "bold"), [[state["path"], state["mode"] or "", status]])
+    server = report["server"]
+    if server["running"]:
+        facts = (f"pid {server['pid']}, hookbus {server['version']}, up {server['uptime']:.0f} s, "
+                 f"{server['served']} requests, {(server['rss_kb'] or 0) // 1024} MiB, "
+                 f"{server['warm']} warm modules")  # fmt: skip
+        row = [server["socket"] or "", facts]
+    else:
+        row = [style("not running ('hookbus serve --detach' starts it)", "dim")]
+    lines += section(style("warm server", "bold"), [row])
     diagnostics = report["diagnostics"]
     rows = [[d["time"] or "?", style(d["code"] or "?", "yellow"), d["message"]]
             for d in diagnostics["last"]]  # fmt: skip
