@@ -73,9 +73,13 @@ class Client:
             address.close()
 
     def send(self, header: dict[str, object], *frames: bytes) -> None:
+        """All frames in one write, as the client sends them. A server that refuses on the
+        header alone may close before reading the rest: its answer is still there to read."""
         data = json.dumps(header).encode()
-        for part in (data, *frames):
-            self.sock.sendall(len(part).to_bytes(4, "big") + part)
+        try:
+            self.sock.sendall(b"".join(len(p).to_bytes(4, "big") + p for p in (data, *frames)))
+        except BrokenPipeError:
+            pass
 
     def frame(self) -> bytes | None:
         """The next frame; None when the server closed the connection first."""
