@@ -67,15 +67,11 @@ def guard_cases(python: str, root: Path, env: dict[str, str]) -> list[hl.Case]:
     cap = {**agent, "tool_input": AGENT_CAP}
     bash, _ = hl.payloads()
     return [
-        GuardCase("g", "(g) guard, PreToolUse Agent + store row", command, project, case_env,
+        hl.Case("g", "(g) guard, PreToolUse Agent + store row", command, project, case_env,
                   True, hl._compact(agent), hl._compact(cap), state),
-        GuardCase("h", "(h) guard only, PreToolUse Bash", command, project, case_env, False,
+        hl.Case("h", "(h) guard only, PreToolUse Bash", command, project, case_env, False,
                   bash, bash, state),
     ]  # fmt: skip
-
-
-class GuardCase(hl.Case):
-    """A guard case: the allow payload passes (no output), the other is capped."""
 
 
 def check(case: hl.Case, payload: bytes, capped: bool) -> None:
@@ -118,7 +114,8 @@ def main() -> int:
             check(case, case.deny, capped=case.key == "g")
         before = rows(guard[0].state_dir)  # type: ignore[arg-type]
         cases = baselines + idle + guard
-        samples = _time(cases, opts.rounds, rng)
+        # A guard case's timed payload passes: no output, exit 0, hook_latency's allow.
+        samples = hl.time_rounds(cases, opts.rounds, rng)
         after = rows(guard[0].state_dir)  # type: ignore[arg-type]
         if after - before != opts.rounds:
             raise hl.BenchmarkError(f"{after - before} dispatch rows for {opts.rounds} calls")
@@ -133,25 +130,6 @@ def main() -> int:
         print(f"  {case.label:45} {stats.median:7.1f}  p90 {stats.p90:7.1f}  "
               f"{stats.median / stdlib:5.2f}x")  # fmt: skip
     return 0
-
-
-def _time(cases: list[hl.Case], rounds: int, rng: random.Random) -> dict[str, list[float]]:
-    import time
-
-    samples: dict[str, list[float]] = {c.key: [] for c in cases}
-    order = list(cases)
-    for _ in range(rounds):
-        rng.shuffle(order)
-        for case in order:
-            started = time.perf_counter()
-            done = case.run(case.allow)
-            samples[case.key].append((time.perf_counter() - started) * 1000)
-            if isinstance(case, GuardCase):
-                if done.returncode != 0 or done.stdout.strip():
-                    raise hl.BenchmarkError(f"{case.label}: {done!r}")
-            else:
-                hl.check_run(case, done, "allow")
-    return samples
 
 
 if __name__ == "__main__":
