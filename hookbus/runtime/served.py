@@ -113,6 +113,11 @@ def run_inline(
     return Child("ok", channel.data, os.getpid(), notes)
 
 
+def drop_later() -> None:
+    """Forget what a call left for after its reply (a worker's call that failed)."""
+    _later.clear()
+
+
 def _dispatch(call: Call, after: list[Callable[[], None]]) -> HookOutput:
     from hookbus.runtime.watchdog import dispatch_guarded
 
@@ -172,44 +177,59 @@ def argv_of(req: wire.Request) -> list[str]:
     return argv
 
 
+def prepare() -> None:
+    """Once per process: default signal handlers, a process group of its own (the
+    server kills the whole group: grandchildren too), stdio on /dev/null."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGALRM,
+                signal.SIGCHLD):  # fmt: skip
+        signal.signal(sig, signal.SIG_DFL)
+    os.setpgid(0, 0)
+    null = os.open(os.devnull, os.O_RDWR)
+    for std in (0, 1, 2):
+        os.dup2(null, std)
+    os.close(null)
+
+
+def answer_one(
+    conn: socket.socket, req: wire.Request, payload: bytes, report_fd: int, warm: Warm
+) -> None:
+    """Answer ``req`` on ``conn``, then do what the call left for after its reply."""
+    started = time.monotonic()
+    diagnostics.take()
+    diagnostics.defer()
+    before = set(sys.modules)
+    try:
+        set_environment(req, warm)
+    except OSError as exc:
+        refusal = wire.Refusal(refused="bad-request", message=f"cannot serve here: {exc}")
+        _send(conn, [_encode(refusal)])
+        return
+    capture = Capture()
+    after: list[Callable[[], None]] = []
+    intake = Intake(payload[: MAX_INPUT + 1], "eof")
+    hook.answer(argv_of(req), started, capture, after, intake=intake, dispatch=_dispatch)
+    output = capture.reply or HookOutput()
+    _send(conn, [_encode(wire.Answer(exit=output.exit_code)), output.stdout, output.stderr])
+    conn.close()
+    _report(report_fd, before, req.host)
+    data = diagnostics.take()
+    if data:
+        diagnostics.write(data)
+    actions = [*after, *_later]
+    _later.clear()
+    for action in actions:
+        action()
+
+
 def serve(
     conn: socket.socket, req: wire.Request, payload: bytes, report_fd: int, warm: Warm
 ) -> NoReturn:
-    """In the forked child: answer ``req`` on ``conn`` and end the process."""
-    started = time.monotonic()
+    """In a one-shot forked child: answer ``req`` on ``conn`` and end the process."""
     code = 0
     try:
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGALRM,
-                    signal.SIGCHLD):  # fmt: skip
-            signal.signal(sig, signal.SIG_DFL)
-        os.setpgid(0, 0)  # the server kills the whole group: grandchildren too
+        prepare()
         gc.disable()  # short-lived: a collection would copy every page shared with the server
-        null = os.open(os.devnull, os.O_RDWR)
-        for std in (0, 1, 2):
-            os.dup2(null, std)
-        os.close(null)
-        diagnostics.take()
-        diagnostics.defer()
-        before = set(sys.modules)
-        try:
-            set_environment(req, warm)
-        except OSError as exc:
-            refusal = wire.Refusal(refused="bad-request", message=f"cannot serve here: {exc}")
-            _send(conn, [_encode(refusal)])
-            os._exit(0)
-        capture = Capture()
-        after: list[Callable[[], None]] = []
-        intake = Intake(payload[: MAX_INPUT + 1], "eof")
-        hook.answer(argv_of(req), started, capture, after, intake=intake, dispatch=_dispatch)
-        output = capture.reply or HookOutput()
-        _send(conn, [_encode(wire.Answer(exit=output.exit_code)), output.stdout, output.stderr])
-        conn.close()
-        _report(report_fd, before, req.host)
-        data = diagnostics.take()
-        if data:
-            diagnostics.write(data)
-        for action in [*after, *_later]:
-            action()
+        answer_one(conn, req, payload, report_fd, warm)
     except BaseException:
         code = 70
     finally:

@@ -35,8 +35,9 @@ import msgspec
 
 from hookbus import __version__, diagnostics
 from hookbus.hosts import HOSTS
-from hookbus.runtime import wire
+from hookbus.runtime import pool, served, wire
 from hookbus.runtime.listen import AnotherServer, Listener, peer_uid, running
+from hookbus.runtime.pool import rss_kb
 
 __all__ = ["AnotherServer", "Listener", "Server", "peer_uid", "running", "server_status"]
 
@@ -120,6 +121,8 @@ class Server:
         listener.sock.setblocking(False)
         self.selector.register(listener.sock, selectors.EVENT_READ, "accept")
         self.selector.register(self.report_r, selectors.EVENT_READ, "report")
+        self.pool = pool.Pool(pool.size(), self.selector, self._in_child, self.report_w,
+                              self._warm_state)  # fmt: skip
 
     # -- the loop ----------------------------------------------------------------------
 
@@ -142,6 +145,7 @@ class Server:
         import gc
 
         gc.freeze()  # what is warm now is shared with every child, never copied by a collection
+        self.pool.fill()
         where = self.listener.path
         diagnostics.emit("server-started", f"hookbus server {os.getpid()} listening on {where}",
                          level="info", socket=where)  # fmt: skip
@@ -151,6 +155,8 @@ class Server:
                     self._accept()
                 elif key.data == "report":
                     self._read_reports()
+                elif isinstance(key.data, pool.Worker):
+                    self.pool.ready(key.data)
                 else:
                     self._read(key.data)
             now = time.monotonic()
@@ -158,12 +164,16 @@ class Server:
             self._kill_late(now)
             self._drop_slow(now)
             if not self.stopping and not self.children and not self.conns and \
-                    now - self.last_request >= self.idle:  # fmt: skip
+                    not self.pool.busy and now - self.last_request >= self.idle:  # fmt: skip
                 self._stop(f"idle for {self.idle:g}s")
             if self.reloading is None and self.stopping is None:
                 self._check_watched()
-            if (self.stopping or self.reloading) and not self.children and not self.conns:
-                break
+            if self.stopping or self.reloading:
+                self.pool.close()  # workers end first, a busy one after its call
+                if not self.children and not self.conns and not self.pool.workers:
+                    break
+            else:
+                self.pool.fill()
         if self.reloading is not None and self.stopping is None:
             self._exec()
         diagnostics.emit("server-stopped", f"hookbus server {os.getpid()} stopped: "
@@ -288,10 +298,11 @@ class Server:
         elif header.op == "stop":
             self._reply(conn, msgspec.json.encode(wire.Answer()))
             self._stop("asked to stop")
-        elif len(self.children) >= MAX_CHILDREN:
-            self._refuse(conn, "busy", f"{len(self.children)} requests in flight")
+        elif len(self.children) + self.pool.busy >= MAX_CHILDREN:
+            in_flight = len(self.children) + self.pool.busy
+            self._refuse(conn, "busy", f"{in_flight} requests in flight")
         else:
-            self._fork(conn, header, frames[1])
+            self._fork(conn, header, frames[0], frames[1])
 
     def _reply(self, conn: _Conn, data: bytes) -> None:
         try:
@@ -322,7 +333,7 @@ class Server:
 
     # -- children ----------------------------------------------------------------------
 
-    def _fork(self, conn: _Conn, header: wire.Request, payload: bytes) -> None:
+    def _fork(self, conn: _Conn, header: wire.Request, raw: bytes, payload: bytes) -> None:
         if self.reloading is None:
             self._check_watched()
         self.served += 1
@@ -331,6 +342,11 @@ class Server:
         timeout = header.timeout if header.timeout and 0 < header.timeout <= 86_400 else None
         timeout = timeout or facts.timeout_for(header.event)
         kill_at = time.monotonic() + timeout + KILL_AFTER
+        worker = self.pool.idle() if self.reloading is None else None
+        if worker is not None and self.pool.hand(worker, conn.sock, raw, payload, header,
+                                                 kill_at=kill_at):  # fmt: skip
+            self._close(conn)
+            return
         try:
             pid = os.fork()
         except OSError as exc:
@@ -345,16 +361,14 @@ class Server:
                 import importlib
 
                 importlib.invalidate_caches()
-            from hookbus.runtime import served
-
-            served.serve(conn.sock, header, payload, self.report_w,
-                         served.Warm(self.warm_origin, self.base_path))  # fmt: skip
+            served.serve(conn.sock, header, payload, self.report_w, self._warm_state())
         self.children[pid] = _Child(header.host, header.event, kill_at)
         self._close(conn)
 
-    def _in_child(self, keep: _Conn) -> None:
+    def _in_child(self, keep: _Conn | None = None) -> None:
         """Drop what the child must not hold: the listener, the lock (a child outliving
-        the server must not keep a new one from starting), others' connections."""
+        the server must not keep a new one from starting), others' connections, the
+        workers' ends."""
         self.selector.close()
         self.listener.sock.close()
         os.close(self.listener.lock_fd)
@@ -362,19 +376,27 @@ class Server:
         for conn in self.conns.values():
             if conn is not keep:
                 conn.sock.close()
+        self.pool.close_in_child()
+
+    def _warm_state(self) -> served.Warm:
+        return served.Warm(self.warm_origin, self.base_path)
 
     def _reap(self) -> None:
-        while self.children:
+        while self.children or self.pool.workers:
             try:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 self.children.clear()
+                self.pool.workers.clear()
                 return
             if pid == 0:
                 return
-            self.children.pop(pid, None)
+            if not self.pool.reaped(pid):
+                self.children.pop(pid, None)
 
     def _kill_late(self, now: float) -> None:
+        for worker in self.pool.late(now):
+            self._killed(worker.pid, worker.host, worker.native)
         for pid, child in list(self.children.items()):
             if now < child.kill_at:
                 continue
@@ -386,11 +408,13 @@ class Server:
                 except ProcessLookupError:
                     pass
             child.kill_at = float("inf")
-            diagnostics.emit("server-child-killed", f"the child answering {child.host} "
-                             f"{child.native or 'event'} outlived its deadline by "
-                             f"{KILL_AFTER:g}s; killed (its client had given up: the "
-                             "installed command's fallback answered)", host=child.host,
-                             native=child.native, child=pid)  # fmt: skip
+            self._killed(pid, child.host, child.native)
+
+    def _killed(self, pid: int, host: str, native: str | None) -> None:
+        diagnostics.emit("server-child-killed", f"the child answering {host} "
+                         f"{native or 'event'} outlived its deadline by {KILL_AFTER:g}s; "
+                         "killed (its client had given up: the installed command's "
+                         "fallback answered)", host=host, native=native, child=pid)  # fmt: skip
 
     # -- warm modules and reload ------------------------------------------------------
 
@@ -435,7 +459,10 @@ class Server:
 
             configs = tuple(str(c[0]) for c in report.get("configs", []) if isinstance(c, list))
             own = tuple(os.path.join(str(p), "") for p in report.get("python_path", []))
-            for name in set(sys.modules) - before:
+            added = set(sys.modules) - before
+            if added:
+                self.pool.renew()  # the next workers share them
+            for name in added:
                 self.warm_modules.add(name)
                 origin = getattr(sys.modules[name], "__file__", None)
                 if isinstance(origin, str) and os.path.isfile(origin):
@@ -467,16 +494,9 @@ class Server:
     def status(self) -> wire.ServerStatus:
         return wire.ServerStatus(pid=os.getpid(), version=__version__, started=self.started,
                                  served=self.served, rss_kb=rss_kb(),
-                                 socket=self.listener.path, warm=len(self.warm))  # fmt: skip
-
-
-def rss_kb() -> int:
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            pages = int(f.read().split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0
-    return pages * os.sysconf("SC_PAGE_SIZE") // 1024
+                                 socket=self.listener.path, warm=len(self.warm),
+                                 workers=wire.Workers(count=self.pool.live,
+                                                      busy=self.pool.busy))  # fmt: skip
 
 
 def warm_up() -> None:

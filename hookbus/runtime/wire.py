@@ -71,6 +71,13 @@ class Refusal(msgspec.Struct, frozen=True, kw_only=True):
     message: str
 
 
+class Workers(msgspec.Struct, frozen=True, kw_only=True):
+    """The server's persistent workers (docs/server.md): how many, how many in a call."""
+
+    count: int = 0
+    busy: int = 0
+
+
 class ServerStatus(msgspec.Struct, frozen=True, kw_only=True):
     """What ``status`` answers (and ``hookbus doctor`` shows)."""
 
@@ -85,6 +92,7 @@ class ServerStatus(msgspec.Struct, frozen=True, kw_only=True):
     socket: str
     #: Handler modules kept warm (imported by the server after a child proved them).
     warm: int = 0
+    workers: Workers = Workers()
 
 
 class FolderRefused(OSError):
