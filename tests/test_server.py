@@ -21,7 +21,7 @@ import pytest
 from support import compile_now, hookbus_cli, pre_tool, wait_for
 
 import hookbus
-from hookbus.runtime import server, wire
+from hookbus.runtime import pool, server, wire
 from hookbus.testing import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -214,6 +214,9 @@ def test_status_then_stop(guarded: Path, state: Path) -> None:
         sock(state),
     )
     assert status["rss_kb"] > 0
+    assert status["workers"]["count"] == 2
+    text = hookbus_cli(guarded, "serve", "--status").stdout
+    assert "requests served" in text and "2 workers" in text
     assert server.server_status() is not None
     stopped = hookbus_cli(guarded, "serve", "--stop")
     assert stopped.returncode == 0, stopped.stderr
@@ -582,3 +585,155 @@ def test_idle_seconds() -> None:
     """--idle and HOOKBUS_SERVE_IDLE take positive seconds; anything else is 900."""
     assert server.idle_seconds("2.5") == 2.5
     assert server.idle_seconds("0") == server.idle_seconds("x") == 900.0
+
+
+POOL_HANDLER = """
+import os, re, time
+import hookbus
+
+@hookbus.handler("before-tool", tools="shell", timeout=25, env=("SRV_POOL_VAR",))
+def who(event, ctx):
+    with open("pids.txt", "a") as f:
+        f.write(f"{os.getpid()}\\n")
+    if "hang" in (event.tool.command or ""):
+        time.sleep(30)  # on its thread: abandoned at the deadline
+    if "gil" in (event.tool.command or ""):
+        re.match(r"(a+)+$", "a" * 64 + "b")  # holds the GIL for ages: the call cannot answer
+    seen = ctx.env.get("SRV_POOL_VAR", "unset") + " " + os.environ.get("SRV_POOL_LEAK", "none")
+    os.environ["SRV_POOL_LEAK"] = "leaked"
+    os.chdir("/")
+    return hookbus.Reply.deny(seen)
+"""
+
+
+@pytest.fixture
+def pooled(tmp_path: Path, state: Path) -> Path:
+    """A project whose handler writes its pid to ``pids.txt``, its module kept warm and
+    the server's two workers forked after that."""
+    root = tmp_path / "pooled"
+    root.mkdir()
+    (root / "poolmod.py").write_text(POOL_HANDLER)
+    (root / ".hookbus.toml").write_text('enable = ["poolmod:who"]\nbudget = 25\n')
+    compile_now(root)
+    assert start(root).returncode == 0
+    pool_reason(root)
+    wait_for(lambda: warm_count() == 1, "the module kept warm")
+    wait_for(lambda: workers() == (2, 0), "two idle workers")
+    (root / "pids.txt").unlink()
+    return root
+
+
+def workers() -> tuple[int, int]:
+    status = server.server_status()
+    return (status.workers.count, status.workers.busy) if status else (-1, -1)
+
+
+def pool_reason(root: Path, command: str = "ls", **env: str) -> str:
+    """The deny reason the handler of ``POOL_HANDLER`` gives for one call."""
+    path = sock(Path(os.environ["HOOKBUS_STATE_DIR"]))
+    _, out, _ = ask(path, root, pre_tool(command, root), env={**header(root)["env"], **env})  # type: ignore[dict-item]
+    return str(json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"])
+
+
+def pids(root: Path) -> list[int]:
+    return [int(x) for x in (root / "pids.txt").read_text().split()]
+
+
+def test_consecutive_calls_are_answered_by_the_persistent_workers(pooled: Path) -> None:
+    """Six calls one after another are answered by the server's two workers, which live
+    on (not by the server, not by a fork per call); status counts the workers. (Which
+    worker takes a call is a race: a worker says it is idle after its answer is out.)"""
+    for _ in range(6):
+        pool_reason(pooled)
+    answered = set(pids(pooled))
+    status = server.server_status()
+    assert status is not None
+    assert answered <= {int(c) for c in server_children()}
+    assert 1 <= len(answered) <= 2
+    assert status.pid not in answered
+    wait_for(lambda: workers() == (2, 0), "two idle workers")
+
+
+def test_a_variable_of_one_call_is_absent_in_the_next(pooled: Path) -> None:
+    """A declared variable sent by one call, and one its handler set itself, are both
+    gone in the next call answered by the same worker."""
+    assert pool_reason(pooled, SRV_POOL_VAR="first") == "first none"
+    assert pool_reason(pooled) == "unset none"
+    assert pool_reason(pooled, SRV_POOL_VAR="third") == "third none"
+    assert pool_reason(pooled) == "unset none"
+    assert len(set(pids(pooled))) <= 2  # so some worker answered twice
+
+
+def test_a_worker_holding_the_gil_is_killed_and_replaced(pooled: Path, state: Path) -> None:
+    """Handlers holding the GIL in both workers (a runaway regex: the call itself
+    cannot answer) occupy those workers only: another call is answered meanwhile by a
+    one-shot child; past their deadline (2 s) and a second both are killed and new
+    workers take their place."""
+    hanging = [Client(sock(state)) for _ in range(2)]
+    for client in hanging:
+        client.send(header(pooled, timeout=2.0), pre_tool("gil", pooled))
+    wait_for(lambda: (pooled / "pids.txt").exists() and len(pids(pooled)) == 2, "both starts")
+    hung = pids(pooled)
+    assert workers() == (2, 2)
+    assert pool_reason(pooled) == "unset none"  # by a one-shot child: no worker is idle
+    assert pids(pooled)[2] not in hung
+    for client in hanging:
+        assert client.frame() is None  # killed: the connection closes with no answer
+        client.close()
+    for pid in hung:
+        wait_for(lambda p=pid: not Path(f"/proc/{p}").exists() or _zombie(p), "the kill")
+    killed = {d["child"] for d in diagnostics(state) if d["event"] == "server-child-killed"}
+    assert killed == set(hung)
+    wait_for(lambda: workers() == (2, 0), "the workers replaced")
+    assert not set(map(str, hung)) & set(server_children())
+    assert len(server_children()) == 2
+    assert pool_reason(pooled) == "unset none"
+    assert pids(pooled)[-1] not in hung
+
+
+def test_a_worker_whose_handler_outlived_its_call_is_replaced(pooled: Path) -> None:
+    """A sync handler still sleeping past its deadline (2 s) is abandoned: the call
+    answers fail-open in time, and that worker ends rather than take another call with
+    the handler still running; a new worker replaces it."""
+    answer, out, _ = ask(sock(Path(os.environ["HOOKBUS_STATE_DIR"])), pooled,
+                         pre_tool("hang", pooled), timeout=2.0)  # fmt: skip
+    assert answer == {"ok": True, "exit": 0} and b"deny" not in out
+    abandoned = pids(pooled)[0]
+    wait_for(lambda: str(abandoned) not in server_children(), "the worker's end")
+    wait_for(lambda: workers() == (2, 0), "the worker replaced")
+    for _ in range(3):
+        assert pool_reason(pooled) == "unset none"
+    assert abandoned not in pids(pooled)[1:]
+
+
+def server_children() -> list[str]:
+    status = server.server_status()
+    assert status is not None
+    return Path(f"/proc/{status.pid}/task/{status.pid}/children").read_text().split()
+
+
+def test_worker_count() -> None:
+    """``HOOKBUS_SERVE_WORKERS`` takes 0 to 16; anything else is 2."""
+    assert pool.size("0") == 0 and pool.size("16") == 16
+    assert pool.size("17") == pool.size("-1") == pool.size("x") == pool.size("") == 2
+
+
+def test_with_no_workers_each_call_has_a_one_shot_child(
+    tmp_path: Path, state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``HOOKBUS_SERVE_WORKERS=0``: every call is answered by a child of its own, which
+    exits once it answered; the status counts no worker."""
+    monkeypatch.setenv("HOOKBUS_SERVE_WORKERS", "0")
+    root = tmp_path / "oneshot"
+    root.mkdir()
+    (root / "poolmod.py").write_text(POOL_HANDLER)
+    (root / ".hookbus.toml").write_text('enable = ["poolmod:who"]\nbudget = 25\n')
+    compile_now(root)
+    assert start(root).returncode == 0
+    for _ in range(3):
+        assert pool_reason(root) == "unset none"
+    answered = pids(root)
+    assert len(set(answered)) == 3
+    assert workers() == (0, 0)
+    for pid in answered:
+        wait_for(lambda p=pid: not Path(f"/proc/{p}").exists() or _zombie(p), "its exit")

@@ -106,6 +106,7 @@ def test_cold_first_then_warm_then_a_killed_server_is_survived(project: Path, st
     assert (doctor["running"], doctor["pid"], doctor["version"]) == (
         True, after["pid"], after["version"])  # fmt: skip
     assert doctor["served"] >= after["served"] and doctor["rss_kb"] > 0
+    assert doctor["workers"] == 2
     assert "warm server" in hookbus_cli(project, "doctor").stdout
     # SIGKILL leaves the socket behind: the next call still answers, and starts a new one.
     pid = int(after["pid"])  # type: ignore[call-overload]

@@ -122,6 +122,8 @@ def _status(*, as_json: bool) -> int:
     sys.stdout.write(
         f"hookbus server {found.pid} (hookbus {found.version}) on {found.socket}\n"
         f"  up {uptime:.0f}s, {found.served} requests served, {found.rss_kb} KiB resident\n"
+        f"  {found.workers.count} workers ({found.workers.busy} in a call), "
+        f"{found.warm} handler modules warm\n"
     )
     return 0
 

@@ -13,18 +13,21 @@ one byte: idle again.
 Isolation is the one-shot child's: the server never runs handler code. A call finding
 no idle worker (one is stuck in a handler) gets a one-shot fork; a worker busy past its
 call's deadline by :data:`~hookbus.runtime.server.KILL_AFTER` is killed with its group;
-a worker that dies, or ends itself after :data:`MAX_CALLS` calls or
-:data:`MAX_GROWTH_KB` more memory (no leak lives forever), is replaced. When the server
+a worker that dies, or ends itself after :data:`MAX_CALLS` calls, :data:`MAX_GROWTH_KB`
+more memory (no leak lives forever) or a call whose handler's thread outlived it, is
+replaced. When the server
 keeps new modules warm, idle workers are replaced so the next ones share them.
 """
 
 from __future__ import annotations
 
+import _thread
 import os
 import selectors
 import signal
 import socket
 import sys
+import time
 from collections.abc import Callable
 from typing import NoReturn
 
@@ -41,6 +44,8 @@ MAX_CALLS = 1000
 MAX_GROWTH_KB = 128 * 1024
 #: How long the server waits for an idle worker to take a call.
 HAND_WITHIN = 2.0
+#: After a failed fork, the next try waits this long (one diagnostic, not one per loop).
+RETRY_AFTER = 5.0
 _SIZES = 8  # the first message: the header's and the payload's length
 
 
@@ -83,6 +88,7 @@ class Pool:
         self.workers: dict[int, Worker] = {}
         self.generation = 0
         self.closing = False
+        self.retry_at = 0.0
 
     @property
     def busy(self) -> int:
@@ -94,8 +100,11 @@ class Pool:
 
     def fill(self) -> None:
         """Fork workers up to the count (none while closing)."""
+        if self.live >= self.count or time.monotonic() < self.retry_at:
+            return
         while not self.closing and self.live < self.count:
             if not self._fork():
+                self.retry_at = time.monotonic() + RETRY_AFTER
                 return
 
     def idle(self) -> Worker | None:
@@ -239,7 +248,10 @@ def work(sock: socket.socket, report_fd: int, warm: served.Warm) -> NoReturn:
             finally:
                 conn.close()
                 clean.restore()
-            if rss_kb() > grown_past:
+            # A sync handler abandoned at its deadline still runs on its thread: it must
+            # not run on into the next call, so this worker ends (os._exit ends the
+            # thread, as it does in a one-shot child) and the server forks another.
+            if _thread._count() or rss_kb() > grown_past:
                 break
             sock.sendall(b".")
     except BaseException:

@@ -142,10 +142,12 @@ class Warm:
                 sys.modules.pop(name, None)
 
 
-def set_environment(req: wire.Request, warm: Warm | None = None) -> None:
+def set_environment(req: wire.Request, warm: Warm | None = None) -> list[str]:
     """The request's variables over the server's, and its working folder; the variables
     it speaks for and did not send (hookbus's own, the configuration's, the host's
-    project variables, and the ones the index says the handlers declare) unset."""
+    project variables, and the ones the index says the handlers declare) unset. Returns
+    the configuration files in effect (what the call's handlers may change: its working
+    folder is not kept)."""
     facts = HOSTS[req.host]
     owned = [k for k in os.environ if k.startswith("HOOKBUS_")]
     owned += [*OWN_ENV, *facts.project_env]
@@ -159,6 +161,7 @@ def set_environment(req: wire.Request, warm: Warm | None = None) -> None:
     if warm is not None:
         warm.keep_only(files)
     _apply(req.env, index.read(files).declared_env(req.host))
+    return files
 
 
 def _apply(env: dict[str, str], owned: list[str]) -> None:
@@ -199,7 +202,7 @@ def answer_one(
     diagnostics.defer()
     before = set(sys.modules)
     try:
-        set_environment(req, warm)
+        files = set_environment(req, warm)
     except OSError as exc:
         refusal = wire.Refusal(refused="bad-request", message=f"cannot serve here: {exc}")
         _send(conn, [_encode(refusal)])
@@ -211,7 +214,7 @@ def answer_one(
     output = capture.reply or HookOutput()
     _send(conn, [_encode(wire.Answer(exit=output.exit_code)), output.stdout, output.stderr])
     conn.close()
-    _report(report_fd, before, req.host)
+    _report(report_fd, before, files)
     data = diagnostics.take()
     if data:
         diagnostics.write(data)
@@ -251,15 +254,13 @@ def _send(conn: socket.socket, frames: list[bytes]) -> None:
         pass
 
 
-def _report(fd: int, before: set[str], host: str) -> None:
+def _report(fd: int, before: set[str], files: list[str]) -> None:
     """Tell the server the handler modules this child imported (the index's targets, in
     time: the reply is out) with the configuration files and the handlers' path."""
     if len(sys.modules) == len(before):
         return  # imported nothing (the usual case once the server is warm)
-    from hookbus.discover import config_paths
     from hookbus.runtime import index
 
-    files = config_paths(HOSTS[host].project_dir(os.environ, None))
     data = index.read(files).data
     if data is None:
         return

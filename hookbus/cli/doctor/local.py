@@ -207,7 +207,9 @@ def server() -> ServerData:
     found = server_status()
     if found is None:
         return {"running": False, "pid": None, "version": None, "uptime": None,
-                "served": None, "rss_kb": None, "warm": None, "socket": None}  # fmt: skip
+                "served": None, "rss_kb": None, "warm": None, "workers": None,
+                "socket": None}  # fmt: skip
     return {"running": True, "pid": found.pid, "version": found.version,
             "uptime": round(time.time() - found.started, 1), "served": found.served,
-            "rss_kb": found.rss_kb, "warm": found.warm, "socket": found.socket}  # fmt: skip
+            "rss_kb": found.rss_kb, "warm": found.warm, "workers": found.workers.count,
+            "socket": found.socket}  # fmt: skip

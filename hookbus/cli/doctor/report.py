@@ -72,6 +72,7 @@ if TYPE_CHECKING:
         served: int | None  # requests
         rss_kb: int | None
         warm: int | None  # handler modules kept warm
+        workers: int | None  # persistent workers
         socket: str | None
 
     class DiagnosticData(TypedDict):

@@ -70,7 +70,7 @@ def render(report: Report, style: Style) -> list[str]:
     if server["running"]:
         facts = (f"pid {server['pid']}, hookbus {server['version']}, up {server['uptime']:.0f} s, "
                  f"{server['served']} requests, {(server['rss_kb'] or 0) // 1024} MiB, "
-                 f"{server['warm']} warm modules")  # fmt: skip
+                 f"{server['warm']} warm modules, {server['workers']} workers")  # fmt: skip
         row = [server["socket"] or "", facts]
     else:
         row = [style("not running ('hookbus serve --detach' starts it)", "dim")]
