@@ -618,3 +618,29 @@ def test_lookup_never_raises_on_arbitrary_ids(ref: str, provider: str | None) ->
     """Any id, any provider name: a Price or None from the real snapshot."""
     found = prices.lookup(ref, provider)
     assert found is None or found.total >= 0
+
+
+def test_a_long_lived_process_sees_an_edited_override_and_a_new_cache(
+    tmp_path: Path, isolated_environment: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without ``forget``: an override written, edited or removed, a cache refreshed, or
+    another file named by HOOKBUS_PRICES, is what the next lookup (and the guard's
+    cached model reading) uses, as in a warm worker answering call after call."""
+    from hookbus.handlers.guard import models
+
+    assert models.identify("claude-haiku-4-5").price == 6.0
+    written = write_override(tmp_path, '[models."claude-haiku-4-5"]\ninput = 50\noutput = 50\n')
+    assert models.identify("claude-haiku-4-5").price == 100.0
+    # Shorter: seen by its size even within the file system's mtime granularity.
+    written.write_text('[models."claude-haiku-4-5"]\ninput = 1\noutput = 1\n')
+    assert models.identify("claude-haiku-4-5").price == 2.0
+    written.unlink()
+    assert models.identify("claude-haiku-4-5").price == 6.0
+    state.write(prices.CACHE, data=converted())
+    found = prices.lookup("cloud-only")
+    assert found is not None and found.source == "refreshed"
+    other = tmp_path / "named.toml"
+    other.write_text('[models."cloud-only"]\ninput = 0\noutput = 0\n')
+    monkeypatch.setenv("HOOKBUS_PRICES", str(other))
+    found = prices.lookup("cloud-only")
+    assert found is not None and (found.total, found.source) == (0, "user")

@@ -22,8 +22,10 @@ The cache, when usable, *replaces* the snapshot (it is a whole newer copy of the
 data). How an id is matched and in what order providers are tried is
 :meth:`hookbus.prices.dataset.Index.find`'s.
 
-Everything is read on the first lookup, once per process (a guard looks up two or three
-ids per hook): importing this module reads nothing. Standard library and msgspec only.
+Everything is read on the first lookup (a guard looks up two or three ids per hook):
+importing this module reads nothing. A long-lived process (the warm server's worker)
+reads again when the override file or the cache changed, or the state root did (two
+``stat`` calls per lookup). Standard library and msgspec only.
 """
 
 from __future__ import annotations
@@ -64,19 +66,38 @@ class Price(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class _Loaded:
-    __slots__ = ("files", "index", "lookups", "overrides", "source")
+    __slots__ = ("files", "generation", "index", "lookups", "overrides", "source", "stamp")
 
     def __init__(
-        self, index: Index, source: Source, overrides: Overrides, files: tuple[str, ...]
-    ) -> None:
+        self, index: Index, source: Source, overrides: Overrides, files: tuple[str, ...],
+        stamp: _Stamp,
+    ) -> None:  # fmt: skip
         self.index = index
         self.source = source
         self.overrides = overrides
         self.files = files
+        self.stamp = stamp
+        self.generation = 0
         self.lookups: dict[tuple[str, str | None], Price | None] = {}
 
 
+_Stamp = tuple[tuple[str, tuple[int, int, int] | None], ...]
 _loaded: _Loaded | None = None
+
+
+def _stamp() -> _Stamp:
+    """What the data read depends on: the override file and the cache, each by path and
+    (inode, size, mtime), or None where absent."""
+    from hookbus.prices import override
+
+    seen: list[tuple[str, tuple[int, int, int] | None]] = []
+    for where in (override.path(), state.path(CACHE)):
+        try:
+            st = os.stat(where)
+            seen.append((where, (st.st_ino, st.st_size, st.st_mtime_ns)))
+        except OSError:
+            seen.append((where, None))
+    return tuple(seen)
 
 
 def _cache_problem(exc: Exception) -> None:
@@ -118,6 +139,7 @@ def _report_broken(loaded: _Loaded) -> None:
 def _load() -> _Loaded:
     from hookbus.prices import dataset, override
 
+    stamp = _stamp()  # before reading: a change meanwhile is seen by the next lookup
     files: list[str] = []
     user_file = override.path()
     overrides = override.load(user_file)
@@ -132,14 +154,22 @@ def _load() -> _Loaded:
         with open(SNAPSHOT, "rb") as f:
             index = dataset.Index(f.read())
         files.append(SNAPSHOT)
-    return _Loaded(index, source, overrides or override.EMPTY, tuple(files))
+    return _Loaded(index, source, overrides or override.EMPTY, tuple(files), stamp)
 
 
 def _data() -> _Loaded:
     global _loaded
-    if _loaded is None:
+    if _loaded is None or _loaded.stamp != _stamp():
+        generation = -1 if _loaded is None else _loaded.generation
         _loaded = _load()
+        _loaded.generation = generation + 1
     return _loaded
+
+
+def generation() -> int:
+    """Which reading of the data is current: changes when it is read again (a cache of
+    prices derived from lookups is stale once this moved)."""
+    return _data().generation
 
 
 def forget() -> None:

@@ -106,8 +106,19 @@ def read(model_id: str, price_of: PriceOf, models_of: ModelsOf) -> Model:
 
 
 def identify(model_id: str) -> Model:
-    """``model_id`` read, with its price from :mod:`hookbus.prices` (cached per process)."""
+    """``model_id`` read, with its price from :mod:`hookbus.prices` (cached while the
+    prices read stay current)."""
+    from hookbus import prices
+
+    global _generation
+    current = prices.generation()
+    if current != _generation:
+        _identify.cache_clear()
+        _generation = current
     return _identify(model_id)
+
+
+_generation = -1
 
 
 @lru_cache(maxsize=64)
