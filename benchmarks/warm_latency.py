@@ -14,7 +14,11 @@ own project and state folder, with the command ``hookbus manifest --host claude`
             every request at once: the client's own cost and one round trip, the floor
             the warm case approaches;
   fallback  ``--server``'s command with no server: the client runs the cold path itself
-            (the start lock is kept fresh, so no server is started for the next call).
+            (the start lock is kept fresh, so no server is started for the next call);
+  nobody    ``--server``'s command, no server, in a project whose handler wants Read
+            only: the client finds in the subscription index that nobody wants this Bash
+            call and answers it alone (checked: no server is asked or started). Its
+            target is the client's start, ``python -I -S -c pass``.
 
 Baselines and peers from the same run: ``python -I -S -c pass``, ``stdlib_hook.py`` (the
 same rule with json + re), cchooks and agentseam's generated single-file bundle (the same
@@ -24,7 +28,7 @@ payload; then every round runs each case once, in a fresh random order, on its a
 payload.
 
 Targets (issue 12): warm p50 <= 1.25 x ``python -I -S -c pass`` and <= 0.6 x the stdlib
-hook; fallback p50 <= 1.05 x cold. Exit status 0 when the measurement succeeded, targets
+hook; fallback p50 <= 1.05 x cold; nobody p50 <= 1.25 x pass. Exit status 0 when the measurement succeeded, targets
 met or not; 1 when it cannot be trusted (a wrong verdict, a failing hook).
 """
 
@@ -155,12 +159,14 @@ def check(case: Case) -> None:
 # -- the hookbus cases -----------------------------------------------------------------
 
 
-def project(root: Path, name: str, base: dict[str, str]) -> tuple[Path, dict[str, str]]:
+def project(
+    root: Path, name: str, base: dict[str, str], handler: str = HANDLER
+) -> tuple[Path, dict[str, str]]:
     """A project enabling the handler, with its own short state folder (a socket path is
     limited to 107 bytes)."""
     folder = root / name
     (folder / ".git").mkdir(parents=True)
-    (folder / "bench_sync.py").write_text(HANDLER)
+    (folder / "bench_sync.py").write_text(handler)
     (folder / ".hookbus.toml").write_text('enable = ["bench_sync:deny_rm_root"]\n')
     state = tempfile.mkdtemp(prefix="hbw")
     STATE_DIRS.append(state)
@@ -242,6 +248,16 @@ def hookbus_cases(python: str, root: Path, base: dict[str, str]) -> tuple[list[C
     cases.append(Case("fallback", "client, no server (cold fallback)",
                       command(python, folder, env, "--server"), folder, env,
                       before=fresh_lock))  # fmt: skip
+    folder, env = project(root, "nobody", base, HANDLER.replace('tools="shell"', 'tools="read"'))
+    run_dir = Path(env["HOOKBUS_STATE_DIR"]) / "run"
+
+    def no_server() -> None:
+        if run_dir.exists():
+            raise BenchmarkError(f"nobody: the client asked or started a server ({run_dir})")
+
+    cases.append(Case("nobody", "client, event nobody wants (no server)",
+                      command(python, folder, env, "--server"),
+                      folder, env, judges=False, before=no_server))  # fmt: skip
     return cases, notes
 
 
@@ -319,6 +335,7 @@ def report(cases: list[Case], times: dict[str, list[float]], notes: list[str]) -
     targets = [("fallback", "cold", 1.05)]
     if "warm" in p50:
         targets += [("warm", "pass", 1.25), ("warm", "stdlib", 0.6)]
+    targets += [("nobody", "pass", 1.25)]
     for case, against, most in targets:
         ratio = p50[case] / p50[against]
         verdict = "met" if ratio <= most else "NOT met"

@@ -9,15 +9,20 @@ enum costs ~9 ms; ``_json``'s scanner and string encoder, not ``json``, which pu
 and is one file so the interpreter opens nothing else. It
 
 1. reads the payload within a bound of size and time (as :mod:`hookbus.runtime.intake`);
-2. finds the server's socket (:func:`socket_dir`: the rule ``hookbus serve`` uses), sends
+2. consults the subscription index as ``hookbus run`` does (:func:`consult`): an event
+   nobody wants is answered with the host's no-opinion here, with no server; for one
+   someone may want, the index names the variables the handlers declare, which are sent;
+   where this process cannot restate hookbus's rule exactly, it leaves that to whoever
+   answers, with the variables the command names;
+3. finds the server's socket (:func:`socket_dir`: the rule ``hookbus serve`` uses), sends
    a request of wire protocol v1 (:func:`request`) and writes back the reply's stdout,
    stderr and exit code;
-3. when no server answers (no socket, a stale one, a refused connection, no room to
+4. when no server answers (no socket, a stale one, a refused connection, no room to
    connect within :data:`CONNECT_WAIT`, a refusal: another version, busy), runs the full
    cold path in this same process (:func:`cold`, ``hookbus.runtime.hook`` given the payload
    already read), then starts a server for the next call (:func:`start_server`: one start
    at a time, an ``O_EXCL`` lock);
-4. when the server took the request but does not answer by the deadline, exits 1 with no
+5. when the server took the request but does not answer by the deadline, exits 1 with no
    output: the installed command's shell fallback then answers (the host's no-opinion, or
    the deny a fail-closed handler owes). A server that dies mid-reply is answered by the
    cold path while time is left for it (:data:`COLD_MINIMUM`), else the same way.
@@ -25,10 +30,7 @@ and is one file so the interpreter opens nothing else. It
 Nothing is written before the whole reply is in hand, so the host never gets half a reply
 followed by another. A signal (the host's SIGTERM, a Ctrl-C to the process group) before
 the reply ends the process with exit 1 and no output, the shell fallback's cue; signals
-wait while the reply is written. Whether anyone subscribes to the event is decided by
-whoever answers (the server from its warm index, the cold path from the index file):
-the manifests register only wanted events, and a server that holds the index answers an
-unwanted one faster than this process could read the index itself.
+wait while the reply is written.
 """
 
 import _json
@@ -401,6 +403,246 @@ def _exchange(sock: _socket.socket, head: bytes, payload: bytes, deadline: float
     return reply
 
 
+# -- the subscription index -----------------------------------------------------------
+#
+# The index hookbus compiles (hookbus.runtime.index) is plain JSON: this process reads it
+# as ``hookbus run`` does, to answer an event nobody wants without a server, and to send
+# the server the variables the handlers declare now (not when the hook was installed).
+# Every rule is restated from hookbus, and where one cannot be restated exactly (a
+# file hookbus trusts only through the user's private group, a symbolic link, another
+# host's dialect), the index is not consulted: the server, or the cold path, decides.
+
+
+#: Each host's project variables and payload paths (``HostFacts.project_env`` and
+#: ``project_paths``: a test holds them equal), which find the configuration and so the
+#: index, before anything of the index can be read.
+PROJECTS = {
+    "claude": (("CLAUDE_PROJECT_DIR",), ()),
+    "codex": ((), (("cwd",),)),
+    "gemini": (("GEMINI_PROJECT_DIR",), (("cwd",),)),
+    "cline": ((), (("workspaceRoots",),)),
+    "qwen": (("QWEN_PROJECT_DIR",), (("cwd",),)),
+    "copilot": (("COPILOT_PROJECT_DIR",), (("cwd",),)),
+    "vscode": ((), (("cwd",),)),
+    "kimi": ((), (("cwd",),)),
+    "cursor": (("CURSOR_PROJECT_DIR",), (("workspace_roots",), ("cwd",))),
+    "antigravity": ((), (("workspacePaths",),)),
+    "droid": (("FACTORY_PROJECT_DIR",), (("cwd",),)),
+    "qoder": ((), (("cwd",),)),
+    "kiro": ((), (("cwd",),)),
+    "goose": ((), (("working_dir",),)),
+    "grok": (("GROK_WORKSPACE_ROOT",), (("workspaceRoot",), ("cwd",))),
+    "openhands": (("OPENHANDS_PROJECT_DIR",), (("working_dir",),)),
+    "pi": ((), (("cwd",),)),
+    "hermes": ((), (("cwd",),)),
+    "opencode": ((), (("directory",),)),
+    "kilo": ((), (("directory",),)),
+}  # fmt: skip
+INDEX_FORMAT = 5  # hookbus.runtime.index.FORMAT (a test holds them equal)
+
+
+class Gate:
+    """What the index says of this call: ``nobody`` (``reply`` is the host's no-opinion)
+    or someone may want it (``env``: the variables to send)."""
+
+    __slots__ = ("env", "nobody", "reply")
+
+    def __init__(self, env: list[str], reply: tuple[bytes, bytes, int] | None = None) -> None:
+        self.env = env
+        self.nobody = reply is not None
+        self.reply = reply or (b"", b"", 0)
+
+
+def _find(payload: object, path: list[str]) -> object:
+    for key in path:
+        if not isinstance(payload, dict):
+            return None
+        payload = payload.get(key)
+    return payload
+
+
+def _first(payload: dict[str, object], paths: list[list[str]]) -> tuple[bool, object]:
+    for path in paths:
+        value = _find(payload, path)
+        if value is not None:
+            return True, value
+    return False, None
+
+
+def _stat(path: str) -> list[object]:
+    """``hookbus.runtime.index.stat``: ``[path, mtime_ns, size]``, None for a missing file."""
+    try:
+        st = posix.stat(path)
+    except OSError:
+        return [path, None, None]
+    return [path, st.st_mtime_ns, st.st_size]
+
+
+_S_IFREG = 0o100000
+
+
+def _config_file(path: str) -> str:
+    """``absent`` (hookbus looks further), ``trusted`` (only this user or root could have
+    written it and its folder: ``hookbus.trust``'s rule), or ``undecided`` (anything else,
+    which hookbus may ignore with a diagnostic or trust by the user's private group)."""
+    try:
+        st = posix.lstat(path)
+    except FileNotFoundError:
+        return "absent"
+    except OSError:
+        return "undecided"
+    kind = st.st_mode & _S_IFMT
+    if kind != _S_IFREG:
+        return "absent" if kind != 0o120000 else "undecided"  # a link: hookbus follows it
+    try:
+        folder = posix.stat(path.rpartition("/")[0] or "/")
+    except OSError:
+        return "undecided"
+    owners = (0, posix.geteuid())
+    for seen in (st, folder):
+        if seen.st_uid not in owners or seen.st_mode & 0o022:
+            return "undecided"
+    return "trusted"
+
+
+def config_files(project: str | None) -> list[str] | None:
+    """``hookbus.discover.config_paths(project)`` when this process can tell it exactly,
+    else None."""
+    explicit = getenv("HOOKBUS_CONFIG")
+    if explicit:
+        path = _absolute(explicit)
+        return [path] if _config_file(path) == "trusted" else None
+    files = []
+    base = getenv("XDG_CONFIG_HOME") or _join(getenv("HOME") or _home(), ".config")
+    user = _join(base, "hookbus", "config.toml")
+    found = _config_file(user)
+    if found == "undecided":
+        return None
+    if found == "trusted":
+        files.append(user)
+    here = _absolute(project or working_folder())
+    home = getenv("HOME") or _home()
+    while True:  # hookbus.discover.project_candidates
+        candidate = _join(here, ".hookbus.toml")
+        found = _config_file(candidate)
+        if found == "undecided":
+            return None
+        if found == "trusted":
+            if candidate not in files:
+                files.append(candidate)
+            return files
+        parent = here.rpartition("/")[0] or "/"
+        if here in (parent, home) or _stat(_join(here, ".git"))[1] is not None:
+            return files
+        here = parent
+
+
+def index_name(files: list[str]) -> str:
+    """``hookbus.runtime.index.index_name``."""
+    import binascii
+
+    key = "\0".join([*files, sys.executable]).encode("utf-8", "surrogateescape")
+    return f"{binascii.crc32(key):08x}.json"
+
+
+def read_index(files: list[str]) -> dict[str, object] | None:
+    """The index compiled for ``files`` when it is fresh (``hookbus.runtime.index.read``
+    and ``is_fresh``), else None."""
+    root = state_root()
+    folder = _join(root, "index")
+    for where in (root, folder):
+        if dir_problem(where) is not None:
+            return None
+    try:
+        fd = posix.open(_join(folder, index_name(files)), posix.O_RDONLY | posix.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        chunks = []
+        while chunk := posix.read(fd, 1 << 20):
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        posix.close(fd)
+    try:
+        data = loads(b"".join(chunks))
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT:
+        return None
+    if data.get("hookbus") != VERSION or data.get("python") != sys.executable:
+        return None
+    if data.get("configs") != [_stat(p) for p in files]:
+        return None
+    if not data.get("complete") and time.time() >= float(data.get("retry_at", 0)):
+        return None
+    watch = data.get("watch")
+    if not isinstance(watch, list) or not all(
+        isinstance(w, list) and w and _stat(str(w[0])) == w for w in watch
+    ):
+        return None
+    return data
+
+
+def _wanted(data: dict, host: str, native: str, tool: object) -> bool:  # type: ignore[type-arg]
+    """``hookbus.runtime.index.Lookup.wanted`` is not empty, or a handler's declaration
+    is unknown (it may want any event)."""
+    if any(h.get("subscription") is None for h in data["handlers"]):
+        return True
+    route = data["routes"].get(host, {}).get(native)
+    if route is None or not route["handlers"]:
+        return False
+    tools = route["tools"]
+    if tools is None or not isinstance(tool, str):
+        return True
+    if tool in tools["names"] or tool.startswith(tuple(tools["prefixes"])):
+        return True
+    unknown = tool not in tools["known"] and not tool.startswith(tuple(tools["known_prefixes"]))
+    return bool(tools["unknown"] and unknown)
+
+
+def consult(opts: Options, data: bytes, end: str) -> Gate | None:
+    """What the index says of this call, or None where this process cannot tell what
+    ``hookbus run`` would: the server (or the cold path) decides, with the variables the
+    command names."""
+    if end not in ("eof", "complete"):
+        return None  # unread, too large, late: the cold path's diagnostics say so
+    try:
+        payload = loads(data)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(payload, dict):
+        return None
+    names, paths = PROJECTS.get(opts.host, ((), ()))
+    project = next((v for v in map(getenv, names) if v), None)  # HostFacts.project_dir
+    for path in paths if project is None else ():
+        value = _find(payload, list(path))
+        value = value[0] if isinstance(value, list) and value else value
+        if isinstance(value, str) and value:
+            project = value
+            break
+    files = config_files(project)
+    found = read_index(files) if files else None
+    facts = found["clients"].get(opts.host) if found else None  # type: ignore[attr-defined]
+    if found is None or not isinstance(facts, dict) or facts["payload_env"]:
+        return None
+    if any(k in payload for k in facts["dialect_keys"]) or any(
+        getenv(v) is not None for v in facts["dialect_env"]
+    ):
+        return None  # maybe another host's payload: hookbus tells whose
+    located, native = _first(payload, facts["event_paths"])
+    native = native if located else opts.event
+    if not isinstance(native, str) or not native:
+        return None
+    _, tool = _first(payload, facts["tool_paths"])
+    env = sorted({*facts["env"], *names})
+    if _wanted(found, opts.host, native, tool if isinstance(tool, str) else None):
+        return Gate(env)
+    quiet = facts["no_opinion"].get(native) or facts["no_opinion"][""]
+    return Gate(env, (quiet["stdout"].encode(), quiet["stderr"].encode(), quiet["exit_code"]))
+
+
 # -- answering -------------------------------------------------------------------------
 
 
@@ -521,6 +763,16 @@ def main(argv: list[str]) -> int:
     # The read gets most of the time, as in ``hookbus run``: what follows must still
     # answer when a payload never arrives whole.
     data, end = read_payload(deadline - min(1.0, (deadline - started) / 4))
+    try:
+        gate = consult(opts, data, end)
+    except (LookupError, TypeError, AttributeError, ValueError, OSError):
+        gate = None  # an index of an unexpected shape: not an answer
+    if gate is not None:
+        if gate.nobody:
+            stdout, stderr, code = gate.reply
+            write(stdout, stderr)
+            return code
+        opts.env = gate.env  # what the handlers declare now
     folder = socket_dir()
     path = _join(folder, "server.sock")
     problem = dir_problem(folder)

@@ -26,12 +26,14 @@ from hookbus.bus.marks import Subscription
 from hookbus.config import HandlerRef, Settings
 from hookbus.config import load as load_config
 from hookbus.drivers.base import TOOL_EVENT_KINDS
-from hookbus.runtime.index import FORMAT, INDEX_DIR, fail_closed, index_name, stat
+from hookbus.output import HookOutput
+from hookbus.runtime.index import FORMAT, INDEX_DIR, Lookup, fail_closed, index_name, stat
 from hookbus.runtime.load import Unavailable, build_handlers, entry_of, module_files, ref_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hookbus.runtime.index import (
+        ClientData,
         HandlerData,
         IndexData,
         OutputData,
@@ -265,11 +267,31 @@ def compile_index(
         "handlers": found.data,
         "routes": {host: routes(host, found.entries) for host in hosts.HOSTS},
         "refusals": refusals(fail_closed(found.data)),
+        "clients": {},
     }
+    lookup = Lookup([], "fresh", data)
+    data["clients"] = {host: client_facts(facts, lookup.declared_env(host))
+                       for host, facts in hosts.HOSTS.items()}  # fmt: skip
     # The same plain JSON a later run reads back from the cache (lists, not tuples); the
     # standard library's, which escapes a path that is not UTF-8 instead of failing.
     plain: IndexData = json.loads(json.dumps(data))
     return Compiled(plain, found.built, settings)
+
+
+def client_facts(facts: hosts.HostFacts, env: list[str]) -> ClientData:
+    """What the warm server's client needs of ``facts`` (it cannot import them)."""
+    quiet = {"": _plain(facts.no_opinion)}
+    quiet.update((native, _plain(out)) for native, out in facts.no_opinion_by_event.items())
+    keys = {key for d in facts.dialects for key in (*d.keys, *(d.spelled or ())[:1])}
+    return {
+        "event_paths": [list(p) for p in facts.event_paths],
+        "tool_paths": [list(p) for p in facts.tool_paths],
+        "dialect_keys": sorted(keys),
+        "dialect_env": sorted({v for d in facts.dialects for v in d.env}),
+        "payload_env": facts.payload_env is not None,
+        "no_opinion": quiet,
+        "env": env,
+    }
 
 
 def refusals(guards: list[str]) -> dict[str, dict[str, OutputData]]:
@@ -284,12 +306,16 @@ def refusals(guards: list[str]) -> dict[str, dict[str, OutputData]]:
         for native in driver.events:
             out = driver.refusal(native, reason)
             if out != driver.no_opinion(native):
-                found.setdefault(host, {})[native] = {
-                    "stdout": out.stdout.decode("utf-8", "replace"),
-                    "stderr": out.stderr.decode("utf-8", "replace"),
-                    "exit_code": out.exit_code,
-                }
+                found.setdefault(host, {})[native] = _plain(out)
     return found
+
+
+def _plain(out: HookOutput) -> OutputData:
+    return {
+        "stdout": out.stdout.decode("utf-8", "replace"),
+        "stderr": out.stderr.decode("utf-8", "replace"),
+        "exit_code": out.exit_code,
+    }
 
 
 def save(files: list[str], data: IndexData) -> None:
@@ -303,7 +329,7 @@ def save(files: list[str], data: IndexData) -> None:
 def compile_in_child(files: list[str], *, timeout: float = 60.0) -> IndexData | None:
     """Compile and cache the index in a forked child (handler modules printing or hanging
     at import must not reach the caller's output or hold it); None when it failed."""
-    from hookbus.runtime.index import Lookup, read
+    from hookbus.runtime.index import read
     from hookbus.runtime.isolate import Channel, run_child
 
     previous: Lookup = read(files)

@@ -83,6 +83,26 @@ if TYPE_CHECKING:
         stderr: str
         exit_code: int
 
+    class ClientData(TypedDict):
+        """One host's facts for the warm server's client (:mod:`hookbus.client`), which
+        imports nothing of hookbus: enough to answer an event nobody wants by itself,
+        and to send the server exactly the variables the handlers declare."""
+
+        #: :class:`hookbus.hosts.HostFacts`'s paths (its project variables and paths,
+        #: needed to find the index, are in the client itself: ``client.PROJECTS``).
+        event_paths: list[list[str]]
+        tool_paths: list[list[str]]
+        #: Payload keys and variables that may mean another host's dialect: with any of
+        #: them present the client leaves the call to hookbus.
+        dialect_keys: list[str]
+        dialect_env: list[str]
+        #: The payload comes from a variable, not stdin (the client never answers then).
+        payload_env: bool
+        #: The no-opinion reply per native event; ``""``: any other event.
+        no_opinion: dict[str, OutputData]
+        #: :meth:`Lookup.declared_env` for this host.
+        env: list[str]
+
     class IndexData(TypedDict):
         format: int
         hookbus: str
@@ -97,10 +117,12 @@ if TYPE_CHECKING:
         routes: dict[str, dict[str, RouteData]]
         #: host -> native -> its refusal, when a handler is (or may be) fail-closed.
         refusals: dict[str, dict[str, OutputData]]
+        #: host -> what the warm server's client reads (see :class:`ClientData`).
+        clients: dict[str, ClientData]
 
     Freshness = Literal["fresh", "stale", "missing", "unreadable", "refused"]
 
-FORMAT = 4
+FORMAT = 5
 INDEX_DIR = "index"
 
 

@@ -1,0 +1,251 @@
+"""The client reads the subscription index as ``hookbus run`` does: an event nobody wants
+is answered by the client alone (no server asked, none started), a wanted one goes to
+the server with the variables the handlers declare now; wherever the client cannot
+restate hookbus's rule exactly, it asks the server and lets hookbus decide."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fake_server import STDOUT
+from support import GOLDEN, compile_now, guarded_project, pre_tool
+from test_client import run_client, serve
+
+from hookbus import client, discover, hosts
+from hookbus.runtime import index
+
+CURSOR_GOLDEN = GOLDEN.parent / "cursor"
+#: The stand-in server of the client's tests, as a context manager.
+stand_in = contextlib.contextmanager(serve)
+
+ENV_HANDLER = """
+import hookbus
+
+@hookbus.handler("before-tool", tools="shell", env=("GUARD_MODE",))
+def moded(event, ctx):
+    return None
+"""
+
+
+@pytest.fixture
+def state(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
+    """A short state root, no runtime folder, no project variable of the test's host."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="hbi"))
+    monkeypatch.setenv("HOOKBUS_STATE_DIR", str(root))
+    monkeypatch.setenv("HOOKBUS_SERVE_IDLE", "3")
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def project(tmp_path: Path, state: Path) -> Path:
+    """A project whose fail-closed guard wants Bash only, its index compiled."""
+    root = guarded_project(tmp_path / "project")
+    compile_now(root)
+    return root
+
+
+def read_call(cwd: Path) -> bytes:
+    """A Claude Code PreToolUse of Read: no handler of the project wants it."""
+    data = json.loads((GOLDEN / "PreToolUse.Read.json").read_text())
+    data["cwd"] = str(cwd)
+    return json.dumps(data).encode()
+
+
+def cold(cwd: Path, payload: bytes, host: str, event: str) -> subprocess.CompletedProcess[bytes]:
+    argv = [sys.executable, "-m", "hookbus", "run", "--host", host, "--event", event]
+    return subprocess.run(argv, input=payload, capture_output=True, cwd=cwd, timeout=60,
+                          check=False)  # fmt: skip
+
+
+def no_server_was_asked_nor_started(state: Path) -> bool:
+    return not (state / "run").exists()
+
+
+# -- what the client restates -----------------------------------------------------------
+
+
+def test_the_clients_tables_are_hookbus_own() -> None:
+    """The project variables and paths, the index format and its file name are the ones
+    hookbus uses (the client cannot import them)."""
+    expected = {name: (f.project_env, f.project_paths) for name, f in hosts.HOSTS.items()
+                if f.project_env or f.project_paths}  # fmt: skip
+    assert expected == client.PROJECTS
+    assert client.INDEX_FORMAT == index.FORMAT
+    for files in ([], ["/a/.hookbus.toml"], ["/u/config.toml", "/p/\udcff/.hookbus.toml"]):
+        assert client.index_name(files) == index.index_name(files)
+
+
+def _layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> Path | None:
+    """Configuration files laid out as ``case`` says; the project folder to look from
+    (None: the working folder, ``tmp_path/home/repo/sub``)."""
+    home = tmp_path / "home"
+    repo = home / "repo"
+    sub = repo / "sub"
+    sub.mkdir(parents=True)
+    (repo / ".git").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.delenv("HOOKBUS_CONFIG", raising=False)
+    monkeypatch.chdir(sub)
+    user = home / ".config" / "hookbus" / "config.toml"
+    if case in ("user", "user+project"):
+        user.parent.mkdir(parents=True)
+        user.write_text("")
+    if case in ("project", "user+project", "group-writable", "world-writable"):
+        (repo / ".hookbus.toml").write_text("")
+    if case == "above-the-repository":
+        (home / ".hookbus.toml").write_text("")  # .git stops the search below it
+    if case == "nearest":
+        (repo / ".hookbus.toml").write_text("")
+        (sub / ".hookbus.toml").write_text("")
+    if case == "folder-named-like-it":
+        (sub / ".hookbus.toml").mkdir()
+        (repo / ".hookbus.toml").write_text("")
+    if case == "group-writable":
+        (repo / ".hookbus.toml").chmod(0o664)
+    if case == "world-writable":
+        (repo / ".hookbus.toml").chmod(0o666)
+    if case == "link":
+        (tmp_path / "real.toml").write_text("")
+        (repo / ".hookbus.toml").symlink_to(tmp_path / "real.toml")
+    if case == "explicit":
+        (tmp_path / "only.toml").write_text("")
+        monkeypatch.setenv("HOOKBUS_CONFIG", str(tmp_path / "x" / ".." / "only.toml"))
+    if case == "explicit-missing":
+        monkeypatch.setenv("HOOKBUS_CONFIG", str(tmp_path / "none.toml"))
+    if case == "project-variable":
+        other = tmp_path / "elsewhere"
+        other.mkdir()
+        (other / ".hookbus.toml").write_text("")
+        return other
+    return None
+
+
+@pytest.mark.parametrize(
+    ("case", "decided"),
+    [
+        ("none", True), ("user", True), ("project", True), ("user+project", True),
+        ("above-the-repository", True), ("nearest", True), ("folder-named-like-it", True),
+        ("explicit", True), ("project-variable", True),
+        # hookbus may trust (its private group), follow or ignore these with a diagnostic:
+        ("group-writable", False), ("world-writable", False), ("link", False),
+        ("explicit-missing", False),
+    ],
+)  # fmt: skip
+def test_configuration_files_are_discovers_or_undecided(
+    case: str, decided: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the client decides which configuration files are in effect, they are exactly
+    ``hookbus.discover.config_paths``'s; where it cannot tell, it says so (None)."""
+    project = _layout(tmp_path, monkeypatch, case)
+    where = str(project) if project else None
+    found = client.config_files(where)
+    if decided:
+        assert found == discover.config_paths(where)
+    else:
+        assert found is None
+
+
+# -- through the real client -------------------------------------------------------------
+
+
+def test_an_event_nobody_wants_is_answered_without_a_server(project: Path, state: Path) -> None:
+    """Read, which only a Bash guard is installed for: the client answers the host's
+    no-opinion itself, byte for byte what ``hookbus run`` answers, and neither asks nor
+    starts a server."""
+    payload = read_call(project)
+    answered = run_client(project, payload)
+    assert (answered.returncode, answered.stdout, answered.stderr) == (0, b"", b"")
+    assert no_server_was_asked_nor_started(state)
+    expected = cold(project, payload, "claude", "PreToolUse")
+    assert (answered.returncode, answered.stdout, answered.stderr) == (
+        expected.returncode, expected.stdout, expected.stderr)  # fmt: skip
+    assert not (state / "diagnostics.jsonl").exists()
+
+
+def test_a_hosts_own_no_opinion_is_answered(project: Path, state: Path) -> None:
+    """Cursor's no-opinion is ``{}`` (a permission hook must print JSON): the client
+    answers it for an event nobody wants, as ``hookbus run`` does."""
+    data = json.loads((CURSOR_GOLDEN / "beforeReadFile.json").read_text())
+    data["workspace_roots"] = [str(project)]  # where Cursor's hooks find the project
+    payload = json.dumps(data).encode()
+    argv = [sys.executable, "-I", "-S", str(client.__file__), "--host", "cursor",
+            "--event", "beforeReadFile", "--timeout", "10"]  # fmt: skip
+    answered = subprocess.run(argv, input=payload, capture_output=True, cwd=project,
+                              timeout=60, check=False)  # fmt: skip
+    expected = cold(project, payload, "cursor", "beforeReadFile")
+    assert expected.stdout.strip() == b"{}"
+    assert (answered.returncode, answered.stdout, answered.stderr) == (
+        expected.returncode, expected.stdout, expected.stderr)  # fmt: skip
+    assert no_server_was_asked_nor_started(state)
+
+
+def test_a_wanted_event_carries_the_variables_the_handlers_declare_now(
+    tmp_path: Path, state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A handler declaring ``GUARD_MODE`` after the hook was installed: the request sends
+    it (the index says so), and not a variable the command named at install that no
+    handler declares any more; the host's project variable still goes."""
+    root = tmp_path / "moded"
+    root.mkdir()
+    (root / "moded.py").write_text(ENV_HANDLER)
+    (root / ".hookbus.toml").write_text('enable = ["moded:moded"]\n')
+    compile_now(root)
+    with stand_in(state) as server:
+        env = {"GUARD_MODE": "strict", "OLD_NAME": "x", "CLAUDE_PROJECT_DIR": str(root)}
+        answered = run_client(root, pre_tool("ls", root), "--env", "CLAUDE_PROJECT_DIR,OLD_NAME",
+                              env=env)  # fmt: skip
+    assert answered.stdout == STDOUT
+    ((head, _),) = server.requests
+    sent = head["env"]
+    assert isinstance(sent, dict)
+    assert (sent["GUARD_MODE"], sent["CLAUDE_PROJECT_DIR"]) == ("strict", str(root))
+    assert "OLD_NAME" not in sent
+
+
+@pytest.mark.parametrize("case", ["stale", "group-writable", "dialect", "unknown-host"])
+def test_where_the_client_cannot_tell_the_server_decides(
+    case: str, project: Path, state: Path
+) -> None:
+    """An index older than the configuration, a configuration hookbus may trust by the
+    user's private group, a payload that may be another host's dialect (Cursor's key in a
+    Claude payload), a host the index does not know: the event nobody would want still
+    goes to the server, which decides as ``hookbus run`` does."""
+    payload = read_call(project)
+    host = "claude"
+    if case == "stale":
+        config = project / ".hookbus.toml"
+        config.write_text(config.read_text() + "# edited\n")
+    if case == "group-writable":
+        (project / ".hookbus.toml").chmod(0o664)
+    if case == "dialect":
+        payload = json.dumps({**json.loads(payload), "cursor_version": "2.0"}).encode()
+    if case == "unknown-host":
+        host = "no-such-host"
+    argv = [sys.executable, "-I", "-S", str(client.__file__), "--host", host,
+            "--event", "PreToolUse", "--timeout", "10"]  # fmt: skip
+    with stand_in(state) as server:
+        answered = subprocess.run(argv, input=payload, capture_output=True, cwd=project,
+                                  timeout=60, check=False)  # fmt: skip
+    assert answered.stdout == STDOUT
+    assert len(server.requests) == 1
+
+
+def test_the_guard_is_still_asked_for_what_it_wants(project: Path, state: Path) -> None:
+    """The index routes Bash to the fail-closed guard: with no server, the cold path
+    answers its deny (the client never answers a wanted event itself)."""
+    answered = run_client(project, pre_tool("rm -rf /", project))
+    assert answered.returncode == 0
+    assert json.loads(answered.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert (state / "run" / "server.lock").exists()  # and a server start was attempted
