@@ -505,23 +505,43 @@ def _config_file(path: str) -> str:
     return "trusted"
 
 
+def _user_home() -> str:
+    """``os.path.expanduser("~")``: ``$HOME`` whenever it is set, without a trailing
+    slash (``/`` when empty), else the password database's."""
+    home = getenv("HOME")
+    return (home if home is not None else _home()).rstrip("/") or "/"
+
+
+def _exact(path: str) -> bool:
+    """Whether :func:`_absolute` gives ``os.path.abspath``'s answer for ``path`` (it keeps
+    a leading ``//``, and ``expanduser`` knows ``~user``)."""
+    return not (path.startswith("//") and not path.startswith("///")) and not (
+        path.startswith("~") and path != "~" and not path.startswith("~/")
+    )
+
+
 def config_files(project: str | None) -> list[str] | None:
     """``hookbus.discover.config_paths(project)`` when this process can tell it exactly,
     else None."""
     explicit = getenv("HOOKBUS_CONFIG")
     if explicit:
+        if not _exact(explicit):
+            return None
         path = _absolute(explicit)
         return [path] if _config_file(path) == "trusted" else None
     files = []
-    base = getenv("XDG_CONFIG_HOME") or _join(getenv("HOME") or _home(), ".config")
+    home = _user_home()
+    base = getenv("XDG_CONFIG_HOME") or _join(home, ".config")
     user = _join(base, "hookbus", "config.toml")
     found = _config_file(user)
     if found == "undecided":
         return None
     if found == "trusted":
         files.append(user)
-    here = _absolute(project or working_folder())
-    home = getenv("HOME") or _home()
+    start = project or working_folder()
+    if start.startswith("~") or not _exact(start) or not _exact(_join(working_folder(), start)):
+        return None  # abspath does not expand ~; and a leading // it keeps
+    here = _absolute(start)
     while True:  # hookbus.discover.project_candidates
         candidate = _join(here, ".hookbus.toml")
         found = _config_file(candidate)
@@ -553,11 +573,15 @@ def read_index(files: list[str]) -> dict[str, object] | None:
     for where in (root, folder):
         if dir_problem(where) is not None:
             return None
+    flags = posix.O_RDONLY | posix.O_NOFOLLOW | posix.O_NONBLOCK  # a FIFO must not hang us
     try:
-        fd = posix.open(_join(folder, index_name(files)), posix.O_RDONLY | posix.O_NOFOLLOW)
+        fd = posix.open(_join(folder, index_name(files)), flags)
     except OSError:
         return None
     try:
+        st = posix.fstat(fd)  # hookbus.state's check of every file it reads
+        if st.st_mode & _S_IFMT != _S_IFREG or st.st_uid != posix.geteuid() or st.st_mode & 0o022:
+            return None
         chunks = []
         while chunk := posix.read(fd, 1 << 20):
             chunks.append(chunk)

@@ -249,3 +249,26 @@ def test_the_guard_is_still_asked_for_what_it_wants(project: Path, state: Path) 
     assert answered.returncode == 0
     assert json.loads(answered.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert (state / "run" / "server.lock").exists()  # and a server start was attempted
+
+
+@pytest.mark.parametrize("home", ["with-slash", "empty"])
+def test_the_home_folder_is_expandusers(
+    home: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``$HOME`` with a trailing slash, or empty, stops the search where hookbus's does."""
+    _layout(tmp_path, monkeypatch, "user+project")
+    monkeypatch.setenv("HOME", str(tmp_path / "home") + "/" if home == "with-slash" else "")
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    assert client.config_files(None) == discover.config_paths(None)
+
+
+@pytest.mark.parametrize("project", ["~/repo", "//net/repo", "~other/repo"])
+def test_a_project_path_abspath_reads_otherwise_is_undecided(
+    project: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``os.path.abspath`` keeps a leading ``//`` and does not expand ``~``: the client
+    leaves such a folder to hookbus (so does ``HOOKBUS_CONFIG=~other/...``)."""
+    _layout(tmp_path, monkeypatch, "project")
+    assert client.config_files(project) is None
+    monkeypatch.setenv("HOOKBUS_CONFIG", "~other/config.toml")
+    assert client.config_files(None) is None
