@@ -364,6 +364,31 @@ def test_stale_socket_and_junk_are_replaced_or_ignored(tmp_path: Path, state: Pa
     assert (folder / ".server.12345.sock").read_text() == "junk"
 
 
+@pytest.mark.parametrize("removed", ["socket", "folder"])
+def test_a_server_whose_socket_was_removed_stops(
+    removed: str, tmp_path: Path, state: Path
+) -> None:
+    """Its socket deleted, or its whole folder (a runtime folder cleaned at logout): no
+    client can reach that server and its lock no longer keeps another out, so it stops
+    within a few seconds, saying why, and the next start listens where clients look."""
+    root = project(tmp_path / "proj", "guard")
+    assert start(root).returncode == 0
+    status = server.server_status()
+    assert status is not None
+    folder = state / "run"
+    if removed == "socket":
+        (folder / wire.SOCKET_NAME).unlink()
+    else:
+        shutil.rmtree(folder)
+    wait_for(lambda: not Path(f"/proc/{status.pid}").exists() or _zombie(status.pid),
+             "the server's exit")  # fmt: skip
+    stopped = [d for d in diagnostics(state) if d["event"] == "server-stopped"]
+    assert "was removed" in str(stopped[-1]["message"])
+    assert start(root).returncode == 0
+    _, out, _ = ask(sock(state), root, pre_tool("rm -rf /", root))
+    assert b"deny" in out
+
+
 def test_a_folder_others_may_write_is_refused(tmp_path: Path, state: Path) -> None:
     """A socket folder writable by others, or owned by another user, is refused: no
     server, and ``serve`` says why."""

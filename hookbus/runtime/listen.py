@@ -57,6 +57,24 @@ class Listener:
         self.path = os.path.join(folder, wire.SOCKET_NAME)
         st = os.stat(self.path)
         self.identity = (st.st_dev, st.st_ino)
+        st = os.fstat(lock_fd)
+        self.lock_identity = (st.st_dev, st.st_ino)
+
+    def lost(self) -> str | None:
+        """Why this server no longer owns its place (its socket or pid file removed or
+        replaced: a cleaned runtime folder), or None. A server that lost it is reached
+        by no client, and its lock no longer keeps a second server out."""
+        pid_file = os.path.join(self.folder, wire.PID_NAME)
+        for path, identity in ((self.path, self.identity), (pid_file, self.lock_identity)):
+            try:
+                st = os.stat(path)
+            except FileNotFoundError:
+                return f"{path} was removed"
+            except OSError as exc:
+                return f"{path} cannot be checked: {exc.strerror or exc}"
+            if (st.st_dev, st.st_ino) != identity:
+                return f"{path} was replaced"
+        return None
 
     @classmethod
     def bind(cls) -> Listener:

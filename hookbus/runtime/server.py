@@ -52,6 +52,8 @@ DEFAULT_IDLE = 900.0
 IDLE_ENV = "HOOKBUS_SERVE_IDLE"
 #: The loop wakes at least this often (reaping, kills, stat checks, idle).
 TICK = 0.2
+#: How often the server checks that its socket and pid file are still its own.
+PLACE_CHECK = 2.0
 
 
 def idle_seconds(value: str | None = None) -> float:
@@ -113,6 +115,7 @@ class Server:
         self.warm_origin: dict[str, tuple[str, ...]] = {}
         self.base_path = list(sys.path)
         self.stopping: str | None = None
+        self.place_checked = time.monotonic()
         self.reloading: str | None = None
         self.report_r, self.report_w = os.pipe()
         os.set_blocking(self.report_r, False)
@@ -168,6 +171,11 @@ class Server:
                 self._stop(f"idle for {self.idle:g}s")
             if self.reloading is None and self.stopping is None:
                 self._check_watched()
+            if self.stopping is None and now >= self.place_checked + PLACE_CHECK:
+                self.place_checked = now
+                lost = self.listener.lost()
+                if lost is not None:
+                    self._stop(lost)  # the next client starts a server that can be reached
             if self.stopping or self.reloading:
                 self.pool.close()  # workers end first, a busy one after its call
                 if not self.children and not self.conns and not self.pool.workers:
