@@ -365,9 +365,7 @@ def test_stale_socket_and_junk_are_replaced_or_ignored(tmp_path: Path, state: Pa
 
 
 @pytest.mark.parametrize("removed", ["socket", "folder"])
-def test_a_server_whose_socket_was_removed_stops(
-    removed: str, tmp_path: Path, state: Path
-) -> None:
+def test_a_server_whose_socket_was_removed_stops(removed: str, tmp_path: Path, state: Path) -> None:
     """Its socket deleted, or its whole folder (a runtime folder cleaned at logout): no
     client can reach that server and its lock no longer keeps another out, so it stops
     within a few seconds, saying why, and the next start listens where clients look."""
