@@ -415,7 +415,8 @@ def _exchange(sock: _socket.socket, head: bytes, payload: bytes, deadline: float
 
 #: Each host's project variables and payload paths (``HostFacts.project_env`` and
 #: ``project_paths``: a test holds them equal), which find the configuration and so the
-#: index, before anything of the index can be read.
+#: index, before anything of the index can be read. A host not here (one registered by
+#: a test) is left to hookbus.
 PROJECTS = {
     "claude": (("CLAUDE_PROJECT_DIR",), ()),
     "codex": ((), (("cwd",),)),
@@ -430,6 +431,7 @@ PROJECTS = {
     "droid": (("FACTORY_PROJECT_DIR",), (("cwd",),)),
     "qoder": ((), (("cwd",),)),
     "kiro": ((), (("cwd",),)),
+    "windsurf": ((), ()),
     "goose": ((), (("working_dir",),)),
     "grok": (("GROK_WORKSPACE_ROOT",), (("workspaceRoot",), ("cwd",))),
     "openhands": (("OPENHANDS_PROJECT_DIR",), (("working_dir",),)),
@@ -638,7 +640,9 @@ def consult(opts: Options, data: bytes, end: str) -> Gate | None:
         return None
     if not isinstance(payload, dict):
         return None
-    names, paths = PROJECTS.get(opts.host, ((), ()))
+    if opts.host not in PROJECTS:
+        return None
+    names, paths = PROJECTS[opts.host]
     project = next((v for v in map(getenv, names) if v), None)  # HostFacts.project_dir
     for path in paths if project is None else ():
         value = _find(payload, list(path))

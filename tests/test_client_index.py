@@ -79,7 +79,7 @@ def test_the_clients_tables_are_hookbus_own() -> None:
     """The project variables and paths, the index format and its file name are the ones
     hookbus uses (the client cannot import them)."""
     expected = {name: (f.project_env, f.project_paths) for name, f in hosts.HOSTS.items()
-                if f.project_env or f.project_paths}  # fmt: skip
+                if f.driver.startswith("hookbus.drivers.")}  # not a test's toy host  # fmt: skip
     assert expected == client.PROJECTS
     assert client.INDEX_FORMAT == index.FORMAT
     for files in ([], ["/a/.hookbus.toml"], ["/u/config.toml", "/p/\udcff/.hookbus.toml"]):
