@@ -9,10 +9,10 @@ import contextlib
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import test_client
 from fake_server import STDOUT
 from support import GOLDEN, compile_now, guarded_project, pre_tool
 from test_client import run_client, serve
@@ -21,6 +21,8 @@ from hookbus import client, discover, hosts
 from hookbus.runtime import index
 
 CURSOR_GOLDEN = GOLDEN.parent / "cursor"
+#: The client tests' short state root, with no runtime folder (a fixture).
+state = test_client.state
 #: The stand-in server of the client's tests, as a context manager.
 stand_in = contextlib.contextmanager(serve)
 
@@ -31,20 +33,6 @@ import hookbus
 def moded(event, ctx):
     return None
 """
-
-
-@pytest.fixture
-def state(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
-    """A short state root, no runtime folder, no project variable of the test's host."""
-    import shutil
-    import tempfile
-
-    root = Path(tempfile.mkdtemp(prefix="hbi"))
-    monkeypatch.setenv("HOOKBUS_STATE_DIR", str(root))
-    monkeypatch.setenv("HOOKBUS_SERVE_IDLE", "3")
-    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture

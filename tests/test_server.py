@@ -633,16 +633,22 @@ def who(event, ctx):
 def pooled(tmp_path: Path, state: Path) -> Path:
     """A project whose handler writes its pid to ``pids.txt``, its module kept warm and
     the server's two workers forked after that."""
-    root = tmp_path / "pooled"
+    root = pool_project(tmp_path / "pooled")
+    pool_reason(root)
+    wait_for(lambda: warm_count() == 1, "the module kept warm")
+    wait_for(lambda: workers() == (2, 0), "two idle workers")
+    (root / "pids.txt").unlink()
+    return root
+
+
+def pool_project(root: Path) -> Path:
+    """``root`` as a project enabling ``POOL_HANDLER``, its index compiled, a server
+    started for it."""
     root.mkdir()
     (root / "poolmod.py").write_text(POOL_HANDLER)
     (root / ".hookbus.toml").write_text('enable = ["poolmod:who"]\nbudget = 25\n')
     compile_now(root)
     assert start(root).returncode == 0
-    pool_reason(root)
-    wait_for(lambda: warm_count() == 1, "the module kept warm")
-    wait_for(lambda: workers() == (2, 0), "two idle workers")
-    (root / "pids.txt").unlink()
     return root
 
 
@@ -747,12 +753,7 @@ def test_with_no_workers_each_call_has_a_one_shot_child(
     """``HOOKBUS_SERVE_WORKERS=0``: every call is answered by a child of its own, which
     exits once it answered; the status counts no worker."""
     monkeypatch.setenv("HOOKBUS_SERVE_WORKERS", "0")
-    root = tmp_path / "oneshot"
-    root.mkdir()
-    (root / "poolmod.py").write_text(POOL_HANDLER)
-    (root / ".hookbus.toml").write_text('enable = ["poolmod:who"]\nbudget = 25\n')
-    compile_now(root)
-    assert start(root).returncode == 0
+    root = pool_project(tmp_path / "oneshot")
     for _ in range(3):
         assert pool_reason(root) == "unset none"
     answered = pids(root)
