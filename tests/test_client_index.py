@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import test_client
 from fake_server import STDOUT
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support import GOLDEN, compile_now, guarded_project, pre_tool
 from test_client import run_client, serve
 
@@ -260,3 +262,63 @@ def test_a_project_path_abspath_reads_otherwise_is_undecided(
     assert client.config_files(project) is None
     monkeypatch.setenv("HOOKBUS_CONFIG", "~other/config.toml")
     assert client.config_files(None) is None
+
+
+LEVELS = ("a", "b", "c", "d")
+#: What may sit at one level of the folder chain: nothing, a trusted configuration file,
+#: a folder named like one, one writable by its group or by all, a link to one; with or
+#: without ``.git``; the home folder at one level or none.
+PLACED = st.sampled_from(["", "file", "folder", "group", "world", "link"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    placed=st.lists(PLACED, min_size=4, max_size=4),
+    git=st.lists(st.booleans(), min_size=4, max_size=4),
+    home=st.integers(min_value=-1, max_value=3),
+    user=PLACED,
+)
+def test_any_layout_is_discovers_or_undecided(
+    placed: list[str], git: list[bool], home: int, user: str
+) -> None:
+    """Over random layouts of ``/tmp/x/a/b/c/d`` (configuration files of every kind at
+    each level, ``.git`` folders, the home folder anywhere): the client's configuration
+    files are ``discover.config_paths``'s whenever it decides, and it decides whenever
+    no file it meets needs hookbus's judgement."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as top, pytest.MonkeyPatch.context() as mp:
+        base = Path(top)
+        folders = [base.joinpath(*LEVELS[: i + 1]) for i in range(4)]
+        folders[-1].mkdir(parents=True)
+        (base / "target.toml").write_text("")
+        for folder, what, has_git in zip(folders, placed, git, strict=True):
+            _place(folder / ".hookbus.toml", what, base)
+            if has_git:
+                (folder / ".git").mkdir()
+        config_home = base / "xdg"
+        (config_home / "hookbus").mkdir(parents=True)
+        _place(config_home / "hookbus" / "config.toml", user, base)
+        mp.setenv("XDG_CONFIG_HOME", str(config_home))
+        mp.setenv("HOME", str(folders[home]) if home >= 0 else "/nonexistent-home")
+        mp.delenv("HOOKBUS_CONFIG", raising=False)
+        mp.chdir(folders[-1])
+        found = client.config_files(None)
+        expected = discover.config_paths(None)
+        if found is not None:
+            assert found == expected
+        met_undecided = user in ("group", "world", "link") or any(
+            what in ("group", "world", "link") for what in placed
+        )
+        if not met_undecided:
+            assert found == expected
+
+
+def _place(path: Path, what: str, base: Path) -> None:
+    if what in ("file", "group", "world"):
+        path.write_text("")
+        path.chmod({"file": 0o644, "group": 0o664, "world": 0o666}[what])
+    elif what == "folder":
+        path.mkdir()
+    elif what == "link":
+        path.symlink_to(base / "target.toml")
