@@ -11,6 +11,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -761,3 +762,24 @@ def test_with_no_workers_each_call_has_a_one_shot_child(
     assert workers() == (0, 0)
     for pid in answered:
         wait_for(lambda p=pid: not Path(f"/proc/{p}").exists() or _zombie(p), "its exit")
+
+
+def test_a_finished_handler_thread_is_waited_for_an_abandoned_one_is_not() -> None:
+    """A worker goes on only when its call left no thread running: one that returned is
+    waited for (it is still counted for a moment after its result is in), one asleep
+    past the grace is not (in a fresh process: this one has threads of its own)."""
+    script = """
+import _thread, threading, time
+from hookbus.runtime.pool import threads_outlived
+done = _thread.allocate_lock(); done.acquire()
+_thread.start_new_thread(done.release, ())
+done.acquire()
+print(threads_outlived(5.0))
+started = _thread.allocate_lock(); started.acquire()
+_thread.start_new_thread(lambda: (started.release(), time.sleep(60)), ())
+started.acquire()
+print(threads_outlived(0.05))
+"""
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60, check=True)  # fmt: skip
+    assert ran.stdout.split() == ["False", "True"]

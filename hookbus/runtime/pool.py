@@ -251,13 +251,30 @@ def work(sock: socket.socket, report_fd: int, warm: served.Warm) -> NoReturn:
             # A sync handler abandoned at its deadline still runs on its thread: it must
             # not run on into the next call, so this worker ends (os._exit ends the
             # thread, as it does in a one-shot child) and the server forks another.
-            if _thread._count() or rss_kb() > grown_past:
+            if threads_outlived() or rss_kb() > grown_past:
                 break
             sock.sendall(b".")
     except BaseException:
         code = 70
     finally:
         os._exit(code)
+
+
+#: How long a worker waits, after its answer is out, for its call's threads to end.
+THREADS_GRACE = 0.5
+
+
+def threads_outlived(grace: float = THREADS_GRACE) -> bool:
+    """Whether a thread of the call is still running ``grace`` seconds on. A handler's
+    thread that returned hands its result over before the interpreter has ended it,
+    so one that finished is still counted for a moment (longer on a loaded machine);
+    one left behind at its deadline is asleep or stuck, and still there."""
+    until = time.monotonic() + grace
+    while _thread._count():
+        if time.monotonic() >= until:
+            return True
+        time.sleep(0.002)
+    return False
 
 
 def _receive(sock: socket.socket) -> tuple[socket.socket, wire.Request, bytes] | None:
