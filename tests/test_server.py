@@ -558,7 +558,10 @@ def record(event, ctx):
                               session_id=event.session_id, call_id=event.tool.call_id or ""))
     return hookbus.Reply.deny("no rm") if deny else hookbus.Reply.allow("fine")
 """
-CLIENTS, REQUESTS = 32, 200
+#: The issue's 32 x 200 took 26-76 s here (2 cores shared with other suites), 157 s with
+#: two CPU burners besides: over the suite's budget. 32 x 50 took 31-42 s, 54-59 s with
+#: the burners; benchmarks/warm_stress.py does 32 x 200 through the installed client.
+CLIENTS, REQUESTS = 32, 50
 
 
 def stress_call(client: int, request: int, root: Path) -> tuple[str, bytes, str]:
@@ -571,9 +574,9 @@ def stress_call(client: int, request: int, root: Path) -> tuple[str, bytes, str]
 
 
 @pytest.mark.stress
-@pytest.mark.timeout(240)
-def test_32_clients_200_requests_each_one_row_each(tmp_path: Path, state: Path) -> None:
-    """32 concurrent clients x 200 requests to a handler writing one store row per call:
+@pytest.mark.timeout(180)
+def test_32_clients_50_requests_each_one_row_each(tmp_path: Path, state: Path) -> None:
+    """32 concurrent clients x 50 requests to a handler writing one store row per call:
     every call answered with its own decision, and exactly one row per call in the
     store, with that decision (benchmarks/warm_stress.py does the same through the
     installed client and reports times and memory)."""
@@ -584,7 +587,8 @@ def test_32_clients_200_requests_each_one_row_each(tmp_path: Path, state: Path) 
     compile_now(root)
     assert start(root).returncode == 0
     path = sock(state)
-    ask(path, root, pre_tool("ls", root))  # a row without a tool_use_id: not a stress call
+    # Its row has the golden payload's id, not a stress call's.
+    assert b'"allow"' in ask(path, root, pre_tool("ls", root))[1]
     wait_for(lambda: warm_count() == 1, "the module kept warm")
     times: list[float] = []
     failures: list[str] = []
