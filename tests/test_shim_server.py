@@ -10,6 +10,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -248,3 +249,112 @@ def test_a_socket_path_past_the_address_limit_is_reached(
         assert (served(project), stderr) == (before + 1, "")
     finally:
         stop_all(deep / "run")
+
+
+# -- Hermes's directory plugin (Python, in Hermes's process) ---------------------------------
+
+#: Loads the installed plugin as Hermes does and calls its ``pre_tool_call`` callback once
+#: per command: prints, per call, the directive it returned and "ms".
+HERMES_DRIVER = """
+import importlib.util, json, sys, time
+spec = importlib.util.spec_from_file_location("hookbus_plugin", sys.argv[1])
+plugin = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(plugin)
+hooks = {}
+class Ctx:
+    def register_hook(self, name, fn):
+        hooks[name] = fn
+plugin.register(Ctx())
+results = []
+for command in json.loads(sys.argv[2]):
+    started = time.monotonic()
+    got = hooks["pre_tool_call"](tool_name="terminal", args={"command": command},
+                                 session_id="s", task_id="t", tool_call_id="c")
+    results.append({"got": got, "ms": round((time.monotonic() - started) * 1000)})
+print(json.dumps(results))
+"""
+
+
+@pytest.fixture
+def hermes(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A Hermes home, hookbus's configuration named (Hermes has user settings only)."""
+    home = tmp_path / "hermes-home"
+    home.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    monkeypatch.setenv("HOOKBUS_CONFIG", str(project / ".hookbus.toml"))
+    (project / ".hookbus.toml").write_text('python_path = ["."]\nenable = ["hooks_mod:shell"]\n')
+    return home
+
+
+def hermes_install(project: Path, home: Path, *flags: str) -> Path:
+    done = hookbus_cli(project, "install", "--host", "hermes", *flags)
+    assert done.returncode == 0, done.stderr
+    return home / "plugins" / "hookbus" / "__init__.py"
+
+
+def hermes_drive(project: Path, plugin: Path, commands: list[str]) -> tuple[list[Any], str]:
+    """The installed plugin, loaded in a Python of its own as Hermes loads it."""
+    done = subprocess.run(
+        [sys.executable, "-c", HERMES_DRIVER, str(plugin), json.dumps(commands)],
+        cwd=project, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results: list[Any] = json.loads(done.stdout)
+    return results, done.stderr
+
+
+def test_hermes_plugin_the_warm_server_answers_as_the_cold_path(
+    project: Path, state: Path, hermes: Path
+) -> None:
+    """With ``--server`` and a server running, the plugin's directives are the cold
+    path's, the server counts each call, and no command runs (it names a program that
+    does not exist: running it would be the fallback)."""
+    plugin = hermes_install(project, hermes)
+    cold, _ = hermes_drive(project, plugin, COMMANDS)
+    assert cold[0]["got"]["action"] == "block" and "not that" in cold[0]["got"]["message"]
+    plugin = hermes_install(project, hermes, "--server")
+    text = plugin.read_text()
+    assert "'server': {'client': " in text and "client.run()" in text
+    plugin.write_text(text.replace(repr(sys.executable), repr(str(project / "nope"))))
+    started = hookbus_cli(project, "serve", "--detach")
+    assert started.returncode == 0, started.stderr
+    before = served(project)
+    warm, stderr = hermes_drive(project, plugin, COMMANDS)
+    assert [r["got"] for r in warm] == [r["got"] for r in cold]
+    assert served(project) == before + len(COMMANDS)
+    # Hermes 0.19.0 has no rewrite: the cold and the warm call each say so, nothing else.
+    assert stderr == ""
+    assert [d["event"] for d in problems(state)] == ["reply-degraded"] * 2
+
+
+def test_hermes_plugin_without_a_server_runs_the_client_which_starts_one(
+    project: Path, state: Path, hermes: Path
+) -> None:
+    """No server: the client's command answers from the cold path and starts a server."""
+    plugin = hermes_install(project, hermes, "--server")
+    [answer], stderr = hermes_drive(project, plugin, COMMANDS[:1])
+    assert answer["got"]["action"] == "block" and "not that" in answer["got"]["message"]
+    wait_for((state / "run" / "server.sock").exists, "the server the client started")
+    assert (stderr, problems(state)) == ("", [])
+
+
+def test_hermes_plugin_a_server_that_never_answers_gets_the_fallback_at_the_bound(
+    project: Path, state: Path, hermes: Path
+) -> None:
+    """A server that takes the call and never answers: the guard's block at the plugin's
+    bound (here 3 s), one diagnostic; the request named the host, event and timeout."""
+    plugin = hermes_install(project, hermes, "--server")
+    text = plugin.read_text()
+    assert "'bound': 10.0" in text
+    plugin.write_text(text.replace("'bound': 10.0", "'bound': 3.0"))
+    fake = FakeServer(state / "run" / "server.sock", "hang")
+    try:
+        [answer], _ = hermes_drive(project, plugin, COMMANDS[2:])
+    finally:
+        fake.close()
+    assert answer["got"] == {"action": "block", "message": GUARD_FALLBACK}
+    assert 3000 <= answer["ms"] < 30000
+    [line] = problems(state)
+    assert "no answer from the warm server within 3 s" in line["message"]
+    [(head, _)] = fake.requests
+    assert (head["host"], head["event"], head["timeout"]) == ("hermes", "pre_tool_call", 8)

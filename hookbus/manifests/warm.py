@@ -49,9 +49,14 @@ def server_config(argvs: list[list[str]]) -> dict[str, Any]:
     the client commands of the wanted events (one ``--env`` for all of a host's)."""
     from hookbus import client
 
+    return {"proto": client.PROTO, "version": client.VERSION,
+            "env": [*env_names(argvs), *client.OWN_ENV]}  # fmt: skip
+
+
+def env_names(argvs: list[list[str]]) -> list[str]:
+    """The ``--env`` names of client commands (one list for all of a host's)."""
     names: set[str] = set()
     for argv in argvs:
         if "--env" in argv:
             names.update(argv[argv.index("--env") + 1].split(","))
-    return {"proto": client.PROTO, "version": client.VERSION,
-            "env": [*sorted(names), *client.OWN_ENV]}  # fmt: skip
+    return sorted(names)
