@@ -150,6 +150,17 @@ def test_default_install_bakes_no_server(project: Path, host: str) -> None:
 
 
 @pytest.mark.parametrize("host", HOSTS)
+def test_verify_knows_a_shim_installed_with_server(project: Path, host: str) -> None:
+    """``verify`` reads the form from the shim itself: up to date after ``--server``;
+    against ``--no-server`` it differs, and the fix it names has no ``--server``."""
+    install(project, host, "--server")
+    done = hookbus_cli(project, "verify", "--host", host)
+    assert done.returncode == 0 and "up to date" in done.stdout, done.stdout
+    done = hookbus_cli(project, "verify", "--host", host, "--no-server")
+    assert done.returncode == 1 and f"to fix: hookbus install --host {host}\n" in done.stdout
+
+
+@pytest.mark.parametrize("host", HOSTS)
 def test_the_warm_server_answers_as_the_cold_path(project: Path, state: Path, host: str) -> None:
     """A server running: the shim's answers (a deny, a rewrite in place, no opinion) are
     the cold path's, the server counts each call, and no process is spawned (the command
