@@ -131,6 +131,13 @@ def served(project: Path) -> int:
     return count
 
 
+def listening(state: Path) -> bool:
+    """A server listens in ``state`` and has written its pid (``stop_all`` finds it)."""
+    run = state / "run"
+    pid = run / "server.pid"
+    return (run / "server.sock").exists() and pid.exists() and pid.read_text().strip() != ""
+
+
 def problems(state: Path) -> list[dict[str, Any]]:
     log = state / "diagnostics.jsonl"
     lines = log.read_text().splitlines() if log.exists() else []
@@ -190,7 +197,7 @@ def test_no_server_the_clients_command_answers_and_starts_one(
     install(project, host, "--server")
     answers, stderr = drive(project, host, COMMANDS[:1])
     assert [{k: v for k, v in r.items() if k != "ms"} for r in answers] == ANSWERS[:1]
-    wait_for((state / "run" / "server.sock").exists, "the server the client started")
+    wait_for(lambda: listening(state), "the server the client started")
     assert served(project) == 0  # the call itself was the cold path's
     assert (stderr, problems(state)) == ("", [])
 
@@ -345,7 +352,7 @@ def test_hermes_plugin_without_a_server_runs_the_client_which_starts_one(
     plugin = hermes_install(project, hermes, "--server")
     [answer], stderr = hermes_drive(project, plugin, COMMANDS[:1])
     assert answer["got"]["action"] == "block" and "not that" in answer["got"]["message"]
-    wait_for((state / "run" / "server.sock").exists, "the server the client started")
+    wait_for(lambda: listening(state), "the server the client started")
     assert (stderr, problems(state)) == ("", [])
 
 
