@@ -19,6 +19,10 @@ Rows, each runtime's rounds shuffled together:
   ``stdlib_shim_hook.py`` (the same rule with json + re): what a hand-written hook costs
   behind the same shim;
 - ``<shim> → hookbus``: the shim as installed;
+- ``<shim> → hookbus (warm server)``: the shim as ``install --host H --server`` writes
+  it, with ``hookbus serve`` started (and warmed by the warm-up rounds) before timing:
+  the shim speaks the server's wire protocol on its socket itself, no process started
+  (``hookbus/shims/server.js``; the Hermes plugin through ``client.py``'s functions);
 - ``hermes entry point``: the ``hermes_agent.plugins`` entry point, for a hookbus
   installed in Hermes's own environment (in-process: a forked worker, no interpreter).
 
@@ -118,8 +122,8 @@ class BenchmarkError(Exception):
     pass
 
 
-def install(python: str, host: str, project: Path, env: dict[str, str]) -> None:
-    argv = [python, "-m", "hookbus", "install", "--host", host]
+def install(python: str, host: str, project: Path, env: dict[str, str], *flags: str) -> None:
+    argv = [python, "-m", "hookbus", "install", "--host", host, *flags]
     done = subprocess.run(argv, capture_output=True, cwd=project, env=env, check=False)
     if done.returncode != 0:
         raise BenchmarkError(f"{' '.join(argv)} failed:\n{done.stderr.decode(errors='replace')}")
@@ -169,31 +173,41 @@ NODE_ROWS = (
     ("node-spawn", "Node: spawn python -I -S -c pass", "node-spawn"),
     ("opencode-stdlib", "OpenCode plugin -> stdlib hook", "opencode-stdlib"),
     ("opencode", "OpenCode plugin -> hookbus", "opencode-stdlib"),
+    ("opencode-warm", "OpenCode plugin -> hookbus (warm server)", "opencode-stdlib"),
     ("pi-stdlib", "Pi extension -> stdlib hook", "pi-stdlib"),
     ("pi", "Pi extension -> hookbus", "pi-stdlib"),
+    ("pi-warm", "Pi extension -> hookbus (warm server)", "pi-stdlib"),
 )
 PYTHON_ROWS = (
     ("py-spawn", "Python: subprocess python -I -S -c pass", "py-spawn"),
     ("hermes-stdlib", "Hermes plugin -> stdlib hook", "hermes-stdlib"),
     ("hermes", "Hermes plugin -> hookbus (directory plugin)", "hermes-stdlib"),
+    ("hermes-warm", "Hermes plugin -> hookbus (warm server)", "hermes-stdlib"),
     ("hermes-entry", "Hermes entry point (in-process)", "hermes-stdlib"),
 )
 
 
 def node_samples(run: Run, node: str, floor: list[str]) -> dict[str, list[float]]:
-    """The OpenCode plugin and the Pi extension as installed, and pointed at the stdlib hook."""
-    for host in ("opencode", "pi"):
-        install(sys.executable, host, run.project, run.env)
-    opencode = run.project / ".opencode" / "plugin" / "hookbus.js"
-    pi = run.root / "pi-hookbus.mjs"  # Node imports .mjs; Pi's jiti the .ts itself
-    shutil.copy(run.project / ".pi" / "extensions" / "hookbus.ts", pi)
+    """The OpenCode plugin and the Pi extension as installed (and with ``--server``), and
+    pointed at the stdlib hook."""
+    installed = {"opencode": run.project / ".opencode" / "plugin" / "hookbus.js",
+                 "pi": run.project / ".pi" / "extensions" / "hookbus.ts"}  # fmt: skip
+    # Node imports .mjs (Pi's jiti the .ts itself); each form copied before the next
+    # install replaces it.
+    for flags, suffix in (((), ""), (("--server",), "-warm")):
+        for host, path in installed.items():
+            install(sys.executable, host, run.project, run.env, *flags)
+            shutil.copy(path, run.root / f"{host}{suffix}.mjs")
+    opencode, pi = run.root / "opencode.mjs", run.root / "pi.mjs"
     cases = [
         {"key": "node-spawn", "kind": "spawn", "argv": floor},
         {"key": "opencode-stdlib", "kind": "opencode",
          "path": str(pointed_at_stdlib(opencode, run.root / "opencode-stdlib.mjs"))},
         {"key": "opencode", "kind": "opencode", "path": str(opencode)},
+        {"key": "opencode-warm", "kind": "opencode", "path": str(run.root / "opencode-warm.mjs")},
         {"key": "pi-stdlib", "kind": "pi", "path": str(pointed_at_stdlib(pi, run.root / "pi-stdlib.mjs"))},
         {"key": "pi", "kind": "pi", "path": str(pi)},
+        {"key": "pi-warm", "kind": "pi", "path": str(run.root / "pi-warm.mjs")},
     ]  # fmt: skip
     return run.measure([node, str(HERE / "shim_driver.mjs")], cases)
 
@@ -202,13 +216,18 @@ def python_samples(run: Run, floor: list[str]) -> dict[str, list[float]]:
     """Hermes's directory plugin as installed, pointed at the stdlib hook, and its entry point."""
     # Hermes has a user scope only: its configuration is named, as a user-level one would be.
     run.env["HOOKBUS_CONFIG"] = str(run.project / ".hookbus.toml")
+    installed = Path(run.env["HOME"]) / ".hermes" / "plugins" / "hookbus" / "__init__.py"
+    plugin, warm = run.root / "hermes_plugin.py", run.root / "hermes_warm.py"
     install(sys.executable, "hermes", run.project, run.env)
-    plugin = Path(run.env["HOME"]) / ".hermes" / "plugins" / "hookbus" / "__init__.py"
+    shutil.copy(installed, plugin)
+    install(sys.executable, "hermes", run.project, run.env, "--server")
+    shutil.copy(installed, warm)
     cases = [
         {"key": "py-spawn", "kind": "spawn", "argv": floor},
         {"key": "hermes-stdlib", "kind": "hermes",
          "path": str(pointed_at_stdlib(plugin, run.root / "hermes_stdlib.py"))},
         {"key": "hermes", "kind": "hermes", "path": str(plugin)},
+        {"key": "hermes-warm", "kind": "hermes", "path": str(warm)},
         {"key": "hermes-entry", "kind": "entry", "module": "hookbus.hermes_plugin"},
     ]  # fmt: skip
     driver = run.root / "hermes_driver.py"
@@ -217,14 +236,33 @@ def python_samples(run: Run, floor: list[str]) -> dict[str, list[float]]:
 
 
 def check_quiet(state: Path) -> None:
+    """No diagnostic but the server's own notes (started, stopped: level info)."""
     log = state / "diagnostics.jsonl"
-    if log.exists() and log.read_text().strip():
-        raise BenchmarkError(f"hookbus recorded diagnostics:\n{log.read_text()}")
+    lines = log.read_text().splitlines() if log.exists() else []
+    found = [line for line in lines if line.strip() and json.loads(line)["level"] != "info"]
+    if found:
+        raise BenchmarkError("hookbus recorded diagnostics:\n" + "\n".join(found))
+
+
+def start_server(run: Run) -> None:
+    """``hookbus serve --detach`` for the warm rows, in the run's own state folder."""
+    argv = [sys.executable, "-m", "hookbus", "serve", "--detach"]
+    done = subprocess.run(argv, capture_output=True, cwd=run.project, env=run.env, check=False)
+    if done.returncode != 0:
+        raise BenchmarkError(f"{' '.join(argv)} failed:\n{done.stderr.decode(errors='replace')}")
+
+
+def stop_server(run: Run) -> None:
+    argv = [sys.executable, "-m", "hookbus", "serve", "--stop"]
+    subprocess.run(argv, capture_output=True, cwd=run.project, env=run.env, check=False)
 
 
 def scratch(root: Path, rounds: int, seed: int) -> Run:
     """A project enabling handler (b), with a home and a state folder of its own."""
     env = hook_latency.base_env(root)
+    # The warm rows' server and its socket in the run's own state folder, not the user's
+    # $XDG_RUNTIME_DIR/hookbus (a server of theirs must neither answer nor be started).
+    env.pop("XDG_RUNTIME_DIR", None)
     home, project, state = root / "home", root / "project", root / "state"
     for folder in (home, project, state):
         folder.mkdir()
@@ -264,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="hookbus-shim-bench-") as tmp:
         run = scratch(Path(tmp), opts.rounds, seed)
         try:
+            start_server(run)
             if node is not None:
                 samples |= node_samples(run, node, floor)
                 rows += NODE_ROWS
@@ -275,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
         except BenchmarkError as exc:
             print(f"shim_roundtrip: error: {exc}", file=sys.stderr)
             return 1
+        finally:
+            stop_server(run)
     load_after = os.getloadavg()
     print(f"python: {sys.executable}; node: {node}; rounds: {opts.rounds}; seed: {seed}")
     lines = report(rows, samples)

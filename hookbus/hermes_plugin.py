@@ -18,6 +18,11 @@ One file, two ways in:
   command cannot answer (Hermes's no-opinion, or the block a fail-closed handler owes).
   It needs only the standard library: Hermes and hookbus usually live in environments of
   their own (``pipx``, ``uv tool``). Only wanted events (and tools) spawn anything.
+  With ``install --server``, :data:`BAKED` has ``server`` and each event's command is the
+  warm server's client: a call goes first to a running ``hookbus serve`` over its socket
+  (:func:`warm`, with the client's own functions, loaded from its file), and the
+  command runs only when no server answers (it then runs the cold path and starts a
+  server for the next call, as an installed command hook does).
 - **The entry point** ``hermes_agent.plugins`` = ``hookbus`` (this module, :data:`BAKED`
   None), found when hookbus is installed into Hermes's own environment: every event goes
   to :func:`hookbus.runtime.inproc.dispatch`, which forks a worker rather than starting
@@ -46,7 +51,9 @@ from typing import Any
 
 #: Written by ``hookbus install --host hermes`` into the copy it installs (see the module
 #: docstring): ``{"events": {native: {"argv": [...], "fallback": "...", "tools": regex
-#: or None}}, "bound": seconds}``. None here: the entry point, dispatching in-process.
+#: or None}}, "bound": seconds}``, and with the server form ``"server": {"client": path
+#: of client.py, "timeout": seconds, "env": names}``. None here: the entry point,
+#: dispatching in-process.
 BAKED: dict[str, Any] | None = None
 
 #: The native events hookbus handles (``hookbus.drivers.hermes.ALL_EVENTS``).
@@ -122,7 +129,7 @@ def handle(native: str, kwargs: dict[str, Any], baked: dict[str, Any]) -> Direct
         stdout = _in_process(native, data)
     else:
         try:
-            stdout = spawn(baked["argv"], data, float(BAKED.get("bound", BOUND)))
+            stdout = ask(native, data, baked, BAKED)
         except Unanswered as failed:
             fallback = baked.get("fallback") or ""
             said = "blocked the call (a fail-closed handler wants it)" if fallback else (
@@ -134,6 +141,90 @@ def handle(native: str, kwargs: dict[str, Any], baked: dict[str, Any]) -> Direct
 
 class Unanswered(Exception):
     """hookbus gave no usable answer; the message says why."""
+
+
+def ask(native: str, data: bytes, baked: dict[str, Any], plugin: dict[str, Any]) -> bytes:
+    """hookbus's stdout for one call: the warm server's when the server path is on and a
+    server answers, else the event's command's; all within the plugin's bound."""
+    bound = float(plugin.get("bound", BOUND))
+    server = plugin.get("server")
+    if server is not None:
+        started = time.monotonic()
+        answered = warm(native, data, server, bound)
+        if answered is not None:
+            return answered
+        bound -= time.monotonic() - started
+    return spawn(baked["argv"], data, bound)
+
+
+#: The warm server's client module, loaded from its file once (see :func:`client`).
+_CLIENT: list[Any] = []
+
+
+def client(path: str) -> Any:
+    """``hookbus/client.py`` of the hookbus that installed this plugin, loaded under a
+    private name (never ``sys.modules``: it would shadow nothing, and nothing else needs
+    it): its rules (the socket's folder, the request, the index it consults) are then the
+    installed command's, not a copy. It imports builtin modules only. It reads the
+    environment through ``posix.environ``, the process's environment at its start; Hermes
+    may have changed it since (a spawned command inherits the change), so it is given
+    the live one."""
+    if not _CLIENT:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("_hookbus_client", path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path}")
+        module: Any = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        module.getenv = os.environ.get
+        _CLIENT.append(module)
+    return _CLIENT[0]
+
+
+def warm(native: str, data: bytes, server: dict[str, Any], bound: float) -> bytes | None:
+    """The warm server's stdout for one call, as the client asks it (docs/client.md);
+    None when no server answers (absent, stale, refused, cut short: the command then
+    runs). Unanswered when it took the call and did not answer within ``bound`` s."""
+    deadline = time.monotonic() + bound
+    try:
+        found = client(server["client"])
+    except Exception:  # hookbus's file gone or broken: the command's fallback says so
+        return None
+    opts = found.Options()
+    opts.host, opts.event, opts.timeout = "hermes", native, float(server["timeout"])
+    opts.env = list(server["env"])
+    try:
+        gate = found.consult(opts, data, "eof")
+    except Exception:  # an index of an unexpected shape: not an answer (the client's rule)
+        gate = None
+    if gate is not None:
+        if gate.nobody:  # nobody wants the call now: the host's no-opinion, as the client
+            return bytes(gate.reply[0])
+        opts.env = gate.env
+    folder = found.socket_dir()
+    if found.dir_problem(folder) is not None:
+        return None  # never connected to; the command's client says why
+    head = found.header(opts, os.environb)
+    reply = found.request(found._join(folder, "server.sock"), head, data, deadline)
+    if reply.kind == "unanswered":
+        raise Unanswered(f"no answer from the warm server within {bound:g} s")
+    if reply.kind != "answered":
+        return None
+    if reply.exit != 0:
+        last = reply.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        raise Unanswered(f"hookbus exited {reply.exit} {last[0][:200]}".rstrip())
+    return checked(bytes(reply.stdout))
+
+
+def checked(stdout: bytes) -> bytes:
+    """``stdout`` when it is empty or JSON, else Unanswered."""
+    if stdout.strip():
+        try:
+            json.loads(stdout)
+        except ValueError:
+            raise Unanswered(f"unreadable answer {stdout[:80]!r}") from None
+    return stdout
 
 
 def spawn(argv: list[str], data: bytes, bound: float) -> bytes:
@@ -156,12 +247,7 @@ def spawn(argv: list[str], data: bytes, bound: float) -> bytes:
     if child.returncode != 0:
         last = stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
         raise Unanswered(f"{argv[0]} exited {child.returncode} {last[0][:200]}".rstrip())
-    if stdout.strip():
-        try:
-            json.loads(stdout)
-        except ValueError:
-            raise Unanswered(f"unreadable answer {stdout[:80]!r}") from None
-    return stdout
+    return checked(stdout)
 
 
 def _kill(child: subprocess.Popen[bytes]) -> None:

@@ -157,6 +157,15 @@ def installed_form(manifest: Manifest, document: dict[str, Any]) -> CommandForm 
     return None
 
 
+def _owned_form(paths: tuple[str, ...]) -> CommandForm | None:
+    """``server`` when a file hookbus owns among ``paths`` runs the warm server's client
+    (a shim installed with ``--server``), else None."""
+    from hookbus.manifests.base import CLIENT_LAUNCHER, owned_text
+
+    texts = [owned_text(path) for path in paths]
+    return "server" if any(t is not None and CLIENT_LAUNCHER in t for t in texts) else None
+
+
 def _checked_python(python: str | None) -> str:
     """The interpreter for the hook command; one that cannot run hookbus the way the command
     does (``-P`` needs Python 3.11, and exits 2, a block, before that) is refused."""
@@ -409,8 +418,10 @@ def _verify(
     if candidates:
         from hookbus.manifests import owned
 
-        wanted_files = manifest.plan(index, python=python, scope=scope,
-                                     form=opts.form or "absolute", **_via(opts)).owned  # fmt: skip
+        # A shim written with --server runs the client's command (and speaks to the server).
+        form = _form(opts, opts.form or _owned_form(candidates) or "absolute")
+        wanted_files = manifest.plan(index, python=python, scope=scope, form=form,
+                                     **_via(opts)).owned  # fmt: skip
         problems = owned.drift(wanted_files, candidates)
         for problem in problems:
             print(f"  {problem}")
@@ -418,6 +429,7 @@ def _verify(
         if problems:
             status = 1
             flags = f" --scope {scope}" if scope != "project" else ""
+            flags += " --server" if form == "server" else ""
             print(f"{folder}: {_count(len(problems), 'difference')} from the configuration; "
                   f"to fix: hookbus install --host {opts.host}{flags}")  # fmt: skip
         else:

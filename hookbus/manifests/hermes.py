@@ -151,12 +151,20 @@ class HermesManifest:
         project_dir: str | None = None,
         via: Via | None = None,
     ) -> Plan:
+        from hookbus.manifests import warm
         from hookbus.manifests.base import Document, OwnedFile, Plan, hook_argv
 
         via = via or self.installed_via()
         events = wanted(index)
         timeout = self.facts.default_timeout
         argv = {w.native: hook_argv(python, HOST, w.native, timeout) for w in events}
+        # The plugin with the server form: the warm server first, over its socket (the
+        # client's functions, loaded from the client's file); when none answers, the
+        # client's command (the cold path, and a server started for the next call).
+        # Shell hooks keep ``hookbus run``: Hermes runs them without the shell wrapper
+        # that answers a client's exit 1.
+        served = {w.native: warm.shim_argv(python, HOST, w.native, timeout, index)
+                  for w in events} if form == "server" else argv  # fmt: skip
         entries: dict[str, Any] = {}
         owned: tuple[OwnedFile, ...] = ()
         notes: list[str] = []
@@ -164,8 +172,13 @@ class HermesManifest:
             baked: dict[str, Any] = {"bound": float(BOUND), "events": {}}
             for w in events:
                 answer = fallback(driver, w.native, guarded=w.guarded).stdout.decode()
-                baked["events"][w.native] = {"argv": argv[w.native], "fallback": answer,
+                baked["events"][w.native] = {"argv": served[w.native], "fallback": answer,
                                              "tools": w.tools}  # fmt: skip
+            if form == "server":
+                some = served[events[0].native]
+                baked["server"] = {"client": os.path.join(some[5], "client.py"),
+                                   "timeout": warm.timeout_of(some),
+                                   "env": warm.env_names(list(served.values()))}  # fmt: skip
             manifest_path, init_path = self.owned_paths(scope)
             # kind: said, not guessed (hermes_cli/plugins.py sniffs __init__.py otherwise).
             yaml = f"# {NOTE}\nname: {PLUGIN}\nversion: 1\ndescription: hookbus\n"
@@ -174,7 +187,7 @@ class HermesManifest:
             # What each event runs, for people and for ``hookbus try`` (Hermes reads
             # only the keys it knows); folded scalars keep a quoted path shell-readable.
             yaml += "commands:\n" + "".join(
-                f"  {w.native}: >-\n    {shlex.join(argv[w.native])}\n" for w in events
+                f"  {w.native}: >-\n    {shlex.join(served[w.native])}\n" for w in events
             )
             owned = (OwnedFile(path=manifest_path, text=yaml),
                      OwnedFile(path=init_path, text=plugin_text(baked)))  # fmt: skip

@@ -46,17 +46,25 @@ PLUGIN_FILE = "hookbus.js"
 SHIM_MARGIN = 2.0
 
 
-def shim_source() -> str:
+def shim_source(name: str = "opencode.js") -> str:
     from importlib.resources import files
 
-    return (files("hookbus") / "shims" / "opencode.js").read_text(encoding="utf-8")
+    return (files("hookbus") / "shims" / name).read_text(encoding="utf-8")
+
+
+def with_server_client(text: str) -> str:
+    """A shim with ``@@SERVER_CLIENT@@`` replaced by the warm server's part (the one
+    source both JavaScript shims inline: ``hookbus/shims/server.js``)."""
+    return text.replace("@@SERVER_CLIENT@@", shim_source("server.js").rstrip("\n"), 1)
 
 
 def _config_text(config: dict[str, Any]) -> str:
     """The shim's CONFIG as a JavaScript literal (JSON), one line per event."""
     items = config["events"].items()
     events = ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in items)
-    return f'{{\n  "host": {json.dumps(config["host"])},\n  "events": {{\n{events}\n  }}\n}}'
+    server = f',\n  "server": {json.dumps(config["server"])}' if config.get("server") else ""
+    return (f'{{\n  "host": {json.dumps(config["host"])},\n  "events": {{\n{events}\n  }}'
+            f"{server}\n}}")  # fmt: skip
 
 
 class OpenCodeManifest(grouped.GroupedManifest):
@@ -101,14 +109,20 @@ class OpenCodeManifest(grouped.GroupedManifest):
         return hook_argv(python, self.facts.name, native, seconds)
 
     def config(self, index: IndexData | None, python: str, form: CommandForm) -> dict[str, Any]:
-        """What the shim is given: per wanted native event, its argv, wait and fallback."""
+        """What the shim is given: per wanted native event, its argv, wait and fallback;
+        with the server form, each event's timeout and what a request to the warm server
+        carries (:mod:`hookbus.manifests.warm`), the argv being the client's."""
+        from hookbus.manifests import warm
+
         events: dict[str, Any] = {}
         for native, route, guarded, budget in self.wanted(index):
             seconds = self.timeouts(native, budget)[0] or budget
             answer = fallback(self.driver, native, guarded=guarded)
             tools = route["tools"]
+            argv = (warm.shim_argv(python, self.facts.name, native, seconds, index)
+                    if form == "server" else self.argv(python, native, seconds, form))  # fmt: skip
             events[native] = {
-                "argv": self.argv(python, native, seconds, form),
+                "argv": argv,
                 "wait_ms": round((seconds + SHIM_MARGIN) * 1000),
                 "fallback": json.loads(answer.stdout or b"{}"),
                 # The tools its handlers filter on (None: every tool), so that the shim
@@ -117,11 +131,16 @@ class OpenCodeManifest(grouped.GroupedManifest):
                 if tools is None or tools.get("unknown")
                 else {"names": list(tools["names"]), "prefixes": list(tools["prefixes"])},
             }
-        return {"host": self.facts.name, "events": events}
+            if form == "server":
+                events[native]["timeout"] = seconds
+        config: dict[str, Any] = {"host": self.facts.name, "events": events}
+        if form == "server" and events:
+            config["server"] = warm.server_config([e["argv"] for e in events.values()])
+        return config
 
     def shim(self, config: dict[str, Any]) -> str:
         return (
-            shim_source()
+            with_server_client(shim_source())
             .replace("@@MARK@@", OWNED_MARK)
             .replace("@@HOST@@", self.facts.name)
             .replace("@@CONFIG@@", _config_text(config))

@@ -69,13 +69,17 @@ def template() -> str:
     return files("hookbus").joinpath("shims", "pi.ts").read_text(encoding="utf-8")
 
 
-def extension(wanted: Mapping[str, Any]) -> str:
-    """The extension file for ``wanted`` (native event -> what the extension needs)."""
+def extension(wanted: Mapping[str, Any], server: Mapping[str, Any] | None = None) -> str:
+    """The extension file for ``wanted`` (native event -> what the extension needs);
+    ``server``: what a request to the warm server carries (None: the server path is off)."""
     import shlex
+
+    from hookbus.manifests.opencode import with_server_client
 
     baked = json.dumps(wanted, indent=2, sort_keys=True)  # JSON is a JavaScript literal
     commands = "\n".join(f"//   {shlex.join(spec['argv'])}" for spec in wanted.values())
     text = template().replace("@@MARK@@", OWNED_MARK, 1).replace("@@COMMANDS@@", commands, 1)
+    text = with_server_client(text).replace("@@SERVER@@", json.dumps(server), 1)
     return text.replace("@@WANTED@@", baked, 1)
 
 
@@ -91,18 +95,27 @@ class PiManifest(grouped.GroupedManifest):
     def path(self, scope: Scope, project_dir: str | None) -> str:
         return os.path.join(extensions_dir(scope, project_dir), FILE)
 
-    def baked(self, index: IndexData | None, python: str) -> dict[str, Any]:
-        """Per native event an enabled handler wants: argv, waitMs, fallback, tools."""
+    def baked(
+        self, index: IndexData | None, python: str, form: CommandForm = "absolute"
+    ) -> dict[str, Any]:
+        """Per native event an enabled handler wants: argv, waitMs, fallback, tools; with
+        the server form, argv is the warm server's client and timeout its --timeout."""
+        from hookbus.manifests import warm
+
         baked: dict[str, Any] = {}
         for native, route, guarded, budget in self.wanted(index):
             seconds, _ = self.timeouts(native, budget)
             answer = fallback(self.driver, native, guarded=guarded)
+            argv = (warm.shim_argv(python, HOST, native, seconds, index) if form == "server"
+                    else hook_argv(python, HOST, native, seconds))  # fmt: skip
             baked[native] = {
-                "argv": hook_argv(python, HOST, native, seconds),
+                "argv": argv,
                 "waitMs": round(((seconds or 0) + KILL_MARGIN) * 1000),
                 "fallback": json.loads(answer.stdout),
                 "tools": route["tools"],
             }
+            if form == "server":
+                baked[native]["timeout"] = warm.timeout_of(argv)
         return baked
 
     def plan(
@@ -114,15 +127,18 @@ class PiManifest(grouped.GroupedManifest):
         form: CommandForm = "absolute",
         project_dir: str | None = None,
     ) -> Plan:
+        from hookbus.manifests import warm
         from hookbus.manifests.base import OwnedFile, Plan
 
         # The extension spawns hookbus without a shell, by absolute path only: the
         # hookbus that installed it, whatever Pi's PATH holds; a missing one is the fallback.
-        wanted = self.baked(index, python)
+        wanted = self.baked(index, python, form)
         if not wanted:
             return Plan()
-        owned = OwnedFile(path=self.path(scope, project_dir), text=extension(wanted))
-        notes = () if form == "absolute" else (
+        server = (warm.server_config([spec["argv"] for spec in wanted.values()])
+                  if form == "server" else None)  # fmt: skip
+        owned = OwnedFile(path=self.path(scope, project_dir), text=extension(wanted, server))
+        notes = () if form in ("absolute", "server") else (
             f"Pi's extension runs hookbus by absolute path ({python}); --command {form} "
             "does not apply to it",)  # fmt: skip
         return Plan(owned=(owned,), notes=notes)

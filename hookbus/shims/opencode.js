@@ -10,21 +10,28 @@
 // "args" replaces the call's input IN PLACE (assigning output.args has no effect in v1);
 // "context" is appended to a tool's output, or pushed onto a compaction's context.
 //
+// With `install --server` (SERVER below not null), a call goes first to the warm server's
+// socket (the part between the "warm server" lines, hookbus/shims/server.js); when no
+// server answers, the event's command (the client's) runs as below.
+//
 // When hookbus cannot answer (gone, crashed, unreadable output, past WAIT_MS) the hook gets
 // the event's fallback, baked in at install: "change nothing", or the block a fail-closed
 // handler owes. It leaves one line on stderr and one in hookbus's diagnostics log. This
 // file never throws except to block on purpose.
 import { spawn } from "node:child_process"
-import { appendFileSync, mkdirSync } from "node:fs"
+import { appendFileSync, closeSync, constants as fsConstants, lstatSync, mkdirSync, openSync, statSync } from "node:fs"
+import { connect } from "node:net"
 import { homedir } from "node:os"
-import { join } from "node:path"
+import { join, resolve as resolvePath } from "node:path"
 
-// host, and per wanted native event: argv (hookbus run ... --event NATIVE), the wait in
-// ms before the child is killed, the fallback reply, and the tools its handlers filter on
-// (null: every tool).
+// host, and per wanted native event: argv (hookbus run ... --event NATIVE, or the warm
+// server's client), the wait in ms before the child is killed, the fallback reply, and the
+// tools its handlers filter on (null: every tool); with the server path, each event's
+// timeout (the client's --timeout) and `server` (what the request carries).
 const CONFIG = @@CONFIG@@
 
 const EVENTS = CONFIG.events
+const SERVER = CONFIG.server || null
 const TOOL_HOOKS = ["tool.execute.before", "tool.execute.after", "chat.message", "experimental.session.compacting"]
 // Child sessions (a task's subagent): sessionID -> {parentID, agent}, from session.created.
 const parents = new Map()
@@ -51,47 +58,68 @@ function diagnose(code, native, message, sessionID) {
   } catch {}
 }
 
-// Run hookbus on one payload: its reply, or the fallback (with a diagnostic). The one
-// place that spawns, so that a warm-server client can replace it.
+@@SERVER_CLIENT@@
+
+// Run hookbus on one payload: its reply, or the fallback (with a diagnostic). With the
+// server path, the warm server is asked first; the command runs when it gives no answer.
 function ask(native, payload) {
   const spec = EVENTS[native]
+  const body = JSON.stringify(payload)
   return new Promise((resolve) => {
     let done = false
     let child
+    let sock = null
     const out = []
     const finish = (reply, problem) => {
       if (done) return
       done = true
       clearTimeout(timer)
+      if (sock) sock.destroy()
       if (problem) {
-        try { process.kill(-child.pid, "SIGKILL") } catch {}
+        if (child) try { process.kill(-child.pid, "SIGKILL") } catch {}
         diagnose("hook-unavailable", native, `${problem}; answered the fallback`, payload.input?.sessionID)
         reply = spec.fallback
       }
       resolve(reply)
     }
-    const timer = setTimeout(() => finish(null, `no answer from hookbus in ${spec.wait_ms} ms, killed it`), spec.wait_ms)
-    try {
-      // detached: its own process group, so a kill takes hookbus's workers with it.
-      child = spawn(spec.argv[0], spec.argv.slice(1), { stdio: ["pipe", "pipe", "ignore"], detached: true })
-    } catch (e) {
-      return finish(null, `cannot run ${spec.argv[0]} (${e.message})`)
-    }
-    child.on("error", (e) => finish(null, `cannot run ${spec.argv[0]} (${e.code || e.message})`))
-    child.stdout.on("data", (chunk) => out.push(chunk))
-    child.on("close", (code, signal) => {
-      if (code !== 0) return finish(null, `hookbus exited ${signal || code}`)
+    // The reply hookbus printed (its stdout), as the command's or the server's.
+    const read = (text) => {
       let reply
-      try { reply = JSON.parse(Buffer.concat(out).toString("utf8")) } catch {}
+      try { reply = JSON.parse(text) } catch {}
       if (!reply || typeof reply !== "object" || Array.isArray(reply)) return finish(null, "hookbus printed no JSON object")
       finish(reply)
-    })
-    child.stdin.on("error", () => {})
-    try {
-      child.stdin.end(JSON.stringify(payload))
-    } catch (e) {
-      finish(null, `cannot send the payload (${e.message})`)
     }
+    const timer = setTimeout(() => finish(null, child
+      ? `no answer from hookbus in ${spec.wait_ms} ms, killed it`
+      : `no answer from the warm server in ${spec.wait_ms} ms`), spec.wait_ms)
+    const run = () => {
+      try {
+        // detached: its own process group, so a kill takes hookbus's workers with it.
+        child = spawn(spec.argv[0], spec.argv.slice(1), { stdio: ["pipe", "pipe", "ignore"], detached: true })
+      } catch (e) {
+        return finish(null, `cannot run ${spec.argv[0]} (${e.message})`)
+      }
+      child.on("error", (e) => finish(null, `cannot run ${spec.argv[0]} (${e.code || e.message})`))
+      child.stdout.on("data", (chunk) => out.push(chunk))
+      child.on("close", (code, signal) => {
+        if (code !== 0) return finish(null, `hookbus exited ${signal || code}`)
+        read(Buffer.concat(out).toString("utf8"))
+      })
+      child.stdin.on("error", () => {})
+      try {
+        child.stdin.end(body)
+      } catch (e) {
+        finish(null, `cannot send the payload (${e.message})`)
+      }
+    }
+    if (!SERVER) return run()
+    sock = askServer(CONFIG.host, native, spec.timeout, body, (answer) => {
+      if (done) return
+      sock = null
+      if (answer.kind !== "answered") return run()
+      if (answer.exit !== 0) return finish(null, `hookbus exited ${answer.exit}`)
+      read(answer.stdout)
+    })
   })
 }
 

@@ -17,16 +17,24 @@
 // answer (gone, failed, unreadable, too slow) the event's fallback applies, baked in at
 // install: {} (nothing changes), or the block a fail-closed handler owes; and one
 // diagnostic is left, a line on stderr and one in hookbus's diagnostics log.
+//
+// With `install --server` (SERVER not null), a call goes first to the warm server's socket
+// (the part between the "warm server" lines, hookbus/shims/server.js); when no server
+// answers, the event's command (the client's) runs as below.
 import { spawn } from "node:child_process";
-import { appendFileSync, mkdirSync } from "node:fs";
+import { appendFileSync, closeSync, constants as fsConstants, lstatSync, mkdirSync, openSync, statSync } from "node:fs";
+import { connect } from "node:net";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { join, resolve as resolvePath } from "node:path";
 
-// Per native event: argv (hookbus run), waitMs (this extension's own bound), fallback (the
-// answer when hookbus cannot give one), tools (names forwarded; null: every tool).
+// Per native event: argv (hookbus run, or the warm server's client), waitMs (this
+// extension's own bound), fallback (the answer when hookbus cannot give one), tools (names
+// forwarded; null: every tool); with the server path, timeout (the client's --timeout).
 // The same commands, to run by hand (the payload on stdin; `hookbus try --host pi` too):
 @@COMMANDS@@
 const WANTED = @@WANTED@@;
+// What a request to the warm server carries besides the call (null: the server path is off).
+const SERVER = @@SERVER@@;
 
 // What Pi's event objects hold that cannot or need not be sent (see docs/hosts/pi.md):
 // the compaction's signal and history, all messages but the last, images' bytes (hookbus
@@ -61,38 +69,58 @@ function wanted(spec, event) {
   return t.unknown && !t.known.includes(name) && !t.known_prefixes.some((p) => name.startsWith(p));
 }
 
-// The one place hookbus is reached: a warm server would replace this function.
-function ask(argv, input, waitMs) {
+@@SERVER_CLIENT@@
+
+// The one place hookbus is reached: the warm server first when the server path is on,
+// else (or when it gives no answer) the event's command.
+function ask(name, spec, input) {
+  const { argv, waitMs } = spec;
   return new Promise((resolve) => {
-    let out = "", done = false, child;
+    let out = "", done = false, child, sock = null;
     const end = (why, reply) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
+      if (sock) sock.destroy();
       resolve({ why, reply });
     };
+    // hookbus's stdout, the command's or the server's.
+    const read = (text) => {
+      try {
+        const reply = JSON.parse(text);
+        if (reply && typeof reply === "object" && !Array.isArray(reply)) return end(null, reply);
+      } catch {}
+      end(`unreadable answer from hookbus: ${JSON.stringify(text.slice(0, 200))}`);
+    };
     const timer = setTimeout(() => {
+      if (!child) return end(`no answer from the warm server in ${waitMs / 1000} s`);
       try { process.kill(-child.pid, "SIGKILL"); } catch { try { child.kill("SIGKILL"); } catch {} }
       end(`no answer in ${waitMs / 1000} s; hookbus was killed`);
     }, waitMs);
-    try {
-      child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "ignore"], detached: true });
-    } catch (e) {
-      return end(`cannot run ${argv[0]}: ${e && e.message}`);
-    }
-    child.on("error", (e) => end(`cannot run ${argv[0]}: ${e && e.message}`));
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk) => { out += chunk; });
-    child.on("close", (code, sig) => {
-      if (code !== 0) return end(`hookbus ${sig ? `was killed by ${sig}` : `exited ${code}`}`);
+    const run = () => {
       try {
-        const reply = JSON.parse(out);
-        if (reply && typeof reply === "object" && !Array.isArray(reply)) return end(null, reply);
-      } catch {}
-      end(`unreadable answer from hookbus: ${JSON.stringify(out.slice(0, 200))}`);
+        child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "ignore"], detached: true });
+      } catch (e) {
+        return end(`cannot run ${argv[0]}: ${e && e.message}`);
+      }
+      child.on("error", (e) => end(`cannot run ${argv[0]}: ${e && e.message}`));
+      child.stdout.setEncoding("utf8");
+      child.stdout.on("data", (chunk) => { out += chunk; });
+      child.on("close", (code, sig) => {
+        if (code !== 0) return end(`hookbus ${sig ? `was killed by ${sig}` : `exited ${code}`}`);
+        read(out);
+      });
+      child.stdin.on("error", () => {});
+      child.stdin.end(input);
+    };
+    if (!SERVER) return run();
+    sock = askServer("pi", name, spec.timeout, input, (answer) => {
+      if (done) return;
+      sock = null;
+      if (answer.kind !== "answered") return run();
+      if (answer.exit !== 0) return end(`hookbus exited ${answer.exit}`);
+      read(answer.stdout);
     });
-    child.stdin.on("error", () => {});
-    child.stdin.end(input);
   });
 }
 
@@ -141,7 +169,7 @@ async function handle(name, spec, event, ctx) {
   try {
     if (!wanted(spec, event)) return undefined;
     const input = JSON.stringify({ event: name, ...known, payload: slim(name, event) });
-    const { why, reply } = await ask(spec.argv, input, spec.waitMs);
+    const { why, reply } = await ask(name, spec, input);
     if (why === null) return apply(name, reply, event);
     diagnose(name, spec, why, known.sessionId);
   } catch (e) {

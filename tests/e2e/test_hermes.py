@@ -351,3 +351,28 @@ def test_the_guard_lets_a_cheaper_delegate_run_on_its_model(hermes: Hermes) -> N
     [row] = dispatches(hermes.workspace)
     assert (row.action, row.decided_model, row.parent_model) == (
         "pass", "claude-haiku-4-5", PARENT_MODEL)  # fmt: skip
+
+
+def test_with_the_server_path_a_warm_server_answers_the_deny(hermes: Hermes) -> None:
+    """``install --server`` and a running ``hookbus serve``: the directory plugin hands
+    each call to the server over its socket, through the installed client's functions
+    (its commands name a missing interpreter: a spawn would be the fallback): the deny
+    reaches the model, the command never ran, and the server served every event."""
+    from . import warm
+
+    ws = hermes.workspace
+    install(hermes, {"deny_shell": {"reason": "E2E-WARM-DENIED: no shell today"}}, "--server")
+    plugin = hermes.hermes_home / "plugins" / "hookbus" / "__init__.py"
+    text = plugin.read_text()
+    assert "'server': {'client': " in text
+    plugin.write_text(text.replace(repr(sys.executable), repr(str(ws.root / "nowhere"))))
+    config = {"HOOKBUS_CONFIG": str(ws.project / ".hookbus.toml")}
+    with warm.server(ws, config):
+        run = hermes.run("E2E-WARM: run echo", tool_script("E2E-WARM"))
+        served = warm.served(ws, config)
+    finished(run)
+    assert not (ws.project / PROOF).exists()
+    assert tool_results(run, "E2E-WARM") == [{"error": "E2E-WARM-DENIED: no shell today"}]
+    assert "before-tool" in kinds(ws)
+    assert served == len(ws.events()) > 0
+    assert warm.problems(ws) == []

@@ -396,3 +396,32 @@ def test_a_user_scope_install_under_pi_coding_agent_dir_blocks(
     assert_ok(run)
     assert not (workspace.project / PROOF).exists()
     assert run.model.tool_outputs(run.model.conversation("E2E-USERDENY")[1]) == [reason]
+
+
+def test_with_the_server_path_a_warm_server_answers_the_deny(
+    pi: Pi, workspace: Workspace, tmp_path: Path
+) -> None:
+    """``install --server`` and a running ``hookbus serve``: the extension hands each call
+    to the server over its socket (its commands name a missing interpreter: a spawn
+    would be the fail-open fallback and the command would run): the deny blocks, the
+    model reads the reason, and the server served every event."""
+    from . import warm
+
+    reason = "E2E-WARM: echo is not allowed in this repo"
+    workspace.install_hookbus({"deny_shell": {"reason": reason}}, host="pi", args=("--server",))
+    extension = extensions(workspace) / "hookbus.ts"
+    text = extension.read_text().replace(json.dumps(sys.executable),
+                                         json.dumps(str(tmp_path / "nowhere" / "python3")))  # fmt: skip
+    assert "nowhere" in text
+    extension.write_text(text)
+    with warm.server(workspace):
+        run = pi.run("E2E-WARM: please run echo hi", tool_script("E2E-WARM"))
+        served = warm.served(workspace)
+    assert_ok(run)
+    assert not (workspace.project / PROOF).exists()
+    _, second = run.model.conversation("E2E-WARM")
+    assert run.model.tool_outputs(second) == [reason]
+    assert kinds(workspace.events()) == [
+        "session-start", "prompt-submit", "before-tool", "stop", "session-end"]  # fmt: skip
+    assert served == 5
+    assert warm.problems(workspace) == []
