@@ -82,6 +82,10 @@ class StressError(Exception):
     """The run could not be set up or measured."""
 
 
+#: The reasons of the run's ``client-fallback`` diagnostics.
+FALLBACK_REASONS: list[str] = []
+
+
 def payload(project: Path, call_id: str, command: str) -> bytes:
     return json.dumps({
         "session_id": "5e7d0c2a-1b3f-4c8e-9d6a-7f2e1a0b9c43",
@@ -366,7 +370,10 @@ def measure(setup: Setup, clients: int, requests: int) -> Run:
     by_id, counts = rows(setup)
     log = setup.state / "diagnostics.jsonl"
     lines = log.read_text().splitlines() if log.exists() else []
-    events = collections.Counter(json.loads(line)["event"] for line in lines)
+    seen = [json.loads(line) for line in lines]
+    events = collections.Counter(d["event"] for d in seen)
+    # Why a client answered cold: the diagnostic's reason, kept for the results.
+    FALLBACK_REASONS.extend(str(d.get("reason")) for d in seen if d["event"] == "client-fallback")
     return Run(clients, requests, server, load, times, failures, wall, by_id, counts, events,
                served, sampler)  # fmt: skip
 
@@ -400,6 +407,7 @@ def tally(run: Run) -> tuple[bool, dict[str, object]]:
         "answered_by_one_shot_children": sum(n for n in calls_by_pid.values() if n == 1),
         "calls_per_worker": sorted(n for n in calls_by_pid.values() if n > 1),
         "answered_cold": cold, "client_fallbacks": run.events["client-fallback"],
+        "fallback_reasons": FALLBACK_REASONS,
         "served": run.served, "diagnostics": dict(run.events),
         "memory": summarise(run.sampler, calls_by_pid),
         "times_ms": [round(t * 1000, 2) for t in run.times],

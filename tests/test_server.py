@@ -795,9 +795,12 @@ def server_children() -> list[str]:
 
 
 def test_worker_count() -> None:
-    """``HOOKBUS_SERVE_WORKERS`` takes 0 to 16; anything else is 2."""
+    """``HOOKBUS_SERVE_WORKERS`` takes 0 to 16, anything else is 2; a worker's calls
+    (``HOOKBUS_SERVE_WORKER_CALLS``) 1 to a million, anything else 1 000."""
     assert pool.size("0") == 0 and pool.size("16") == 16
     assert pool.size("17") == pool.size("-1") == pool.size("x") == pool.size("") == 2
+    assert pool.calls("1") == 1 and pool.calls("1000000") == 1_000_000
+    assert pool.calls("0") == pool.calls("1000001") == pool.calls("y") == 1000
 
 
 def test_with_no_workers_each_call_has_a_one_shot_child(
@@ -835,3 +838,20 @@ print(threads_outlived(0.05))
     ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=60, check=True)  # fmt: skip
     assert ran.stdout.split() == ["False", "True"]
+
+
+def test_a_worker_ending_after_its_last_call_loses_no_call(
+    tmp_path: Path, state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One worker that answers two calls each (``HOOKBUS_SERVE_WORKER_CALLS=2``): calls
+    one after another are all answered, by a new worker every two calls (or a one-shot
+    child while it is forked); none is handed to a worker that is ending."""
+    monkeypatch.setenv("HOOKBUS_SERVE_WORKERS", "1")
+    monkeypatch.setenv("HOOKBUS_SERVE_WORKER_CALLS", "2")
+    root = pool_project(tmp_path / "turnover")
+    for _ in range(30):  # 15 ends, each a chance for the race a lost call would need
+        assert pool_reason(root) == "unset none"
+    answered = pids(root)
+    assert all(answered.count(pid) <= 2 for pid in answered)
+    assert len(set(answered)) >= 15
+    assert not [d for d in diagnostics(state) if d["event"] != "server-started"]

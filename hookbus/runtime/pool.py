@@ -13,7 +13,7 @@ one byte: idle again.
 Isolation is the one-shot child's: the server never runs handler code. A call finding
 no idle worker (one is stuck in a handler) gets a one-shot fork; a worker busy past its
 call's deadline by :data:`~hookbus.runtime.server.KILL_AFTER` is killed with its group;
-a worker that dies, or ends itself after :data:`MAX_CALLS` calls, :data:`MAX_GROWTH_KB`
+a worker that dies, or ends itself after :func:`calls` calls, :data:`MAX_GROWTH_KB`
 more memory (no leak lives forever) or a call whose handler's thread outlived it, is
 replaced. When the server
 keeps new modules warm, idle workers are replaced so the next ones share them.
@@ -41,12 +41,24 @@ DEFAULT_SIZE = 2
 SIZE_ENV = "HOOKBUS_SERVE_WORKERS"
 #: A worker ends itself after this many calls, or once it grew by this much memory.
 MAX_CALLS = 1000
+CALLS_ENV = "HOOKBUS_SERVE_WORKER_CALLS"
 MAX_GROWTH_KB = 128 * 1024
 #: How long the server waits for an idle worker to take a call.
 HAND_WITHIN = 2.0
 #: After a failed fork, the next try waits this long (one diagnostic, not one per loop).
 RETRY_AFTER = 5.0
 _SIZES = 8  # the first message: the header's and the payload's length
+
+
+def calls(value: str | None = None) -> int:
+    """``$HOOKBUS_SERVE_WORKER_CALLS``: the calls a worker answers before it is replaced,
+    when an integer from 1 to 1 000 000, else :data:`MAX_CALLS`."""
+    text = value if value is not None else os.environ.get(CALLS_ENV, "")
+    try:
+        count = int(text)
+    except ValueError:
+        return MAX_CALLS
+    return count if 1 <= count <= 1_000_000 else MAX_CALLS
 
 
 def size(value: str | None = None) -> int:
@@ -238,7 +250,8 @@ def work(sock: socket.socket, report_fd: int, warm: served.Warm) -> NoReturn:
         sock.setblocking(True)
         clean = _Clean(warm)
         grown_past = rss_kb() + MAX_GROWTH_KB
-        for _ in range(MAX_CALLS):
+        last = calls()
+        for done in range(1, last + 1):
             call = _receive(sock)
             if call is None:
                 break
@@ -251,7 +264,9 @@ def work(sock: socket.socket, report_fd: int, warm: served.Warm) -> NoReturn:
             # A sync handler abandoned at its deadline still runs on its thread: it must
             # not run on into the next call, so this worker ends (os._exit ends the
             # thread, as it does in a one-shot child) and the server forks another.
-            if threads_outlived() or rss_kb() > grown_past:
+            # Ending, it must not say it is idle: a call handed to it then would be lost
+            # with its end of the socket pair (the client would see its connection close).
+            if done == last or threads_outlived() or rss_kb() > grown_past:
                 break
             sock.sendall(b".")
     except BaseException:
