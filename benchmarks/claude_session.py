@@ -1,5 +1,5 @@
-"""Wall time of a whole real Claude Code session, without hooks, with hookbus, and with a
-hand-written Python hook on the same events.
+"""Wall time of a whole real Claude Code session, without hooks, with hookbus (cold, and
+through its warm server), and with a hand-written Python hook on the same events.
 
 Usage (with the interpreter hookbus is installed for; it is also the hooks' interpreter)::
 
@@ -7,25 +7,39 @@ Usage (with the interpreter hookbus is installed for; it is also the hooks' inte
 
 Each session is ``claude -p PROMPT --output-format json --allowedTools Bash`` of the
 pinned Claude Code (``tests/e2e/hosts.py`` installs it into the host cache, outside the
-clone, when it is missing), headless and offline, against the e2e suite's scripted fake Anthropic server:
-the model runs ``echo hi | tee ran_proof.txt`` with Bash, then answers with a final text.
-The variants, each in a workspace of its own (``tests/e2e/harness.py``):
+clone, when it is missing), headless and offline, against the e2e suite's scripted fake
+Anthropic server: the model runs ``echo hi | tee ran_proof.txt`` with Bash, then answers
+with a final text. The variants, each in a workspace of its own (``tests/e2e/harness.py``:
+its own HOME, project and ``HOOKBUS_STATE_DIR``, and no ``XDG_RUNTIME_DIR``, so a
+variant's server listens in ``run/`` of its own state folder):
 
   (0) no hooks at all: the project has no ``.claude/settings.json``;
   (1) ``hookbus install --host claude`` with an empty ``.hookbus.toml``: no handler is
       enabled, so its manifest registers no hook at all (checked) and no hook process
-      starts; it differs from (0) only by the ``.claude/settings.json`` (``{}``) it writes;
-  (2) hookbus installed with one no-op handler (it appends a line to a log and returns
-      None) on every portable kind but ``other``;
+      starts;
+  (2) hookbus installed (``--no-server``: ``hookbus run``) with one no-op handler (it
+      appends a line to a log and returns None) on every portable kind but ``other``;
   (3) the events (2) registered, each running a stdlib-only Python script instead that
-      reads stdin, appends the same kind of line and exits 0: what any Python hook costs.
+      reads stdin, appends the same kind of line and exits 0: what any Python hook costs;
+  (4) (2)'s project installed with ``--server`` (every command runs the client), with
+      its server started by ``hookbus serve --detach`` before the check run, which is
+      also its warm-up, and running through every round;
+  (5) the same with no server when each session starts: the first hook call runs the
+      cold path in the client and starts a server, which answers the calls after it is
+      up; it is stopped after the session.
 
 Every variant first runs once and is checked (exit 0, a JSON result that is no error, the
-proof file, no process left behind, and for (2) and (3) the hook log's events); then every
-round runs each variant once, in a freshly shuffled order, and checks each run the same way.
-Reported: median, min and max session wall time, the overhead of the median over (0)'s in
-ms and as a ratio, and for (2) and (3) the overhead per hook process. Results, raw samples
-included, go to ``benchmarks/results/claude_session.json`` (git-ignored). Method: README.md.
+proof file, no process left behind, no hookbus diagnostic but the server's own start and
+stop, and for (2)-(5) the hook log's events; for (4) the server's ``served`` count, from
+``hookbus serve --status --json``, rose by the hook calls and the handler ran under the
+server, for (5) the first call ran the cold path and the server answered the calls it
+logged); then every round runs each variant once, in a freshly shuffled order, and checks
+each run the same way. Reported: median, min and max session wall time, the overhead of
+the median over (0)'s in ms and as a ratio, the overhead per hook process, and the
+overhead of (2), (4) and (5) divided by (3)'s (the issue's target: (4) <= 1.2). Every
+server is stopped at the end, whatever happened, and a process still running with a
+workspace's environment fails the run. Results, raw samples included, go to
+``benchmarks/results/claude_session.json`` (git-ignored). Method: README.md.
 
 Standard library only, plus the e2e harness. Exit status 0 when the measurement succeeded;
 1 when it cannot be trusted (a failed check); 2 when Claude Code cannot be installed or run.
@@ -673,6 +687,8 @@ class Measured:
     #: The warm variant's server, started before its check run and after the last round.
     server_started: dict[str, Any]
     server_ended: dict[str, Any]
+    #: Per variant of :data:`HOOK_ALONE`, its PreToolUse hook alone (ms).
+    alone: dict[str, list[float]]
 
 
 def collect(executable: Path, root: Path, rounds: int, seed: int) -> Measured:
@@ -700,10 +716,84 @@ def collect(executable: Path, root: Path, rounds: int, seed: int) -> Measured:
     load_before = os.getloadavg()
     samples = time_rounds(variants, rounds, random.Random(seed))
     load_after = os.getloadavg()
+    print(f"\ntiming {', '.join(f'({key})' for key in HOOK_ALONE)}'s PreToolUse hook alone, "
+          f"{HOOK_ROUNDS} rounds...", flush=True)  # fmt: skip
+    alone = time_hooks_alone(variants, random.Random(seed))
     ended = server_status(warm.workspace)
     if ended is None:
         raise BenchmarkError(f"{warm.label}: its server no longer runs after the rounds")
-    return Measured(variants, checked, samples, seed, load_before, load_after, started, ended)
+    return Measured(
+        variants, checked, samples, seed, load_before, load_after, started, ended, alone
+    )
+
+
+# -- one hook alone ----------------------------------------------------------------------
+
+#: Rounds of :func:`time_hooks_alone`, each timing (2)'s, (3)'s and (4)'s hook once.
+HOOK_ROUNDS = 20
+#: The variants whose installed hook is also timed alone, outside Claude.
+HOOK_ALONE = ("2", "3", "4")
+
+
+def pre_tool_payload(ws: Workspace) -> bytes:
+    """A PreToolUse payload of this session's Bash call, as Claude sends it (field names
+    from ``tests/golden/claude/PreToolUse.Bash.json``), in ``ws``'s project."""
+    payload = {
+        "session_id": "bench-session",
+        "transcript_path": str(ws.home / ".claude" / "projects" / "bench.jsonl"),
+        "cwd": str(ws.project),
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": COMMAND, "description": "Run it"},
+        "tool_use_id": "toolu_bench",
+    }
+    return json.dumps(payload).encode()
+
+
+def hook_alone(variant: Variant) -> float:
+    """Run ``variant``'s installed PreToolUse command once through ``/bin/sh -c``, as
+    Claude runs it, in its project with the payload on stdin; its wall time (ms). It must
+    exit 0 with no output (the no-op's no-opinion) and log one PreToolUse call."""
+    ws = variant.workspace
+    command = variant.hooks["PreToolUse"][0]["hooks"][0]["command"]
+    env = {**ws.base_env(), "CLAUDE_PROJECT_DIR": str(ws.project)}
+    assert variant.log is not None
+    lines = len(variant.log.read_text().splitlines()) if variant.log.exists() else 0
+    started = time.perf_counter()
+    done = subprocess.run(["/bin/sh", "-c", command], input=pre_tool_payload(ws),
+                          capture_output=True, cwd=ws.project, env=env,
+                          timeout=SETUP_TIMEOUT, check=False)  # fmt: skip
+    ms = (time.perf_counter() - started) * 1000
+    events, _ = parse_log(variant.log)
+    # What the log names for PreToolUse: the kind for hookbus, the native name for (3).
+    wanted = variant.expected[[native for native, _ in SESSION_HOOKS].index("PreToolUse")]
+    if done.returncode != 0 or done.stdout or done.stderr or events[lines:] != [wanted]:
+        raise BenchmarkError(f"{variant.label}: its PreToolUse hook alone: exit "
+                             f"{done.returncode}, stdout {done.stdout!r}, stderr "
+                             f"{done.stderr!r}, logged {events[lines:]}")  # fmt: skip
+    return ms
+
+
+def time_hooks_alone(variants: Sequence[Variant], rng: random.Random) -> dict[str, list[float]]:
+    """The installed PreToolUse hook of each of :data:`HOOK_ALONE`, alone, round after
+    shuffled round; (4)'s server must have answered every one of its calls."""
+    chosen = [v for v in variants if v.key in HOOK_ALONE]
+    for v in chosen:
+        reset(v)
+        hook_alone(v)  # a warm-up, not a sample (the first call after the sessions)
+    (warm,) = [v for v in chosen if v.server == WARM]
+    before = server_status(warm.workspace)
+    samples: dict[str, list[float]] = {v.key: [] for v in chosen}
+    for _ in range(HOOK_ROUNDS):
+        rng.shuffle(chosen)
+        for v in chosen:
+            samples[v.key].append(hook_alone(v))
+    after = server_status(warm.workspace)
+    if before is None or after is None or after["served"] - before["served"] != HOOK_ROUNDS:
+        raise BenchmarkError(f"{warm.label}: {HOOK_ROUNDS} hooks alone, its server's status "
+                             f"went from {before} to {after}")  # fmt: skip
+    return samples
 
 
 # -- report ----------------------------------------------------------------------------
@@ -834,6 +924,16 @@ def report(measured: Measured) -> dict[str, Any]:
         if r["hook_processes_per_session"]
     )
     print(f"ms per hook process against (1) (a settings file, no hook) instead: {per_hook}")
+    alone = {key: statistics.median(values) for key, values in measured.alone.items()}
+    medians = ", ".join(f"({key}) {ms:.1f}" for key, ms in alone.items())
+    print(f"one PreToolUse hook alone (/bin/sh -c, outside Claude), median ms: {medians}; "
+          f"(4)/(3) {alone['4'] / alone['3']:.2f}, (2)/(3) {alone['2'] / alone['3']:.2f}")  # fmt: skip
+    by_key = {r["key"]: r for r in rows}
+    beyond = ", ".join(
+        f"({key}) {by_key[key]['per_hook_ms'] - ms:.1f}" for key, ms in alone.items()
+    )
+    print("ms per hook in a session beyond that hook alone (Claude starting it and reading "
+          f"its reply; against (0)): {beyond}")  # fmt: skip
     end = measured.server_ended
     print(f"(4)'s server {end['pid']} after the rounds: {end['served']} calls served, "
           f"{end['rss_kb']} KiB resident, {end['workers']['count']} workers, "
@@ -851,6 +951,7 @@ def report(measured: Measured) -> dict[str, Any]:
         "overhead_ratio_to_stdlib": ratios,
         "target": TARGET,
         "warm_server": {"started": measured.server_started, "ended": measured.server_ended},
+        "hook_alone": {"rounds": HOOK_ROUNDS, "samples_ms": measured.alone, "median_ms": alone},
         "variants": rows,
     }
 
