@@ -127,7 +127,7 @@ HANDLER_MODULE = "bench_noop"
 #: warm server (a worker or a one-shot child of it answers), or, for a call the client
 #: answered with the cold path, that client process.
 _HANDLER_SOURCE = '''\
-"""Variant (2): one handler on every portable kind but ``other``; it logs and returns None."""
+"""Variants (2), (4), (5): one handler on every portable kind but ``other``; it logs and returns None."""
 
 import os
 
@@ -398,6 +398,18 @@ def alive(pid: int) -> bool:
         return False
 
 
+def of_workspace(pid: int, root: Path) -> bool:
+    """``pid`` runs with the environment of a workspace under ``root`` (a HOME or state
+    folder there): the benchmark started it, itself or through Claude, a hook or a
+    server. Only such a process is ever waited for or killed (a pid file's number may
+    have been reused by someone else's process)."""
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False  # gone, or not ours
+    return f"={root}/".encode() in environ and alive(pid)
+
+
 def stop_server(ws: Workspace) -> None:
     """Stop the server of ``ws``, if one runs, with ``hookbus serve --stop``, and wait
     until it and its workers are gone; a server or worker still there is killed, and
@@ -406,8 +418,8 @@ def stop_server(ws: Workspace) -> None:
         pid = int((server_folder(ws) / "server.pid").read_text())
     except (OSError, ValueError):
         return  # no pid file: no server (it removes the file as it exits)
-    if not alive(pid):
-        return
+    if not of_workspace(pid, ws.root):
+        return  # it exited without removing the file (killed): nothing runs
     # Its workers, to wait for: they exit when their socket pair to the server closes.
     children = Path(f"/proc/{pid}/task/{pid}/children")
     workers: list[int] = []
@@ -422,7 +434,9 @@ def stop_server(ws: Workspace) -> None:
     except subprocess.TimeoutExpired:
         said = f"took over {SETUP_TIMEOUT:.0f}s"
     until = time.monotonic() + EXIT_TIMEOUT
-    while (left := [p for p in (pid, *workers) if alive(p)]) and time.monotonic() < until:
+    while (left := [p for p in (pid, *workers) if of_workspace(p, ws.root)]) and (
+        time.monotonic() < until
+    ):
         time.sleep(0.05)
     if left:
         for p in left:
@@ -467,17 +481,15 @@ def end_cold_session(ws: Workspace) -> bool:
 def strays(root: Path) -> list[str]:
     """Processes still running with an environment of a workspace under ``root`` (its
     HOME, its state folder): a server, its workers, a hook or a host left behind."""
-    needle = f"={root}/".encode()
     found = []
     for proc in Path("/proc").glob("[0-9]*"):
+        if int(proc.name) == os.getpid() or not of_workspace(int(proc.name), root):
+            continue
         try:
-            environ = (proc / "environ").read_bytes()
-            cmdline = (proc / "cmdline").read_bytes()
+            command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
-            continue  # gone, or not ours
-        if needle in environ and int(proc.name) != os.getpid() and alive(int(proc.name)):
-            command = cmdline.replace(b"\0", b" ").decode(errors="replace").strip()
-            found.append(f"{proc.name}: {command}")
+            continue  # exited meanwhile
+        found.append(f"{proc.name}: {command.strip()}")
     return found
 
 
