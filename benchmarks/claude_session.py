@@ -61,7 +61,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -666,13 +666,20 @@ class Samples:
     orders: list[list[str]]
     #: Timed sessions of (5) that left a start lock.
     locks_left: int = 0
+    #: Per variant of :data:`HOOK_ALONE`, its PreToolUse hook alone (ms), once a round.
+    alone: dict[str, list[float]] = field(default_factory=dict)
 
 
 def time_rounds(variants: Sequence[Variant], rounds: int, rng: random.Random) -> Samples:
-    """Each round runs every variant once, in a fresh shuffled order."""
+    """Each round runs every variant once, in a fresh shuffled order, then times the
+    hooks of :data:`HOOK_ALONE` alone, once each, in another."""
     samples = Samples({v.key: [] for v in variants}, {v.key: [] for v in variants},
                       {v.key: [] for v in variants if v.server}, [])  # fmt: skip
     order = list(variants)
+    chosen = [v for v in variants if v.key in HOOK_ALONE]
+    samples.alone = {v.key: [] for v in chosen}
+    for v in chosen:
+        hook_alone(v)  # a warm-up, not a sample: the first call outside Claude
     for i in range(rounds):
         rng.shuffle(order)
         samples.orders.append([v.key for v in order])
@@ -683,6 +690,7 @@ def time_rounds(variants: Sequence[Variant], rounds: int, rng: random.Random) ->
             if outcome.served is not None:
                 samples.served[variant.key].append(outcome.served)
             samples.locks_left += outcome.lock_left
+        hooks_alone_round(chosen, rng, samples.alone)
         done = ", ".join(f"{v.number} {samples.ms[v.key][-1]:.0f}" for v in order)
         print(f"  round {i + 1}/{rounds}: {done} ms", flush=True)
     return samples
@@ -724,26 +732,23 @@ def collect(executable: Path, root: Path, rounds: int, seed: int) -> Measured:
         hooks = f", {outcome.calls} hook calls" if v.log else ""
         answered = "" if outcome.served is None else f", {outcome.served} answered by the server"
         print(f"  {v.label}: ok, {checked[v.key]:.0f} ms{hooks}{answered}", flush=True)
-    print(f"\ntiming {rounds} rounds (seed {seed})...", flush=True)
+    print(f"\ntiming {rounds} rounds (seed {seed}), each also timing "
+          f"{', '.join(f'({key})' for key in HOOK_ALONE)}'s PreToolUse hook alone...", flush=True)  # fmt: skip
     load_before = os.getloadavg()
     samples = time_rounds(variants, rounds, random.Random(seed))
     load_after = os.getloadavg()
-    print(f"\ntiming {', '.join(f'({key})' for key in HOOK_ALONE)}'s PreToolUse hook alone, "
-          f"{HOOK_ROUNDS} rounds...", flush=True)  # fmt: skip
-    alone = time_hooks_alone(variants, random.Random(seed))
     ended = server_status(warm.workspace)
     if ended is None:
         raise BenchmarkError(f"{warm.label}: its server no longer runs after the rounds")
     return Measured(
-        variants, checked, samples, seed, load_before, load_after, started, ended, alone
+        variants, checked, samples, seed, load_before, load_after, started, ended, samples.alone
     )
 
 
 # -- one hook alone ----------------------------------------------------------------------
 
-#: Rounds of :func:`time_hooks_alone`, each timing (2)'s, (3)'s and (4)'s hook once.
-HOOK_ROUNDS = 20
-#: The variants whose installed hook is also timed alone, outside Claude.
+#: The variants whose installed hook is also timed alone, outside Claude, once a round
+#: (after its sessions, so under the same load).
 HOOK_ALONE = ("2", "3", "4")
 
 
@@ -787,25 +792,20 @@ def hook_alone(variant: Variant) -> float:
     return ms
 
 
-def time_hooks_alone(variants: Sequence[Variant], rng: random.Random) -> dict[str, list[float]]:
-    """The installed PreToolUse hook of each of :data:`HOOK_ALONE`, alone, round after
-    shuffled round; (4)'s server must have answered every one of its calls."""
-    chosen = [v for v in variants if v.key in HOOK_ALONE]
-    for v in chosen:
-        reset(v)
-        hook_alone(v)  # a warm-up, not a sample (the first call after the sessions)
+def hooks_alone_round(
+    chosen: list[Variant], rng: random.Random, samples: dict[str, list[float]]
+) -> None:
+    """Time the installed PreToolUse hook of each of ``chosen`` once, alone, in a fresh
+    shuffled order, into ``samples``; (4)'s server must have answered its call."""
     (warm,) = [v for v in chosen if v.server == WARM]
     before = server_status(warm.workspace)
-    samples: dict[str, list[float]] = {v.key: [] for v in chosen}
-    for _ in range(HOOK_ROUNDS):
-        rng.shuffle(chosen)
-        for v in chosen:
-            samples[v.key].append(hook_alone(v))
+    rng.shuffle(chosen)
+    for v in chosen:
+        samples[v.key].append(hook_alone(v))
     after = server_status(warm.workspace)
-    if before is None or after is None or after["served"] - before["served"] != HOOK_ROUNDS:
-        raise BenchmarkError(f"{warm.label}: {HOOK_ROUNDS} hooks alone, its server's status "
-                             f"went from {before} to {after}")  # fmt: skip
-    return samples
+    if before is None or after is None or after["served"] - before["served"] != 1:
+        raise BenchmarkError(f"{warm.label}: its hook alone, its server's status went from "
+                             f"{before} to {after}")  # fmt: skip
 
 
 # -- report ----------------------------------------------------------------------------
@@ -938,7 +938,7 @@ def report(measured: Measured) -> dict[str, Any]:
     print(f"ms per hook process against (1) (a settings file, no hook) instead: {per_hook}")
     alone = {key: statistics.median(values) for key, values in measured.alone.items()}
     medians = ", ".join(f"({key}) {ms:.1f}" for key, ms in alone.items())
-    print(f"one PreToolUse hook alone (/bin/sh -c, outside Claude), median ms: {medians}; "
+    print(f"one PreToolUse hook alone (/bin/sh -c, outside Claude, once a round), median ms: {medians}; "
           f"(4)/(3) {alone['4'] / alone['3']:.2f}, (2)/(3) {alone['2'] / alone['3']:.2f}")  # fmt: skip
     by_key = {r["key"]: r for r in rows}
     beyond = ", ".join(
@@ -963,7 +963,7 @@ def report(measured: Measured) -> dict[str, Any]:
         "overhead_ratio_to_stdlib": ratios,
         "target": TARGET,
         "warm_server": {"started": measured.server_started, "ended": measured.server_ended},
-        "hook_alone": {"rounds": HOOK_ROUNDS, "samples_ms": measured.alone, "median_ms": alone},
+        "hook_alone": {"samples_ms": measured.alone, "median_ms": alone},
         "variants": rows,
     }
 
