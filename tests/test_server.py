@@ -334,12 +334,17 @@ def test_a_silent_client_is_dropped(guarded: Path, state: Path) -> None:
 
 
 def test_a_second_server_leaves_the_live_one(guarded: Path, state: Path) -> None:
-    """``serve`` with a live server on the socket exits 1 saying so; the first serves on."""
+    """``serve`` with a live server on the socket exits 1 saying so; the first serves on.
+    A client's start lock it was started under is removed (a client that lost the race
+    to start the first must not keep every other call from starting one for 10 s)."""
     first = server.server_status()
+    lock = state / "run" / wire.START_LOCK
+    lock.touch()
     second = start(guarded)
     assert second.returncode == 1
     assert "another hookbus server runs" in second.stderr
     assert server.server_status().pid == first.pid  # type: ignore[union-attr]
+    assert not lock.exists()
 
 
 def test_stale_socket_and_junk_are_replaced_or_ignored(tmp_path: Path, state: Path) -> None:

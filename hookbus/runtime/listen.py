@@ -87,10 +87,12 @@ class Listener:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(lock_fd)
+            _start_done(folder)
             raise AnotherServer(f"another hookbus server runs on {folder}") from None
         path = os.path.join(folder, wire.SOCKET_NAME)
         if _answers(path):
             os.close(lock_fd)
+            _start_done(folder)
             raise AnotherServer(f"another server answers on {path}")
         temp = os.path.join(folder, f".server.{os.getpid()}.sock")
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -102,8 +104,7 @@ class Listener:
             os.chmod(temp, 0o600)
             sock.listen(128)
             os.replace(temp, path)  # over a stale socket (or junk): atomically
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(os.path.join(folder, wire.START_LOCK))  # this start is done
+            _start_done(folder)
         except OSError:
             sock.close()
             os.close(lock_fd)
@@ -130,6 +131,14 @@ class Listener:
             pass
         self.sock.close()
         os.close(self.lock_fd)
+
+
+def _start_done(folder: str) -> None:
+    """Remove the clients' start lock: a start that finds a server running is done too.
+    (A client that lost the race to start one, its lock taken after the winner removed
+    its own, would otherwise leave it for 10 s, and no call could start a server then.)"""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(folder, wire.START_LOCK))
 
 
 def _answers(path: str) -> bool:
