@@ -189,6 +189,11 @@ def loads(data: bytes) -> object:
         value, end = _scan(text, 0)
     except StopIteration:
         raise ValueError("not JSON") from None
+    except SystemError:
+        # A syntax error past the first character: _json raises it as json.decoder's
+        # JSONDecodeError, which it only looks up in sys.modules (CPython's
+        # raise_errmsg), and this process never imports json.decoder.
+        raise ValueError("not JSON") from None
     if end != len(text):
         raise ValueError("extra data after the JSON value")
     return value

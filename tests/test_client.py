@@ -322,3 +322,21 @@ def test_socket_folder_is_where_the_state_root_is(
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     assert client.socket_dir() == os.path.join(state.root_path(), "run")
+
+
+def test_broken_json_is_a_value_error_where_the_client_runs() -> None:
+    """Under ``-I -S``, with no ``json.decoder`` imported, a payload broken anywhere
+    (cut short, a bad token inside an object) is a ValueError, as the client expects,
+    not the SystemError ``_json`` gives there (the cold path then says what is wrong)."""
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import client\n"
+        "for doc in (b'{\"a\":', b'{\"a\": tru}', b'[1, 2', b'{\"a\": \"\\\\x\"}', b'x', b''):\n"
+        "    try:\n"
+        "        client.loads(doc)\n"
+        "    except ValueError:\n"
+        "        print('ValueError')\n"
+        "print('json.decoder' in sys.modules)\n"
+    )
+    ran = subprocess.run([sys.executable, "-I", "-S", "-c", script, str(CLIENT.parent)],
+                         capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert ran.stdout.split() == ["ValueError"] * 6 + ["False"], ran.stderr
