@@ -1,0 +1,59 @@
+"""The warm servers a test's hooks started, found and stopped at teardown.
+
+Install's default command is the warm server's client: with no server answering, the
+client runs the cold path itself and starts ``hookbus serve --detach`` in the state
+folder the hook was given, in a session of its own (outside the process group a host
+is killed with). Left running, each would idle for 900 s and CI would pile them up, so
+a test's teardown stops every one of them: a server and its workers are the processes
+whose command line runs ``serve`` and whose environment names the test's state folder
+(``HOOKBUS_STATE_DIR``), found through ``/proc`` so that one still detaching (the
+parent of ``--detach`` forks twice before the pid file is written) is found too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+#: How long a server being started may take to show up as gone (several rounds of kills).
+SETTLE = 30.0
+
+
+def servers(state: Path) -> list[int]:
+    """The pids of the ``hookbus serve`` processes (and their workers) whose state folder
+    is ``state``."""
+    wanted = b"HOOKBUS_STATE_DIR=" + os.fsencode(state)
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        pid = int(entry.name)
+        if pid == os.getpid():
+            continue
+        with contextlib.suppress(OSError):
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"serve" not in argv:
+                continue
+            if wanted in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(pid)
+    return found
+
+
+def stop_servers(state: Path) -> int:
+    """Kill every server (and worker) of ``state`` until none is left; how many were.
+
+    SIGKILL, not ``serve --stop``: a server still detaching has no pid file to be asked
+    through, and the test's folder is thrown away with whatever the server leaves in it.
+    """
+    killed: set[int] = set()
+    give_up = time.monotonic() + SETTLE
+    while pids := servers(state):
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        killed.update(pids)
+        if time.monotonic() > give_up:
+            raise AssertionError(f"servers of {state} still running: {pids}")
+        time.sleep(0.05)  # a zombie until its parent reaps it: it stays in /proc meanwhile
+    return len(killed)
