@@ -253,3 +253,16 @@ def test_without_a_config_yaml_install_makes_one_and_uninstall_removes_it(home: 
     done = cli("uninstall", "--host", "hermes")
     assert done.returncode == 0, done.stderr
     assert list(home.iterdir()) == []
+
+
+def test_hermes_gets_the_absolute_form_and_refuses_the_server(home: Path) -> None:
+    """Hermes's plugin spawns hookbus without a shell: install's default bakes ``hookbus
+    run`` by path for every way in (plugin and shell hooks), and ``--server`` is refused."""
+    assert cli("install", "--host", "hermes", "--via", "both").returncode == 0
+    for event in baked(home)["events"].values():
+        assert event["argv"][2].endswith("__main__.py") and event["argv"][3] == "run"
+    for entries in config(home)["hooks"].values():
+        assert all("import client" not in entry["command"] for entry in entries)
+    refused = cli("install", "--host", "hermes", "--server")
+    assert refused.returncode == 1
+    assert "--server: hermes's hooks run in its own process" in refused.stderr
