@@ -43,10 +43,11 @@ def add_arguments(commands: Any) -> None:
         sub.add_argument("--python", help="interpreter for the hook command (default: this one)")
         sub.add_argument(
             "--command", choices=COMMAND_FORMS, dest="form",
-            help="absolute (the default): this interpreter by path, the fastest; path: "
-            "'hookbus' found on PATH; module: 'python3' on PATH importing hookbus "
-            "(portable, for a committed file). Without it, and without --server or "
-            "--no-server, a reinstall keeps the form installed",
+            help="absolute: 'hookbus run' with this interpreter and hookbus by path (the "
+            "default goes by path too, through the warm server's client); path: 'hookbus' "
+            "found on PATH; module: 'python3' on PATH importing hookbus (both portable, "
+            "for a committed file). With none of --command, --server and --no-server, a "
+            "reinstall keeps the form installed",
         )  # fmt: skip
         sub.add_argument(
             "--server", action=argparse.BooleanOptionalAction, default=None,
@@ -295,11 +296,15 @@ def _installed(
 ) -> CommandForm | None:
     """The form installed in ``scope`` now: the settings files' entries first, then the
     hook files hookbus owns."""
+    from hookbus.errors import HostConfigError
     from hookbus.manifests import documents
 
     probe = manifest.plan(index, python=python, scope=scope, **_via(opts))
     for document in probe.documents:
-        _, current = documents.read(document.path, document.format)
+        try:
+            _, current = documents.read(document.path, document.format)
+        except HostConfigError:
+            continue  # install refuses the file, saying why; manifest only prints
         form = installed_form(manifest, current)
         if form is not None:
             return form
