@@ -16,10 +16,16 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 #: How long a server being started may take to show up as gone (several rounds of kills).
 SETTLE = 30.0
+
+
+def is_server(argv: Sequence[bytes]) -> bool:
+    """True for the command line of ``hookbus serve`` (its workers, forks, share it)."""
+    return b"serve" in argv and any(word.endswith(b"__main__.py") for word in argv)
 
 
 def servers(state: Path) -> list[int]:
@@ -32,8 +38,7 @@ def servers(state: Path) -> list[int]:
         if pid == os.getpid():
             continue
         with contextlib.suppress(OSError):
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            if b"serve" not in argv:
+            if not is_server((entry / "cmdline").read_bytes().split(b"\0")):
                 continue
             if wanted in (entry / "environ").read_bytes().split(b"\0"):
                 found.append(pid)
