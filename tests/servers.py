@@ -7,7 +7,12 @@ is killed with). Left running, each would idle for 900 s and CI would pile them 
 a test's teardown stops every one of them: a server and its workers are the processes
 whose command line runs ``serve`` and whose environment names the test's state folder
 (``HOOKBUS_STATE_DIR``), found through ``/proc`` so that one still detaching (the
-parent of ``--detach`` forks twice before the pid file is written) is found too.
+parent of ``--detach`` forks twice before the pid file is written) is found too. A start
+the client just made may not be visible there yet: the client resumes (and the hook
+ends) while its child is still inside ``execve``, whose ``/proc`` command line reads
+empty until it is done. So the start lock the client takes first (``run/server.lock``,
+which the server removes once it listens, stale after 10 s) is waited out before
+looking.
 """
 
 from __future__ import annotations
@@ -21,6 +26,10 @@ from pathlib import Path
 
 #: How long a server being started may take to show up as gone (several rounds of kills).
 SETTLE = 30.0
+#: The client's start lock, in the socket folder (``hookbus.runtime.wire.START_LOCK``).
+START_LOCK = Path("run", "server.lock")
+#: A lock older than this is a start that failed (``hookbus/client.py``'s LOCK_STALE).
+LOCK_STALE = 10.0
 
 
 def is_server(argv: Sequence[bytes]) -> bool:
@@ -51,8 +60,16 @@ def stop_servers(state: Path) -> int:
     SIGKILL, not ``serve --stop``: a server still detaching has no pid file to be asked
     through, and the test's folder is thrown away with whatever the server leaves in it.
     """
-    killed: set[int] = set()
     give_up = time.monotonic() + SETTLE
+    lock = state / START_LOCK
+    while time.monotonic() < give_up:
+        try:
+            if time.time() - lock.lstat().st_mtime >= LOCK_STALE:
+                break
+        except FileNotFoundError:
+            break
+        time.sleep(0.05)  # a start under way: its server removes the lock once it listens
+    killed: set[int] = set()
     while pids := servers(state):
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
