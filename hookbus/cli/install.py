@@ -54,8 +54,8 @@ def add_arguments(commands: Any) -> None:
             help="the absolute command goes through the warm server's client "
             "(hookbus/client.py), which answers from a running 'hookbus serve', and runs "
             "the cold path itself and starts one when none answers (the default, but with "
-            "--command; a host whose hooks run in its own process, OpenCode, Kilo, Pi and "
-            "Hermes, gets the absolute form); --no-server: 'hookbus run' itself",
+            "--command and for the in-process shims of OpenCode, Kilo, Pi and Hermes, "
+            "which ask the server only with --server); --no-server: 'hookbus run' itself",
         )  # fmt: skip
 
     def plugin(sub: argparse.ArgumentParser) -> None:
@@ -184,16 +184,12 @@ def chosen_form(
     - else ``--server`` or ``--no-server``: the server form, or the form installed with
       the client taken out (absolute; ``path`` and ``module`` stay);
     - else what is installed: a plain reinstall keeps the user's choice;
-    - else the server form where the host's hooks can run the client, and the absolute
-      form where they run in the host's own process (an in-process shim).
+    - else the host's default (``Manifest.server_default``): the server form where its
+      hooks are shell commands, the absolute form for an in-process shim.
     """
     from hookbus.errors import HostConfigError
 
     server = getattr(opts, "server", None)
-    if server and not manifest.server_form:
-        raise HostConfigError(f"--server: {opts.host}'s hooks run in its own process, not "
-                              "as a shell command, so the client cannot be one; install "
-                              "without --server (the absolute form)")  # fmt: skip
     if server and opts.form not in (None, "absolute"):
         raise HostConfigError(f"--server runs this interpreter by path: it cannot go with "
                               f"--command {opts.form}")  # fmt: skip
@@ -203,17 +199,18 @@ def chosen_form(
         return opts.form  # type: ignore[no-any-return]  # argparse's choices
     if server is False:
         return "absolute" if installed in (None, "server") else installed
-    if installed is not None and (installed != "server" or manifest.server_form):
+    if installed is not None:
         return installed
-    return "server" if manifest.server_form else "absolute"
+    return "server" if manifest.server_default else "absolute"
 
 
 def form_flags(manifest: Manifest, form: CommandForm) -> str:
-    """The flags that make install write ``form`` whatever is installed now."""
-    if form == "server":
+    """The flags that make install write ``form`` whatever is installed now (none for
+    the host's default form)."""
+    if form == ("server" if manifest.server_default else "absolute"):
         return ""
-    if form == "absolute":
-        return " --no-server" if manifest.server_form else ""
+    if form in ("server", "absolute"):
+        return " --server" if form == "server" else " --no-server"
     return f" --command {form}"
 
 
@@ -294,11 +291,15 @@ def _installed(
     scope: Scope,
     opts: argparse.Namespace,
 ) -> CommandForm | None:
-    """The form installed in ``scope`` now: the settings files' entries first, then the
-    hook files hookbus owns."""
+    """The form installed in ``scope`` now: the hook files hookbus owns first (Hermes's
+    plugin has the form; its shell hooks in ``config.yaml`` are ``hookbus run`` in every
+    form), then the settings files' entries."""
     from hookbus.errors import HostConfigError
     from hookbus.manifests import documents
 
+    owned = owned_form(manifest, scope)
+    if owned is not None:
+        return owned
     probe = manifest.plan(index, python=python, scope=scope, **_via(opts))
     for document in probe.documents:
         try:
@@ -308,7 +309,7 @@ def _installed(
         form = installed_form(manifest, current)
         if form is not None:
             return form
-    return owned_form(manifest, scope)
+    return None
 
 
 def _manifest(opts: argparse.Namespace) -> Manifest:

@@ -39,7 +39,7 @@ Scope = Literal["project", "local", "user"]
 SCOPES: tuple[Scope, ...] = ("project", "local", "user")
 #: How the installed command finds hookbus (see :func:`hook_command`); ``server`` is the
 #: absolute form through the warm server's client, install's default where the host's
-#: hooks are shell commands (:attr:`Manifest.server_form`).
+#: manifest says so (:attr:`Manifest.server_default`).
 CommandForm = Literal["absolute", "path", "module", "server"]
 COMMAND_FORMS: tuple[CommandForm, ...] = ("absolute", "path", "module")
 #: The forms that name one machine's interpreter and package by path.
@@ -97,11 +97,11 @@ class Manifest(Protocol):
     #: The scopes this host has, each with whether its file is shared (committed with the
     #: project, so that one machine's interpreter path must not be baked into it).
     scopes: Mapping[Scope, bool]
-    #: Whether the host's hooks are shell commands, which can run the warm server's client
-    #: (the ``server`` form, install's default). False for a host whose hooks run in its
-    #: own process (a plugin or an extension spawning hookbus without a shell): it is
-    #: installed with the absolute form.
-    server_form: bool
+    #: Whether install writes the ``server`` form (the warm server's client) when no flag
+    #: asks and nothing is installed: True where the hooks are shell commands. The
+    #: in-process shims (OpenCode, Kilo, Pi, Hermes) ask the server only with
+    #: ``--server``; by default they spawn ``hookbus run`` by path.
+    server_default: bool
 
     def plan(
         self,
