@@ -274,9 +274,17 @@ def base_env(root: Path) -> dict[str, str]:
     return env
 
 
+def cold_flags(python: str) -> tuple[str, ...]:
+    """``--no-server`` where ``python``'s hookbus has it: its install writes the warm
+    server's client by default, and this benchmark times ``hookbus run`` itself."""
+    done = subprocess.run([python, "-m", "hookbus", "manifest", "--help"], capture_output=True,
+                          check=False)  # fmt: skip
+    return ("--no-server",) if b"--no-server" in done.stdout else ()
+
+
 def manifest(python: str, project: Path, env: Mapping[str, str]) -> dict[str, Any]:
     """The hooks block ``hookbus manifest --host claude`` prints in ``project``."""
-    argv = [python, "-m", "hookbus", "manifest", "--host", "claude"]
+    argv = [python, "-m", "hookbus", "manifest", "--host", "claude", *cold_flags(python)]
     done = subprocess.run(argv, capture_output=True, cwd=project, env=env, check=False)
     if done.returncode != 0:
         raise BenchmarkError(
@@ -370,7 +378,7 @@ def host_case(
     case_env = {**env, "HOOKBUS_STATE_DIR": str(state)}
     if row.user_only:
         case_env["HOOKBUS_CONFIG"] = str(project / ".hookbus.toml")
-    argv = [python, "-m", "hookbus", "manifest", "--host", host]
+    argv = [python, "-m", "hookbus", "manifest", "--host", host, *cold_flags(python)]
     done = subprocess.run(argv, capture_output=True, cwd=project, env=case_env, check=False)
     if done.returncode != 0:
         raise BenchmarkError(f"{shlex.join(argv)} failed: {done.stderr.decode(errors='replace')}")

@@ -7,7 +7,7 @@ hooks, with a PreToolUse Bash payload on stdin. The hookbus cases enable one syn
 handler (deny ``rm -rf /``, allow the rest: ``hook_latency.py``'s case (b)), each in its
 own project and state folder, with the command ``hookbus manifest --host claude`` prints:
 
-  cold      today's command (``hookbus run``, no server);
+  cold      ``--no-server``'s command (``hookbus run``, no server);
   warm      ``--server``'s command with ``hookbus serve`` running (skipped, saying so, when
             this hookbus has no ``serve``);
   stand-in  ``--server``'s command with a stand-in server in this process that answers
@@ -224,8 +224,10 @@ class StandIn:
 def hookbus_cases(python: str, root: Path, base: dict[str, str]) -> tuple[list[Case], list[str]]:
     cases, notes = [], []
     folder, env = project(root, "cold", base)
-    cases.append(Case("cold", "hookbus cold path (today's command)",
-                      command(python, folder, env), folder, env))  # fmt: skip
+    # --no-server: the client is install's default where hookbus has a server.
+    cold = ("--no-server",) if has_serve(python) else ()
+    cases.append(Case("cold", "hookbus cold path (hookbus run)",
+                      command(python, folder, env, *cold), folder, env))  # fmt: skip
     if has_serve(python):
         folder, env = project(root, "warm", base)
         subprocess.run([python, "-m", "hookbus", "serve", "--detach"], cwd=folder, env=env,

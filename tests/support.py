@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -14,12 +15,27 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from hypothesis import strategies as st
 
+import hookbus
 from hookbus.bus.replies import Reply
+from hookbus.manifests.base import CLIENT_LAUNCHER
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
 GOLDEN = Path(__file__).parent / "golden" / "claude"
+
+
+def client_call(host: str, event: str | None = None, timeout: float | None = None) -> str:
+    """The words of install's default command (the warm server's client) that name the
+    client's launcher, this hookbus's package, ``host`` and, when given, ``event`` and the
+    client's ``--timeout``, as the shell reads them."""
+    words = [CLIENT_LAUNCHER, str(Path(hookbus.__file__).parent), "--host", host]
+    if event is not None:
+        words += ["--event", event]
+    if timeout is not None:
+        words += ["--timeout", f"{timeout:g}"]
+    return " ".join(map(shlex.quote, words))
+
 
 #: A fail-closed guard on shell commands (denies ``rm -rf``); PRELUDE runs at import.
 GUARD = """

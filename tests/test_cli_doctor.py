@@ -66,7 +66,7 @@ def test_a_healthy_install_exits_0(project: Path) -> None:
     proc = hookbus(project, "doctor")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
-    assert has_row(out, "project", settings, "absolute", "3 (PreToolUse")
+    assert has_row(out, "project", settings, "server", "3 (PreToolUse")
     assert f"ok {sys.executable}" in out
     assert has_row(out, "in effect", project / ".hookbus.toml")
     assert has_row(out, "doc_handlers:guard", "before-tool", "yes", "ok")
@@ -154,7 +154,7 @@ def test_json_holds_the_facts_and_the_problems(project: Path) -> None:
     project_scope = host["installs"][0]
     assert (host["host"], project_scope["scope"], project_scope["file"]) == (
         "claude", "project", str(settings))  # fmt: skip
-    assert project_scope["form"] == "absolute" and project_scope["entries"] == 3
+    assert project_scope["form"] == "server" and project_scope["entries"] == 3
     (interpreter,) = project_scope["interpreters"]
     assert (interpreter["program"], interpreter["ok"]) == (sys.executable, True)
     assert [i["scope"] for i in host["installs"] if not i["installed"]] == ["local", "user"]

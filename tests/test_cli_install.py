@@ -340,7 +340,7 @@ def test_a_half_removed_hookbus_is_no_pass_for_the_guard(project: Path, tmp_path
 
     import hookbus
 
-    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
+    assert hookbus_cli(project, "install", "--host", "claude", "--no-server").returncode == 0
     broken = tmp_path / "broken"
     shutil.copytree(Path(hookbus.__file__).parent, broken / "hookbus")
     shutil.rmtree(broken / "hookbus" / "runtime")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import hookbus_cli
+from support import client_call, hookbus_cli
 
 from hookbus.manifests import antigravity as manifest
 
@@ -70,7 +70,7 @@ def test_install_writes_one_named_hook_in_agys_shape_and_keeps_the_users(project
     assert group["matcher"] == "^(?:run_command|send_command_input)$|^mcp_github_"
     [entry] = group["hooks"]
     assert (entry["type"], entry["timeout"]) == ("command", 10)
-    assert "run --host antigravity --event PreToolUse --timeout 10" in entry["command"]
+    assert client_call("antigravity", "PreToolUse", 10) in entry["command"]
     assert ours["PostToolUse"][0]["matcher"] == ""
     for event in ("PreInvocation", "Stop"):
         [flat] = ours[event]

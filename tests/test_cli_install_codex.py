@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from support import hookbus_cli
+from support import client_call, hookbus_cli
 
 from hookbus.manifests import codex as manifest
 
@@ -63,7 +63,7 @@ def test_install_writes_the_projects_hooks_json_keeping_the_users_entry(project:
     assert theirs == json.loads(THEIRS)["hooks"]["PreToolUse"][0]
     assert ours["matcher"] == "^(?:Bash|exec_command|local_shell|shell|shell_command)$"
     assert ours["hooks"][0]["timeout"] == 10  # the default budget, 5 s, plus 5
-    assert "run --host codex --event PreToolUse" in ours["hooks"][0]["command"]
+    assert client_call("codex", "PreToolUse") in ours["hooks"][0]["command"]
     assert hooks["SessionEnd"][0]["hooks"][0]["timeout"] == 3
     assert all(isinstance(g["hooks"][0]["timeout"], int) for gs in hooks.values() for g in gs)
     verify = hookbus_cli(project, "verify", "--host", "codex")

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import assert_owned_file_round_trip, hookbus_cli
+from support import assert_owned_file_round_trip, client_call, hookbus_cli
 
 from hookbus.manifests import copilot as manifest
 
@@ -58,7 +58,7 @@ def test_install_writes_copilots_own_shape(project: Path) -> None:
     (entry,) = hooks["preToolUse"]
     assert entry["type"] == "command"
     assert entry["timeoutSec"] == 10  # the default budget, 5 s, plus 5
-    assert "run --host copilot --event preToolUse" in entry["bash"]
+    assert client_call("copilot", "preToolUse") in entry["bash"]
     assert entry["matcher"].startswith("^(?:") and "bash" in entry["matcher"]
     assert "command" not in entry and "hooks" not in entry
     verify = hookbus_cli(project, "verify", "--host", "copilot")

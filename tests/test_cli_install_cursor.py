@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import client_call
 
 from hookbus.hosts import HOSTS
 from hookbus.manifests import cursor as manifest
@@ -89,7 +90,7 @@ def test_install_writes_only_keys_cursor_documents(project: Path, home: dict[str
             assert set(entry) <= DOCUMENTED_ENTRY_KEYS, entry
     (entry,) = written["hooks"]["preToolUse"]
     assert (entry["type"], entry["timeout"]) == ("command", 10)  # the 5 s budget, plus 5
-    assert "run --host cursor --event preToolUse" in entry["command"]
+    assert client_call("cursor", "preToolUse") in entry["command"]
     verify = hookbus_cli(project, "verify", "--host", "cursor", env=home)
     assert verify.returncode == 0, verify.stdout + verify.stderr
 

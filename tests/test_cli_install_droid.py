@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import check_fallback, check_round_trip, hookbus_cli, install_project
+from support import check_fallback, check_round_trip, client_call, hookbus_cli, install_project
 
 from hookbus.manifests import droid as manifest
 
@@ -49,7 +49,7 @@ def test_install_writes_seconds_anchored_matchers_and_keeps_the_users_hooks(
     assert ours["matcher"] == "^(?:Bash|Execute)$|^mcp__github__"
     [entry] = ours["hooks"]
     assert (entry["type"], entry["timeout"]) == ("command", 10)
-    assert "run --host droid --event PreToolUse --timeout 10" in entry["command"]
+    assert client_call("droid", "PreToolUse", 10) in entry["command"]
     assert "matcher" not in hooks["SessionStart"][0]
     assert settings(project)["model"] == "opus"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import hookbus_cli, install_project
+from support import client_call, hookbus_cli, install_project
 
 from hookbus.manifests import gemini as manifest
 
@@ -47,7 +47,7 @@ def test_install_writes_milliseconds_anchored_matchers_and_keeps_the_users_hooks
     assert ours["matcher"] == "^(?:run_shell_command)$|^mcp_github_"
     [entry] = ours["hooks"]
     assert (entry["type"], entry["name"], entry["timeout"]) == ("command", "hookbus", 10_000)
-    assert "run --host gemini --event BeforeTool --timeout 10" in entry["command"]
+    assert client_call("gemini", "BeforeTool", 10) in entry["command"]
     assert "matcher" not in hooks["SessionStart"][0]
     assert settings(project)["general"] == {"vimMode": True}
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import client_call
 
 from hookbus.manifests import goose as manifest
 
@@ -69,7 +70,7 @@ def test_install_writes_a_plugin_in_gooses_grouped_shape(project: Path) -> None:
     assert group["matcher"] == "^(?:developer__shell)$|^github__"
     (entry,) = group["hooks"]
     assert (entry["type"], entry["timeout"], entry["on_failure"]) == ("command", 10, "block")
-    assert "run --host goose --event PreToolUse --timeout 10" in entry["command"]
+    assert client_call("goose", "PreToolUse", 10) in entry["command"]
     (end,) = written["SessionEnd"]
     assert "matcher" not in end and "on_failure" not in end["hooks"][0]
     verify = hookbus_cli(project, "verify", "--host", "goose")

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import HOST_GUARD, assert_owned_file_round_trip, hookbus_cli
+from support import HOST_GUARD, assert_owned_file_round_trip, client_call, hookbus_cli
 
 from hookbus.manifests import grok as manifest
 
@@ -88,7 +88,7 @@ def test_install_writes_groks_own_shape(project: Path) -> None:
     (entry,) = group["hooks"]  # type: ignore[misc]
     assert entry["type"] == "command"
     assert entry["timeout"] == 10  # the default budget, 5 s, plus 5
-    assert "run --host grok --event pre_tool_use" in entry["command"]
+    assert client_call("grok", "pre_tool_use") in entry["command"]
     verify = hookbus_cli(project, "verify", "--host", "grok")
     assert verify.returncode == 0, verify.stdout + verify.stderr
 

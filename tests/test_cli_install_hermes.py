@@ -253,3 +253,19 @@ def test_without_a_config_yaml_install_makes_one_and_uninstall_removes_it(home: 
     done = cli("uninstall", "--host", "hermes")
     assert done.returncode == 0, done.stderr
     assert list(home.iterdir()) == []
+
+
+def test_hermes_keeps_hookbus_run_unless_asked(home: Path) -> None:
+    """Hermes's plugin spawns hookbus itself: install's default bakes ``hookbus run`` by
+    path for every way in (plugin and shell hooks); after ``--server`` the plugin asks the
+    warm server, and a plain reinstall keeps it (the shell hooks stay ``hookbus run``)."""
+    assert cli("install", "--host", "hermes", "--via", "both").returncode == 0
+    assert "server" not in baked(home)
+    for event in baked(home)["events"].values():
+        assert event["argv"][2].endswith("__main__.py") and event["argv"][3] == "run"
+    assert cli("install", "--host", "hermes", "--server").returncode == 0
+    assert cli("install", "--host", "hermes").returncode == 0
+    assert "server" in baked(home)
+    ours = [e["command"] for es in config(home)["hooks"].values() for e in es
+            if "--host hermes" in e["command"]]  # fmt: skip
+    assert ours and all("run --host hermes" in c and "import client" not in c for c in ours)

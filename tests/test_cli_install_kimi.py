@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from support import GUARD, hookbus_cli
+from support import GUARD, client_call, hookbus_cli
 
 #: The shared fail-closed shell guard, and a Stop handler.
 GOOD = (
@@ -71,7 +71,7 @@ def test_install_writes_kimis_tables_after_the_users(share: Path) -> None:
     ours = hooks[1]
     assert sorted(ours) == ["command", "event", "matcher", "timeout"]
     assert ours["matcher"] == "^(?:Shell)$" and ours["timeout"] == 10
-    assert "run --host kimi --event PreToolUse" in ours["command"]
+    assert client_call("kimi", "PreToolUse") in ours["command"]
     assert tomllib.loads(text)["models"]["kimi-k2-turbo"]["max_context_size"] == 262144
     assert kimi(share, "verify").returncode == 0
 
@@ -97,7 +97,7 @@ def test_uninstall_after_the_user_edited_keeps_the_edit(share: Path) -> None:
     config.write_text(config.read_text().replace("262144", "131072"))
     assert kimi(share, "uninstall").returncode == 0
     text = config.read_text()
-    assert "131072" in text and "run --host kimi" not in text
+    assert "131072" in text and "--host kimi" not in text
     assert [h["command"] for h in tomllib.loads(text)["hooks"]] == [".kimi/hooks/protect-env.sh"]
 
 
@@ -139,7 +139,7 @@ def test_kimi_has_no_project_scope(share: Path) -> None:
     assert proc.returncode != 0 and "user" in proc.stderr
     assert not (share / "config.toml").exists()
     assert hookbus_cli(share, "install", "--host", "kimi", env=env).returncode == 0
-    assert "run --host kimi" in (share / "config.toml").read_text()
+    assert client_call("kimi") in (share / "config.toml").read_text()
 
 
 def test_the_installed_command_denies_in_kimis_form(share: Path, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import HOST_GUARD, hookbus_cli
+from support import HOST_GUARD, client_call, hookbus_cli
 
 from hookbus.manifests import openhands as manifest
 
@@ -63,7 +63,7 @@ def test_install_writes_openhands_native_shape(project: Path) -> None:
     assert group["matcher"] == "^(?:terminal)$"
     (entry,) = group["hooks"]
     assert (entry["type"], entry["timeout"]) == ("command", 10)
-    assert "run --host openhands --event PreToolUse" in entry["command"]
+    assert client_call("openhands", "PreToolUse") in entry["command"]
     assert hookbus_cli(project, "verify", "--host", "openhands").returncode == 0
 
 
@@ -83,7 +83,7 @@ def test_install_install_uninstall_keeps_the_users_file_byte_for_byte(
     key = "PreToolUse" if theirs is WRAPPED else "pre_tool_use"
     assert sorted(block) == sorted([key, "session_end"])
     assert block[key][0] == json.loads(theirs).get("hooks", json.loads(theirs))[key][0]
-    assert "run --host openhands" in block[key][1]["hooks"][0]["command"]
+    assert client_call("openhands") in block[key][1]["hooks"][0]["command"]
     second = hookbus_cli(project, "install", "--host", "openhands")
     assert second.returncode == 0 and "already up to date" in second.stdout
     assert path.read_bytes() == once

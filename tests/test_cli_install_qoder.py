@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import check_fallback, check_round_trip, hookbus_cli, install_project
+from support import check_fallback, check_round_trip, client_call, hookbus_cli, install_project
 
 from hookbus.manifests import qoder as manifest
 
@@ -46,7 +46,7 @@ def test_install_writes_seconds_and_claude_matchers_keeping_the_users_hooks(
     assert ours["matcher"] == "^(?:Bash)$|^mcp__github__"
     [entry] = ours["hooks"]
     assert (entry["type"], entry["timeout"]) == ("command", 10)
-    assert "run --host qoder --event PreToolUse --timeout 10" in entry["command"]
+    assert client_call("qoder", "PreToolUse", 10) in entry["command"]
     assert "matcher" not in hooks["SessionStart"][0]
     assert settings(project)["model"] == "auto"
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import GUARD, hookbus_cli
+from support import GUARD, client_call, hookbus_cli
 
 from hookbus.manifests import vscode as manifest
 
@@ -56,7 +56,7 @@ def test_install_writes_vscodes_own_shape(project: Path) -> None:
     (entry,) = written["hooks"]["PreToolUse"]
     assert sorted(entry) == ["command", "timeout", "type"]
     assert entry["timeout"] == 10  # the default budget, 5 s, plus 5
-    assert "run --host vscode --event PreToolUse" in entry["command"]
+    assert client_call("vscode", "PreToolUse") in entry["command"]
     verify = hookbus_cli(project, "verify", "--host", "vscode")
     assert verify.returncode == 0, verify.stdout + verify.stderr
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import client_call
 
 from hookbus.manifests import windsurf as manifest
 
@@ -62,7 +63,7 @@ def test_install_writes_windsurfs_flat_entries(project: Path) -> None:
     assert list(written) == ["pre_run_command", "post_cascade_response"]
     (guard,) = written["pre_run_command"]
     assert set(guard) == {"command", "show_output"} and guard["show_output"] is True
-    assert "run --host windsurf --event pre_run_command --timeout 10" in guard["command"]
+    assert client_call("windsurf", "pre_run_command", 10) in guard["command"]
     (stop,) = written["post_cascade_response"]
     assert set(stop) == {"command"}  # show_output "does not apply" to this hook
     verify = hookbus_cli(project, "verify", "--host", "windsurf")

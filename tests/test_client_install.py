@@ -63,11 +63,27 @@ def host_runs(command: str, project: Path, payload: bytes) -> subprocess.Complet
                           cwd=project, timeout=60, check=False)  # fmt: skip
 
 
-def test_default_install_keeps_the_cold_command(project: Path) -> None:
-    """Without ``--server`` the command is today's ``hookbus run``, not the client."""
-    command = installed_command(project)
-    assert CLIENT_LAUNCHER not in command
-    assert "__main__.py run --host claude --event PreToolUse" in command
+def test_default_install_runs_the_client(project: Path) -> None:
+    """Without a flag the command is the warm server's client; ``--no-server`` and
+    ``--command absolute`` write ``hookbus run`` itself."""
+    assert CLIENT_LAUNCHER in installed_command(project)
+    for flag in ("--no-server", "--command=absolute"):
+        command = installed_command(project, flag)
+        assert CLIENT_LAUNCHER not in command
+        assert "__main__.py run --host claude --event PreToolUse" in command
+
+
+def test_a_plain_reinstall_keeps_the_form_installed(project: Path) -> None:
+    """A reinstall with no flag keeps what the user chose: the cold command after
+    ``--no-server``, the ``path`` form after ``--command path``, the client after
+    ``--server``; ``--no-server`` on a ``path`` install leaves it a ``path`` install."""
+    installed_command(project, "--no-server")
+    assert "__main__.py run --host claude" in installed_command(project)
+    installed_command(project, "--command", "path")
+    assert "then hookbus run --host claude" in installed_command(project)
+    assert "then hookbus run --host claude" in installed_command(project, "--no-server")
+    installed_command(project, "--server")
+    assert CLIENT_LAUNCHER in installed_command(project)
 
 
 def test_server_install_runs_the_client_and_forwards_declared_env(project: Path) -> None:
@@ -140,3 +156,37 @@ def test_hung_server_gets_the_commands_fallback(project: Path, state: Path) -> N
     reply = json.loads(result.stdout)["hookSpecificOutput"]
     assert reply["permissionDecision"] == "deny"
     assert UNANSWERED_GUARD in reply["permissionDecisionReason"]
+
+
+def test_in_process_hosts_keep_hookbus_run_unless_asked(project: Path) -> None:
+    """OpenCode's and Kilo's plugins and Pi's extension spawn hookbus themselves: by
+    default they get ``hookbus run`` by path, saying nothing of a form; ``--server`` gives
+    them the warm server, which a plain reinstall keeps."""
+    files = {"opencode": project / ".opencode" / "plugin" / "hookbus.js",
+             "kilo": project / ".kilo" / "plugin" / "hookbus.js",
+             "pi": project / ".pi" / "extensions" / "hookbus.ts"}  # fmt: skip
+    for host, path in files.items():
+        done = hookbus_cli(project, "install", "--host", host)
+        assert done.returncode == 0, done.stderr
+        assert "does not apply" not in done.stdout  # Pi's note on a form it ignores
+        text = path.read_text()
+        assert CLIENT_LAUNCHER not in text and "__main__.py" in text
+        assert hookbus_cli(project, "install", "--host", host, "--server").returncode == 0
+        assert hookbus_cli(project, "install", "--host", host).returncode == 0
+        assert CLIENT_LAUNCHER in path.read_text()
+
+
+def test_hook_files_keep_their_form_and_verify_clean(project: Path) -> None:
+    """Cline's hook scripts (files hookbus owns, no settings file) get the client by
+    default; a plain reinstall keeps ``--no-server``'s scripts; verify and doctor find
+    no drift in either form and doctor names it."""
+    script = project / ".clinerules" / "hooks" / "PreToolUse"
+    for flags, form in (((), "server"), (("--no-server",), "absolute"), ((), "absolute")):
+        done = hookbus_cli(project, "install", "--host", "cline", *flags)
+        assert done.returncode == 0, done.stderr
+        assert (CLIENT_LAUNCHER in script.read_text()) == (form == "server")
+        checked = hookbus_cli(project, "verify", "--host", "cline")
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        report = json.loads(hookbus_cli(project, "doctor", "--json", "--host", "cline").stdout)
+        (install,) = [i for i in report["hosts"][0]["installs"] if i["installed"]]
+        assert (install["form"], install["drift"]) == (form, [])

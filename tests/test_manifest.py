@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support import client_call
 
 import hookbus
 from hookbus.manifests import claude as manifest
+from hookbus.manifests.base import CLIENT_LAUNCHER
 
 HANDLERS = """
 import hookbus
@@ -58,21 +61,35 @@ def settings(project: Path) -> dict[str, object]:
     return json.loads((project / ".claude" / "settings.json").read_text())  # type: ignore[no-any-return]
 
 
-def test_manifest_registers_only_subscribed_events_and_tools(project: Path) -> None:
+@pytest.mark.parametrize("server", [True, False], ids=["default", "no-server"])
+def test_manifest_registers_only_subscribed_events_and_tools(project: Path, server: bool) -> None:
     """One entry per wanted event, absolute interpreter, timeouts in seconds; SessionEnd
-    keeps Claude's 1.5 s budget (no timeout that would raise it for every hook)."""
-    proc = cli(project, "manifest")
+    keeps Claude's 1.5 s budget (no timeout that would raise it for every hook). By
+    default the command is the warm server's client, which always has a deadline (Claude's
+    own 1.5 s for SessionEnd) and forwards the host's project variable; with
+    ``--no-server``, ``hookbus run`` itself."""
+    proc = cli(project, "manifest", *(() if server else ("--no-server",)))
     assert proc.returncode == 0, proc.stderr
-    main = Path(hookbus.__file__).with_name("__main__.py")
-    checks = f"if [ -x {sys.executable} ] && [ -f {main} ]; then"
-    command = f"{checks} {sys.executable} -P {main} run --host claude --event"
+    folder = Path(hookbus.__file__).parent
+    python = sys.executable
+    if server:
+        launcher = shlex.quote(CLIENT_LAUNCHER)
+        checks = f"if [ -x {python} ] && [ -f {folder / 'client.py'} ]; then"
+        command = f"{checks} {python} -I -S -c {launcher} {folder} --host claude --event"
+        end = "SessionEnd --timeout 1.5 --env CLAUDE_PROJECT_DIR"
+        tail = " --env CLAUDE_PROJECT_DIR"
+    else:
+        main = folder / "__main__.py"
+        checks = f"if [ -x {python} ] && [ -f {main} ]; then"
+        command = f"{checks} {python} -P {main} run --host claude --event"
+        end, tail = "SessionEnd", ""
     # The hook's own exit passes through; Claude's no-opinion should Python or hookbus be
     # gone, or fail before answering.
     fallback = "s=$?; [ $s -ne 1 ] && [ $s -lt 126 ] && exit $s; fi; exit 0"
 
     def shell(event: str) -> dict[str, object]:
         return {"matcher": "Bash|PowerShell", "hooks": [{"type": "command", "timeout": 10,
-                "command": f"{command} {event} --timeout 10; {fallback}"}]}  # fmt: skip
+                "command": f"{command} {event} --timeout 10{tail}; {fallback}"}]}  # fmt: skip
 
     assert json.loads(proc.stdout) == {
         "hooks": {
@@ -80,7 +97,7 @@ def test_manifest_registers_only_subscribed_events_and_tools(project: Path) -> N
             # skills' embedded shell commands, guarded too
             "PreSkillShellCommand": [shell("PreSkillShellCommand")],
             "SessionEnd": [
-                {"hooks": [{"type": "command", "command": f"{command} SessionEnd; {fallback}"}]}
+                {"hooks": [{"type": "command", "command": f"{command} {end}; {fallback}"}]}
             ],
         }
     }
@@ -110,7 +127,7 @@ def test_install_keeps_every_user_entry_and_is_idempotent(project: Path) -> None
     hooks = result["hooks"]
     assert hooks["Notification"] == USER_SETTINGS["hooks"]["Notification"]  # type: ignore[index]
     assert hooks["PreToolUse"][0] == USER_SETTINGS["hooks"]["PreToolUse"][0]  # type: ignore[index]
-    assert "run --host claude" in hooks["PreToolUse"][1]["hooks"][0]["command"]  # type: ignore[index]
+    assert client_call("claude") in hooks["PreToolUse"][1]["hooks"][0]["command"]  # type: ignore[index]
     assert (
         json.loads((project / ".claude" / "settings.json.hookbus-backup").read_text())
         == USER_SETTINGS
@@ -192,7 +209,7 @@ def test_a_symlinked_settings_file_stays_a_symlink(project: Path, tmp_path: Path
     (project / ".claude" / "settings.json").symlink_to(target)
     assert cli(project, "install").returncode == 0
     assert (project / ".claude" / "settings.json").is_symlink()
-    assert "run --host claude" in target.read_text()
+    assert client_call("claude") in target.read_text()
 
 
 def test_an_interpreter_that_cannot_run_the_hook_is_refused(project: Path, tmp_path: Path) -> None:

@@ -13,7 +13,14 @@ import pytest
 
 import hookbus
 from hookbus.hosts import HOSTS
-from hookbus.runtime.native_install import copilot_handles, grok_handles, stands_aside
+from hookbus.manifests.base import CLIENT_LAUNCHER
+from hookbus.runtime.native_install import (
+    CLIENT_IMPORT,
+    copilot_handles,
+    grok_handles,
+    is_hookbus,
+    stands_aside,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 MAIN = str(Path(hookbus.__file__).with_name("__main__.py"))
@@ -320,3 +327,13 @@ def test_grok_and_vscode_payloads_are_told_apart_by_their_event_spelling(
     payload: dict[str, object] = {"hookEventName": event, "sessionId": "s", "timestamp": 1}
     assert dialect(HOSTS["claude"], payload).name == host
     assert dialect(HOSTS["claude"], {"sessionId": "s", "timestamp": 1}).name == "copilot"
+
+
+def test_the_client_command_is_recognised_as_hookbus() -> None:
+    """The warm server's client (install's default form) is hookbus's command for its
+    host, as ``hookbus run`` is; its words are those the launcher holds."""
+    assert CLIENT_IMPORT in CLIENT_LAUNCHER
+    client = f"python -I -S -c '{CLIENT_LAUNCHER}' /x/hookbus --host copilot --event preToolUse"
+    assert is_hookbus(client, "copilot") and not is_hookbus(client, "cursor")
+    assert is_hookbus("hookbus run --host copilot --event preToolUse", "copilot")
+    assert not is_hookbus("hookbus run --host copilotx --event preToolUse", "copilot")

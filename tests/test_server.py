@@ -860,3 +860,39 @@ def test_a_worker_ending_after_its_last_call_loses_no_call(
     assert all(answered.count(pid) <= 2 for pid in answered)
     assert len(set(answered)) >= 15
     assert not [d for d in diagnostics(state) if d["event"] != "server-started"]
+
+
+OPTIONED = """
+import msgspec
+import hookbus
+
+class Where(msgspec.Struct, frozen=True):
+    reason: str
+
+@hookbus.handler("before-tool", tools="shell", timeout=2, options=Where)
+def says(event, ctx):
+    return hookbus.Reply.deny(ctx.options.reason)
+"""
+
+
+def test_a_handler_with_required_options_is_kept_warm_quietly(tmp_path: Path, state: Path) -> None:
+    """A handler whose options type has a required field is kept warm (its module
+    imported in the server) with no ``server-warm-failed``, and calls get its options."""
+    root = tmp_path / "optioned"
+    root.mkdir()
+    (root / "opt_srv.py").write_text(OPTIONED)
+    (root / ".hookbus.toml").write_text(
+        'enable = ["opt_srv:says"]\n\n[handlers."opt_srv:says"]\nreason = "configured"\n'
+    )
+    compile_now(root)
+    assert start(root).returncode == 0
+    path = sock(state)
+
+    def reason() -> str:
+        _, out, _ = ask(path, root, pre_tool("ls", root))
+        return str(json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"])
+
+    assert reason() == "configured"
+    wait_for(lambda: warm_count() == 1, "the module kept warm")
+    assert reason() == "configured"
+    assert [d for d in diagnostics(state) if d["event"] == "server-warm-failed"] == []

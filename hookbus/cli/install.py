@@ -43,15 +43,19 @@ def add_arguments(commands: Any) -> None:
         sub.add_argument("--python", help="interpreter for the hook command (default: this one)")
         sub.add_argument(
             "--command", choices=COMMAND_FORMS, dest="form",
-            help="absolute (default): this interpreter by path, the fastest; path: "
-            "'hookbus' found on PATH; module: 'python3' on PATH importing hookbus "
-            "(portable, for a committed file)",
+            help="absolute: 'hookbus run' with this interpreter and hookbus by path (the "
+            "default goes by path too, through the warm server's client); path: 'hookbus' "
+            "found on PATH; module: 'python3' on PATH importing hookbus (both portable, "
+            "for a committed file). With none of --command, --server and --no-server, a "
+            "reinstall keeps the form installed",
         )  # fmt: skip
         sub.add_argument(
             "--server", action=argparse.BooleanOptionalAction, default=None,
-            help="the command goes through the warm server's client (hookbus/client.py), "
-            "which answers from a running 'hookbus serve' and runs the cold path itself "
-            "when none answers (default: off; with the absolute form only)",
+            help="the absolute command goes through the warm server's client "
+            "(hookbus/client.py), which answers from a running 'hookbus serve', and runs "
+            "the cold path itself and starts one when none answers (the default, but with "
+            "--command and for the in-process shims of OpenCode, Kilo, Pi and Hermes, "
+            "which ask the server only with --server); --no-server: 'hookbus run' itself",
         )  # fmt: skip
 
     def plugin(sub: argparse.ArgumentParser) -> None:
@@ -157,13 +161,57 @@ def installed_form(manifest: Manifest, document: dict[str, Any]) -> CommandForm 
     return None
 
 
-def _owned_form(paths: tuple[str, ...]) -> CommandForm | None:
-    """``server`` when a file hookbus owns among ``paths`` runs the warm server's client
-    (a shim installed with ``--server``), else None."""
-    from hookbus.manifests.base import CLIENT_LAUNCHER, owned_text
+def owned_form(manifest: Manifest, scope: Scope) -> CommandForm | None:
+    """The command form of the hook files hookbus wrote in ``scope`` (Cline's scripts, a
+    plugin's ``hooks.json``); None when it wrote none, or none holding a command."""
+    from hookbus.manifests.base import form_of, owned_text
 
-    texts = [owned_text(path) for path in paths]
-    return "server" if any(t is not None and CLIENT_LAUNCHER in t for t in texts) else None
+    for path in manifest.owned_paths(scope):
+        text = owned_text(path)
+        form = form_of(text) if text is not None else None
+        if form is not None:
+            return form
+    return None
+
+
+def chosen_form(
+    opts: argparse.Namespace, manifest: Manifest, installed: CommandForm | None
+) -> CommandForm:
+    """The form to write (or to compare with), ``installed`` being what is there now:
+
+    - ``--command X``: X; with ``--server``, the server form, which runs this interpreter
+      by path and so goes with ``--command absolute`` only;
+    - else ``--server`` or ``--no-server``: the server form, or the form installed with
+      the client taken out (absolute; ``path`` and ``module`` stay);
+    - else what is installed: a plain reinstall keeps the user's choice;
+    - else the host's default (``Manifest.server_default``): the server form where its
+      hooks are shell commands, the absolute form for an in-process shim.
+    """
+    from hookbus.errors import HostConfigError
+
+    server = getattr(opts, "server", None)
+    if server and opts.form not in (None, "absolute"):
+        raise HostConfigError(f"--server runs this interpreter by path: it cannot go with "
+                              f"--command {opts.form}")  # fmt: skip
+    if server:
+        return "server"
+    if opts.form is not None:
+        return opts.form  # type: ignore[no-any-return]  # argparse's choices
+    if server is False:
+        return "absolute" if installed in (None, "server") else installed
+    if installed is not None:
+        return installed
+    return "server" if manifest.server_default else "absolute"
+
+
+def form_flags(manifest: Manifest, form: CommandForm) -> str:
+    """The flags that make install write ``form`` whatever is installed now (none for
+    the host's default form)."""
+    if form == ("server" if manifest.server_default else "absolute"):
+        return ""
+    if form in ("server", "absolute"):
+        return " --server" if form == "server" else " --no-server"
+    return f" --command {form}"
 
 
 def _checked_python(python: str | None) -> str:
@@ -215,7 +263,7 @@ def _host(opts: argparse.Namespace) -> int:
     python = _checked_python(opts.python)
     if opts.command == "verify":
         return _verify(opts, manifest, index, python, invalid)
-    form = _form(opts, opts.form or "absolute")
+    form = chosen_form(opts, manifest, _installed(manifest, index, python, scope, opts))
     plan = manifest.plan(index, python=python, scope=scope, form=form, **_via(opts))
     if opts.command == "manifest":
         import json
@@ -236,20 +284,32 @@ def _host(opts: argparse.Namespace) -> int:
     return _install(opts, manifest, plan, scope, form, python)
 
 
-def _form(opts: argparse.Namespace, form: CommandForm) -> CommandForm:
-    """``form`` as ``--server``/``--no-server`` asks; the server's client runs this
-    interpreter by path, so it goes with the absolute form only."""
-    server = getattr(opts, "server", None)
-    if server is None:
-        return form
-    if server is False:
-        return "absolute" if form == "server" else form
-    if form not in ("absolute", "server"):
-        from hookbus.errors import HostConfigError
+def _installed(
+    manifest: Manifest,
+    index: IndexData | None,
+    python: str,
+    scope: Scope,
+    opts: argparse.Namespace,
+) -> CommandForm | None:
+    """The form installed in ``scope`` now: the hook files hookbus owns first (Hermes's
+    plugin has the form; its shell hooks in ``config.yaml`` are ``hookbus run`` in every
+    form), then the settings files' entries."""
+    from hookbus.errors import HostConfigError
+    from hookbus.manifests import documents
 
-        raise HostConfigError(f"--server runs this interpreter by path: it cannot go with "
-                              f"--command {form}")  # fmt: skip
-    return "server"
+    owned = owned_form(manifest, scope)
+    if owned is not None:
+        return owned
+    probe = manifest.plan(index, python=python, scope=scope, **_via(opts))
+    for document in probe.documents:
+        try:
+            _, current = documents.read(document.path, document.format)
+        except HostConfigError:
+            continue  # install refuses the file, saying why; manifest only prints
+        form = installed_form(manifest, current)
+        if form is not None:
+            return form
+    return None
 
 
 def _manifest(opts: argparse.Namespace) -> Manifest:
@@ -318,8 +378,6 @@ def _install(  # noqa: PLR0917
               else ""))  # fmt: skip
         if manifest.scopes[scope] and form in ("absolute", "server"):
             _warn_shared(path, python, local="local" in manifest.scopes)
-        if form == "server":
-            _cache_client(python)
         if scope == "local":
             _warn_unignored(path)
     if plan.owned or manifest.owned_paths(scope):
@@ -329,6 +387,8 @@ def _install(  # noqa: PLR0917
             print(line)
         if not plan.owned and not any(d.entries for d in plan.documents):
             print(f"no enabled handler wants a {opts.host} event; no hook file to install")
+    if form == "server" and not opts.dry_run:
+        _cache_client(python)
     for note in plan.notes:
         print(f"note: {note}")
     for item in plan.prefetch:
@@ -399,7 +459,7 @@ def _verify(
     for document in probe.documents:
         _, current = documents.read(document.path, document.format)
         manifest.check(document.path, current)
-        form = _form(opts, opts.form or installed_form(manifest, current) or "absolute")
+        form = chosen_form(opts, manifest, installed_form(manifest, current))
         (wanted,) = [d for d in manifest.plan(index, python=python, scope=scope, form=form,
                                               **_via(opts)).documents
                      if d.path == document.path]  # fmt: skip
@@ -409,7 +469,7 @@ def _verify(
         if problems:
             status = 1
             flags = f" --scope {scope}" if scope != "project" else ""
-            flags += {"absolute": "", "server": " --server"}.get(form, f" --command {form}")
+            flags += form_flags(manifest, form)
             print(f"{document.path}: {_count(len(problems), 'difference')} from the "
                   f"configuration; to fix: hookbus install --host {opts.host}{flags}")  # fmt: skip
         else:
@@ -418,8 +478,7 @@ def _verify(
     if candidates:
         from hookbus.manifests import owned
 
-        # A shim written with --server runs the client's command (and speaks to the server).
-        form = _form(opts, opts.form or _owned_form(candidates) or "absolute")
+        form = chosen_form(opts, manifest, owned_form(manifest, scope))
         wanted_files = manifest.plan(index, python=python, scope=scope, form=form,
                                      **_via(opts)).owned  # fmt: skip
         problems = owned.drift(wanted_files, candidates)
@@ -429,7 +488,7 @@ def _verify(
         if problems:
             status = 1
             flags = f" --scope {scope}" if scope != "project" else ""
-            flags += " --server" if form == "server" else ""
+            flags += form_flags(manifest, form)
             print(f"{folder}: {_count(len(problems), 'difference')} from the configuration; "
                   f"to fix: hookbus install --host {opts.host}{flags}")  # fmt: skip
         else:

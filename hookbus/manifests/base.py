@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 Scope = Literal["project", "local", "user"]
 SCOPES: tuple[Scope, ...] = ("project", "local", "user")
 #: How the installed command finds hookbus (see :func:`hook_command`); ``server`` is the
-#: absolute form through the warm server's client (``install --server``).
+#: absolute form through the warm server's client, install's default where the host's
+#: manifest says so (:attr:`Manifest.server_default`).
 CommandForm = Literal["absolute", "path", "module", "server"]
 COMMAND_FORMS: tuple[CommandForm, ...] = ("absolute", "path", "module")
 #: The forms that name one machine's interpreter and package by path.
@@ -96,6 +97,11 @@ class Manifest(Protocol):
     #: The scopes this host has, each with whether its file is shared (committed with the
     #: project, so that one machine's interpreter path must not be baked into it).
     scopes: Mapping[Scope, bool]
+    #: Whether install writes the ``server`` form (the warm server's client) when no flag
+    #: asks and nothing is installed: True where the hooks are shell commands. The
+    #: in-process shims (OpenCode, Kilo, Pi, Hermes) ask the server only with
+    #: ``--server``; by default they spawn ``hookbus run`` by path.
+    server_default: bool
 
     def plan(
         self,
@@ -288,6 +294,21 @@ def interpreter_of(command: str) -> tuple[str, str | None] | None:
     if len(rest) > 5 and rest[1:5] == ["-I", "-S", "-c", CLIENT_LAUNCHER]:
         return rest[0], os.path.join(rest[5], "__main__.py")  # the client's package
     return rest[0], None
+
+
+def form_of(command: str) -> CommandForm | None:
+    """The form of a hookbus command, or of a file hookbus wrote holding one (a hook
+    script, a plugin's ``hooks.json``: its quoting keeps these words whole); None when
+    it holds none."""
+    if CLIENT_LAUNCHER in command:
+        return "server"
+    if "__main__.py run --host " in command:
+        return "absolute"
+    if "from hookbus.cli import main" in command:
+        return "module"
+    if "hookbus run --host " in command:
+        return "path"
+    return None
 
 
 def shell_command(

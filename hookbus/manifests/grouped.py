@@ -148,6 +148,8 @@ class GroupedManifest:
     entry_fields: ClassVar[Mapping[str, Any]] = {}
     #: The format of the file the hooks go in (Kimi's ``config.toml`` is TOML).
     document_format: ClassVar[Format] = "json"
+    #: Its hooks are shell commands: the warm server's client is install's default.
+    server_default: bool = True
 
     def path(self, scope: Scope, project_dir: str | None) -> str:
         raise NotImplementedError

@@ -124,6 +124,9 @@ def plugin_text(baked: dict[str, Any]) -> str:
 class HermesManifest:
     facts = HOSTS[HOST]
     scopes = SCOPES
+    #: Its plugin spawns hookbus itself: it asks the warm server only with ``--server``
+    #: (its shell hooks are ``hookbus run`` in every form).
+    server_default = False
 
     def installed_via(self) -> Via:
         """How hookbus is installed now (plugin, hooks or both), so that installing again

@@ -75,6 +75,8 @@ class OpenCodeManifest(grouped.GroupedManifest):
     scopes = SCOPES
     events = ALL_EVENTS
     driver: BaseDriver = driver
+    #: The plugin spawns hookbus itself: it asks the warm server only with ``--server``.
+    server_default = False
     #: The project's config folder, the user's under ``$XDG_CONFIG_HOME``, and the npm
     #: package the host installs into each.
     folder: ClassVar[str] = ".opencode"

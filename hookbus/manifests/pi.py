@@ -91,6 +91,8 @@ class PiManifest(grouped.GroupedManifest):
     scopes = SCOPES
     events = ALL_EVENTS
     driver = driver
+    #: The extension spawns hookbus itself: it asks the warm server only with ``--server``.
+    server_default = False
 
     def path(self, scope: Scope, project_dir: str | None) -> str:
         return os.path.join(extensions_dir(scope, project_dir), FILE)

@@ -206,9 +206,23 @@ def _claude_user_install(event: str) -> bool:
         for group in _entries(os.path.join(folder, name), event):
             for entry in _inner(group):
                 command = entry.get("command") if isinstance(entry, dict) else None
-                if isinstance(command, str) and "run --host claude" in command:
+                if isinstance(command, str) and is_hookbus(command, "claude"):
                     return True
     return False
+
+
+#: The words of the warm server's client command (install's default form) that import it:
+#: :data:`hookbus.manifests.base.CLIENT_LAUNCHER` holds them (a test says so), and that
+#: module is too heavy for this path.
+CLIENT_IMPORT = ";import client;"
+
+
+def is_hookbus(command: str, host: str) -> bool:
+    """True when ``command`` runs hookbus for ``host``: ``hookbus run --host HOST`` (the
+    cold forms) or the warm server's client with ``--host HOST``."""
+    return f"run --host {host} " in f"{command} " or (
+        CLIENT_IMPORT in command and f" --host {host} " in command
+    )
 
 
 def _inner(group: object) -> list[object]:
@@ -237,7 +251,7 @@ def _grok_runs(entry: object, native: str) -> bool:
     if not isinstance(entry, dict) or entry.get("type", "command") != "command":
         return False
     command = entry.get("command")
-    if not isinstance(command, str) or "run --host grok" not in command:
+    if not isinstance(command, str) or not is_hookbus(command, "grok"):
         return False
     return f"--event {native} " in f"{command} " and _checks_pass(command)
 
@@ -260,7 +274,7 @@ def _runs(install: OwnInstall, entry: object, event: str, tool: str | None) -> b
     if not isinstance(entry, dict) or entry.get("type", "command") != "command":
         return False
     command = entry.get(install.command_key)
-    if not isinstance(command, str) or f"run --host {install.host}" not in command:
+    if not isinstance(command, str) or not is_hookbus(command, install.host):
         return False
     if f"--event {event} " not in f"{command} " or not _checks_pass(command):
         return False

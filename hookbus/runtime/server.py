@@ -444,7 +444,7 @@ class Server:
     def _warm(self, report: dict[str, list[object]]) -> None:
         """Import, here, the handler modules a child imported within its time."""
         from hookbus.config import HandlerRef, Settings
-        from hookbus.runtime.load import Unavailable, build_handlers
+        from hookbus.runtime.load import Unavailable, build_handlers, import_target
 
         for seen in report.get("configs", []):
             if isinstance(seen, list) and seen:
@@ -456,13 +456,21 @@ class Server:
             before = set(sys.modules)
             path = [str(p) for p in report.get("python_path", [])]
             try:
-                # Built, not only imported: what the bus checks of a handler (its
-                # signature) is then known to every child.
-                build_handlers(HandlerRef(name=target, target=target),
-                               Settings(python_path=tuple(path)), lambda *a, **k: None)  # fmt: skip
+                import_target(target, path)
             except (Unavailable, Exception) as exc:
                 diagnostics.emit("server-warm-failed", f"cannot keep {target} warm: {exc!r}; "
                                  "its children import it themselves", target=target)  # fmt: skip
+            else:
+                # Built too, not only imported: what the bus checks of a handler (its
+                # signature) is then known to every child. Built here without the
+                # options the configuration gives it, so a handler that requires some
+                # cannot be; each child builds it with them and reports what is wrong.
+                ref, settings = (
+                    HandlerRef(name=target, target=target),
+                    Settings(python_path=tuple(path)),
+                )
+                with contextlib.suppress(Unavailable, Exception):
+                    build_handlers(ref, settings, lambda *a, **k: None)
             from hookbus.runtime.index import stat
 
             configs = tuple(str(c[0]) for c in report.get("configs", []) if isinstance(c, list))

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from servers import is_server
+
 from .fake_models.base import Scenario
 from .fake_models.openai_chat import FakeOpenAIChat
 from .harness import RUN_TIMEOUT, HostRun, Workspace, run_process
@@ -53,7 +55,8 @@ SETTLE_TIMEOUT = 15.0
 
 def with_home(home: Path) -> dict[int, str]:
     """Live processes (zombies aside) whose environment has ``HOME=home``: pid -> command
-    line."""
+    line. The warm server the installed client started is not one: it outlives the run by
+    design (the workspace's teardown stops it)."""
     needle = b"\0HOME=" + os.fsencode(home) + b"\0"
     found = {}
     for environ in Path("/proc").glob("[0-9]*/environ"):
@@ -62,6 +65,8 @@ def with_home(home: Path) -> dict[int, str]:
             state = (environ.parent / "stat").read_text().rpartition(")")[2].split()[0]
             if pid != os.getpid() and state != "Z" and needle in b"\0" + environ.read_bytes():
                 cmdline = (environ.parent / "cmdline").read_bytes()
+                if is_server(cmdline.split(b"\0")):
+                    continue
                 found[pid] = cmdline.replace(b"\0", b" ").decode(errors="replace").strip()
     return found
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NoReturn
 
 import pytest
+from servers import stop_servers
 
 from . import hosts
 from .harness import Claude, Codex, Workspace, capturing_goldens
@@ -95,8 +96,12 @@ def golden_seen() -> set[str]:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Workspace:
-    return Workspace(tmp_path).create()
+def workspace(tmp_path: Path) -> Iterator[Workspace]:
+    """A test's workspace; the warm servers its hooks started (install's default command
+    starts one in the workspace's state folder) are stopped when it ends."""
+    made = Workspace(tmp_path).create()
+    yield made
+    stop_servers(made.state)
 
 
 @pytest.fixture

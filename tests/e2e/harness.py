@@ -41,6 +41,8 @@ CLAUDE_OFFLINE_ENV = {
     "DISABLE_ERROR_REPORTING": "1",
 }
 Options = Mapping[str, object]
+#: The info lines of a warm server's life, which every workspace now has.
+SERVER_LIFE = ("server-started", "server-stopped")
 
 
 def capturing_goldens() -> bool:
@@ -101,7 +103,9 @@ class Workspace:
         return self
 
     def base_env(self) -> dict[str, str]:
-        """A clean environment: nothing of the caller's HOME, host or hookbus settings."""
+        """A clean environment: nothing of the caller's HOME, host or hookbus settings.
+        No ``XDG_RUNTIME_DIR``: the warm server the installed client starts listens in
+        the workspace's own ``state/run/``, never beside the user's or another test's."""
         return {
             # The workspace's own bin/ first: a test puts programs there (hookbus on PATH).
             "PATH": f"{self.root / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}",
@@ -156,8 +160,11 @@ class Workspace:
         found = read_json_lines(self.events_path)
         return found if other else [e for e in found if e["kind"] != "other"]
 
-    def diagnostics(self) -> list[dict[str, Any]]:
-        return read_json_lines(self.state / "diagnostics.jsonl")
+    def diagnostics(self, *, server: bool = False) -> list[dict[str, Any]]:
+        """The state folder's diagnostics; the warm server's own start and stop lines
+        (info: install's default command starts one on its first call) only when asked."""
+        found = read_json_lines(self.state / "diagnostics.jsonl")
+        return found if server else [d for d in found if d.get("event") not in SERVER_LIFE]
 
     def placeholders(self) -> dict[str, str]:
         """Scratch paths (longest first) and the placeholders that stand for them."""

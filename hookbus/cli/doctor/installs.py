@@ -117,7 +117,7 @@ def _installs(
         form = installed_form(manifest, current) or "absolute"
         data.update({"installed": True, "form": form, "events": list(commands),
                      "entries": sum(map(len, commands.values()))})  # fmt: skip
-        fix = _install_command(host, scope, form)
+        fix = _install_command(manifest, scope, form)
         for program, main in {run: None for cmds in commands.values() for c in cmds
                               if (run := interpreter_of(c)) is not None}:  # fmt: skip
             checked = _interpreter(program, main)
@@ -125,7 +125,7 @@ def _installs(
             if not checked["ok"]:
                 found.problem(host, path, f"{checked['problem']}: the hook then answers only "
                               f"the command's fallback: {_fallbacks(host, commands, program)}",
-                              _interpreter_fix(host, scope, form))  # fmt: skip
+                              _interpreter_fix(manifest, scope, form))  # fmt: skip
         if check_drift:
             wanted = _expected(manifest, index, scope, form, path, data["interpreters"])
             data["drift"] = manifest.drift(current, wanted)
@@ -158,6 +158,7 @@ def _owned_installs(
     """The hook files hookbus owns in ``scope`` (Cline's), as one install, with drift."""
     import os
 
+    from hookbus.cli.install import owned_form
     from hookbus.manifests import owned
     from hookbus.manifests.base import owned_text
 
@@ -166,30 +167,35 @@ def _owned_installs(
         return []
     folder = os.path.dirname(candidates[0])
     present = [p for p in candidates if owned_text(p) is not None]
+    # Compared with the form they were written in: a reinstall keeps it.
+    form = owned_form(manifest, scope)
     data: InstallData = {"scope": scope, "file": folder, "installed": bool(present),
-                         "form": None, "events": [os.path.basename(p) for p in present],
+                         "form": form, "events": [os.path.basename(p) for p in present],
                          "entries": len(present), "interpreters": [], "drift": [],
                          "error": None}  # fmt: skip
     if present and check_drift:
-        plan = manifest.plan(index, python=sys.executable, scope=scope)
+        plan = manifest.plan(index, python=sys.executable, scope=scope,
+                             form=form or "absolute")  # fmt: skip
         data["drift"] = owned.drift(plan.owned, candidates)
     if data["drift"]:
         n = len(data["drift"])
         found.problem(host, folder, f"the installed hook files differ from the configuration "
                       f"({n} difference{'s' if n != 1 else ''}: {data['drift'][0]}"
                       f"{'; ...' if n > 1 else ''})",
-                      _install_command(host, scope, "absolute"))  # fmt: skip
+                      _install_command(manifest, scope, form or "absolute"))  # fmt: skip
     return [data]
 
 
-def _install_command(host: str, scope: str, form: str) -> str:
+def _install_command(manifest: Manifest, scope: str, form: CommandForm) -> str:
+    from hookbus.cli.install import form_flags
+
     flags = f" --scope {scope}" if scope != "project" else ""
-    flags += {"absolute": "", "server": " --server"}.get(form, f" --command {form}")
-    return f"run: hookbus install --host {host}{flags}"
+    flags += form_flags(manifest, form)
+    return f"run: hookbus install --host {manifest.facts.name}{flags}"
 
 
-def _interpreter_fix(host: str, scope: str, form: str) -> str:
-    absolute = _install_command(host, scope, "absolute" if form != "server" else form)
+def _interpreter_fix(manifest: Manifest, scope: str, form: CommandForm) -> str:
+    absolute = _install_command(manifest, scope, "absolute" if form != "server" else form)
     if form in ("absolute", "server"):
         return (f"{absolute} (it writes {sys.executable}), or install with --python naming "
                 "one with hookbus")  # fmt: skip
@@ -272,13 +278,17 @@ def _expected(  # noqa: PLR0917
 
     python, renames = sys.executable, []
     absolute = [i for i in interpreters if i["main"] is not None]
-    if form == "absolute" and absolute:
+    if form in ("absolute", "server") and absolute:
         named = next((i for i in absolute if i["ok"]), absolute[0])
         if named["ok"] and hookbus_file(named["program"]):
             python = named["program"]
         else:  # planned for this interpreter, then named as the command names it
             here = hook_argv(sys.executable, manifest.facts.name, "-", None)[2]
-            pairs = ((sys.executable, named["program"]), (here, named["main"] or ""))
+            pairs = [(sys.executable, named["program"]), (here, named["main"] or "")]
+            if form == "server":  # the client's command names the package's folder
+                ours, theirs = os.path.dirname(here), os.path.dirname(named["main"] or "")
+                pairs += [(os.path.join(ours, "client.py"), os.path.join(theirs, "client.py")),
+                          (ours, theirs)]  # fmt: skip
             renames = [(f" {shlex.quote(a)} ", f" {shlex.quote(b)} ") for a, b in pairs]
     plan = manifest.plan(index, python=python, scope=scope, form=form)
     (document,) = [d for d in plan.documents if d.path == path]

@@ -1,0 +1,81 @@
+"""The warm servers a test's hooks started, found and stopped at teardown.
+
+Install's default command is the warm server's client: with no server answering, the
+client runs the cold path itself and starts ``hookbus serve --detach`` in the state
+folder the hook was given, in a session of its own (outside the process group a host
+is killed with). Left running, each would idle for 900 s and CI would pile them up, so
+a test's teardown stops every one of them: a server and its workers are the processes
+whose command line runs ``serve`` and whose environment names the test's state folder
+(``HOOKBUS_STATE_DIR``), found through ``/proc`` so that one still detaching (the
+parent of ``--detach`` forks twice before the pid file is written) is found too. A start
+the client just made may not be visible there yet: the client resumes (and the hook
+ends) while its child is still inside ``execve``, whose ``/proc`` command line reads
+empty until it is done. So the start lock the client takes first (``run/server.lock``,
+which the server removes once it listens, stale after 10 s) is waited out before
+looking.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+#: How long a server being started may take to show up as gone (several rounds of kills).
+SETTLE = 30.0
+#: The client's start lock, in the socket folder (``hookbus.runtime.wire.START_LOCK``).
+START_LOCK = Path("run", "server.lock")
+#: A lock older than this is a start that failed (``hookbus/client.py``'s LOCK_STALE).
+LOCK_STALE = 10.0
+
+
+def is_server(argv: Sequence[bytes]) -> bool:
+    """True for the command line of ``hookbus serve`` (its workers, forks, share it)."""
+    return b"serve" in argv and any(word.endswith(b"__main__.py") for word in argv)
+
+
+def servers(state: Path) -> list[int]:
+    """The pids of the ``hookbus serve`` processes (and their workers) whose state folder
+    is ``state``."""
+    wanted = b"HOOKBUS_STATE_DIR=" + os.fsencode(state)
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        pid = int(entry.name)
+        if pid == os.getpid():
+            continue
+        with contextlib.suppress(OSError):
+            if not is_server((entry / "cmdline").read_bytes().split(b"\0")):
+                continue
+            if wanted in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(pid)
+    return found
+
+
+def stop_servers(state: Path) -> int:
+    """Kill every server (and worker) of ``state`` until none is left; how many were.
+
+    SIGKILL, not ``serve --stop``: a server still detaching has no pid file to be asked
+    through, and the test's folder is thrown away with whatever the server leaves in it.
+    """
+    give_up = time.monotonic() + SETTLE
+    lock = state / START_LOCK
+    while time.monotonic() < give_up:
+        try:
+            if time.time() - lock.lstat().st_mtime >= LOCK_STALE:
+                break
+        except OSError:  # none (or the state folder is a file a test made): no start
+            break
+        time.sleep(0.05)  # a start under way: its server removes the lock once it listens
+    killed: set[int] = set()
+    while pids := servers(state):
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        killed.update(pids)
+        if time.monotonic() > give_up:
+            raise AssertionError(f"servers of {state} still running: {pids}")
+        time.sleep(0.05)  # a zombie until its parent reaps it: it stays in /proc meanwhile
+    return len(killed)
