@@ -53,22 +53,23 @@ _SIZES = 8  # the first message: the header's and the payload's length
 def calls(value: str | None = None) -> int:
     """``$HOOKBUS_SERVE_WORKER_CALLS``: the calls a worker answers before it is replaced,
     when an integer from 1 to 1 000 000, else :data:`MAX_CALLS`."""
-    text = value if value is not None else os.environ.get(CALLS_ENV, "")
-    try:
-        count = int(text)
-    except ValueError:
-        return MAX_CALLS
-    return count if 1 <= count <= 1_000_000 else MAX_CALLS
+    return _count(CALLS_ENV, value, 1, 1_000_000, MAX_CALLS)
 
 
 def size(value: str | None = None) -> int:
     """``$HOOKBUS_SERVE_WORKERS`` when an integer from 0 to 16, else 2."""
-    text = value if value is not None else os.environ.get(SIZE_ENV, "")
+    return _count(SIZE_ENV, value, 0, 16, DEFAULT_SIZE)
+
+
+def _count(name: str, value: str | None, low: int, high: int, default: int) -> int:
+    """``value`` (else the variable ``name``) as an integer from ``low`` to ``high``;
+    ``default`` for anything else."""
+    text = value if value is not None else os.environ.get(name, "")
     try:
         count = int(text)
     except ValueError:
-        return DEFAULT_SIZE
-    return count if 0 <= count <= 16 else DEFAULT_SIZE
+        return default
+    return count if low <= count <= high else default
 
 
 class Worker:
