@@ -72,7 +72,13 @@ def test_the_clients_tables_are_hookbus_own() -> None:
                 if f.driver.startswith("hookbus.drivers.")}  # not a test's toy host  # fmt: skip
     assert expected == client.PROJECTS
     assert client.INDEX_FORMAT == index.FORMAT
-    for files in ([], ["/a/.hookbus.toml"], ["/u/config.toml", "/p/\udcff/.hookbus.toml"]):
+    import random
+
+    draw = random.Random(12)
+    lists = [[], ["/a/.hookbus.toml"], ["/u/config.toml", "/p/\udcff/.hookbus.toml"]]
+    lists += [["".join(chr(draw.randrange(1, 0x3000)) for _ in range(draw.randrange(60)))
+               for _ in range(draw.randrange(3))] for _ in range(200)]  # fmt: skip
+    for files in lists:
         assert client.index_name(files) == index.index_name(files)
 
 
