@@ -15,9 +15,10 @@ import pytest
 from hookbus.bus.context import Context
 from hookbus.bus.events import Agent, SubagentStart
 from hookbus.drivers import load
-from hookbus.handlers.guard.handler import on_subagent_start
+from hookbus.handlers.guard.handler import on_spawn, on_subagent_start
 from hookbus.store import Dispatch, open_store
 from hookbus.testing import run_cli
+from hookbus.types import TranscriptFacts
 from tests.support import hookbus_cli
 
 SESSION = "guard-handler-session"
@@ -108,6 +109,38 @@ def test_a_fresh_session_allows_with_a_diagnostic_and_fills_only_a_tier(project:
     assert (second.action, second.decided_model) == ("fill", "haiku")
     found = [d for d in diagnostics() if d["event"] == "parent-unknown"]
     assert len(found) == 2 and "no assistant turn yet" in found[0]["message"]
+
+
+class LateWriter:
+    """Claude's readers, except that the transcript's assistant turn is flushed only by
+    the third read: Claude Code 2.1.332 runs PreToolUse before its writer flushes."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+        self.claude = load("claude")
+
+    def project_dir(self, event: Any, environ: Any, /) -> str:
+        return self.claude.project_dir(event, environ)
+
+    def read_transcript(self, path: str, /) -> TranscriptFacts:
+        self.reads += 1
+        if self.reads < 3:
+            return TranscriptFacts(assistant_turn=False)
+        return TranscriptFacts(model=SONNET, assistant_turn=True)
+
+
+def test_a_spawn_waits_for_the_turn_that_asked_for_it_to_be_written(project: Path) -> None:
+    payload = claude("PreToolUse", project, agent("opus"), transcript_path="/t.jsonl")
+    event = load("claude").decode(json.dumps(payload).encode())
+    readers = LateWriter()
+    ctx = Context(event=event, handler="guard.on_spawn", options=None, settings=None,
+                  capabilities=load("claude").capabilities("PreToolUse"),
+                  deadline=time.monotonic() + 30, readers=readers)  # fmt: skip
+    reply = on_spawn(event, ctx)
+    assert reply is not None and reply.updated_input is not None
+    assert (readers.reads, reply.updated_input["model"]) == (3, "sonnet")
+    (row,) = rows()
+    assert (row.action, row.parent_model) == ("cap", SONNET)
 
 
 def test_an_invalid_host_section_keeps_the_others_and_is_recorded(project: Path) -> None:

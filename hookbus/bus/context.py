@@ -85,18 +85,19 @@ class Context:
                 self._project_dir = self.event.cwd or os.getcwd()
         return self._project_dir
 
-    def transcript(self, path: str | None = None) -> TranscriptFacts:
+    def transcript(self, path: str | None = None, *, reread: bool = False) -> TranscriptFacts:
         """What the tail of a transcript says: the latest assistant turn's model, and
         whether one exists (see :class:`hookbus.types.TranscriptFacts`). ``path``
         defaults to the event's ``transcript_path``. The host's driver reads at most
         :data:`hookbus.types.TRANSCRIPT_TAIL` bytes from the end of the file; the answer
-        is kept for this context, and it never raises (unknown on any failure)."""
+        is kept for this context (``reread`` reads the file again, for a handler that
+        waits for the host to write), and it never raises (unknown on any failure)."""
         from hookbus.types import TranscriptFacts
 
         path = self.event.transcript_path if path is None else path
         if not path:
             return TranscriptFacts()
-        found = self._transcripts.get(path)
+        found = None if reread else self._transcripts.get(path)
         if found is None:
             found = TranscriptFacts()
             if self._readers is not None:

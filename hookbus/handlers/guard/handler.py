@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from hookbus.bus.context import Context
     from hookbus.handlers.guard.decide import Rules
     from hookbus.store import Dispatch, Store
+    from hookbus.types import TranscriptFacts
 
 #: The environment the guard reads (declared, so a warm server forwards exactly these).
 ENV = (
@@ -47,6 +48,13 @@ ENV = (
 PARENT_MODEL = "parent_model"
 #: The guard answers well inside every host's hook timeout (Hermes: 10 s in all).
 TIMEOUT = 5.0
+#: How long a spawn waits for its parent's transcript to show the turn that asked for it.
+#: Claude Code runs PreToolUse before its session writer has flushed that assistant turn
+#: (seen with 2.1.332: the line, stamped 40 ms before the hook, was still unwritten 80 ms
+#: later); the seed's "fresh-session PreToolUse may run before the first assistant
+#: response is written". Waiting only happens on a session's first spawn.
+TRANSCRIPT_SETTLE = 1.5
+_TRANSCRIPT_POLL = 0.02
 _ON = frozenset({"1", "true", "yes", "on"})
 
 
@@ -159,9 +167,26 @@ def _parent(event: Event, ctx: Context, rules: Rules) -> tuple[str | None, bool]
     if cached:
         return cached, False
     facts = ctx.transcript()
+    if facts.assistant_turn is False:
+        facts = _settled_transcript(ctx)
     if facts.model:
         return facts.model, False
     return None, facts.assistant_turn is False
+
+
+def _settled_transcript(ctx: Context) -> TranscriptFacts:
+    """The transcript once it shows an assistant turn, re-read until
+    :data:`TRANSCRIPT_SETTLE` has passed (and never closer than a second to the
+    deadline): a spawn is always asked for by an assistant turn, so a whole transcript
+    without one is a transcript the host has not flushed yet."""
+    import time
+
+    until = min(time.monotonic() + TRANSCRIPT_SETTLE, ctx.deadline - 1.0)
+    facts = ctx.transcript(reread=True)
+    while facts.assistant_turn is False and time.monotonic() + _TRANSCRIPT_POLL < until:
+        time.sleep(_TRANSCRIPT_POLL)
+        facts = ctx.transcript(reread=True)
+    return facts
 
 
 def _remember(event: Event, ctx: Context, model: str) -> None:
