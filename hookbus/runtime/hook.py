@@ -132,6 +132,19 @@ def main(argv: list[str], *, intake: Intake | None = None, started: float | None
     return code
 
 
+class Found:
+    """The configuration a caller has already found in this call for the project folder
+    ``project`` (None: the working folder): its files and their index. The warm server's
+    child looks them up to set the call's environment, and need not twice."""
+
+    __slots__ = ("files", "lookup", "project")
+
+    def __init__(self, project: str | None, files: list[str], lookup: index.Lookup) -> None:
+        self.project = project
+        self.files = files
+        self.lookup = lookup
+
+
 def answer(
     argv: list[str],
     started: float,
@@ -140,13 +153,15 @@ def answer(
     *,
     intake: Intake | None = None,
     dispatch: Dispatch | None = None,
+    found: Found | None = None,
 ) -> int:
     """Answer one call through ``emergency`` (which writes the reply, once); the exit
     code. ``intake`` is the payload when the caller has read it; ``dispatch`` runs a call
-    someone may want (default: the watched worker, :mod:`~hookbus.runtime.watchdog`).
-    The warm server's child (:mod:`hookbus.runtime.served`) passes both."""
+    someone may want (default: the watched worker, :mod:`~hookbus.runtime.watchdog`);
+    ``found``, the configuration already found, used when the call's project folder is
+    its folder. The warm server's child (:mod:`hookbus.runtime.served`) passes all three."""
     try:
-        return _run(argv, started, emergency, after, intake, dispatch)
+        return _run(argv, started, emergency, after, intake, dispatch, found)
     except Exception as exc:  # a bug of ours must not become the host's problem
         import traceback
 
@@ -193,6 +208,7 @@ def _run(  # noqa: PLR0917
     after: list[Callable[[], None]],
     given: Intake | None = None,
     dispatch: Dispatch | None = None,
+    found: Found | None = None,
 ) -> int:
     try:
         opts, problems = parse(argv)
@@ -241,11 +257,15 @@ def _run(  # noqa: PLR0917
         diagnostics.emit("input-unclosed", "stdin stayed open after the payload",
                          host=facts.name, native=native)  # fmt: skip
     timeout = opts.timeout or facts.timeout_for(native)
-    files = config_paths(facts.project_dir(os.environ, peeked.payload))
+    project = facts.project_dir(os.environ, peeked.payload)
+    if found is not None and found.project == project:
+        files, lookup = found.files, found.lookup
+    else:
+        files = config_paths(project)
+        lookup = index.read(files) if files else index.Lookup(files, "fresh", None)
     if not files:
         emergency.set(no_opinion)
         return emergency.answer(no_opinion)
-    lookup = index.read(files)
     if _nobody(lookup, facts.name, native, tool):
         emergency.set(no_opinion)
         return emergency.answer(no_opinion)

@@ -217,6 +217,22 @@ class Lookup:
         return [h for h in handlers if h["subscription"] is None]
 
 
+#: The last index text parsed, and what it parsed to: a warm server's worker reads the
+#: same file call after call, and parsing it is the larger part of reading it. Only the
+#: parse is kept: the file is read, and its freshness judged, on every call. Nothing
+#: changes the parsed index (a compile makes a new one).
+_parsed: tuple[bytes, object] = (b"", None)
+
+
+def _loads(raw: bytes) -> object:
+    global _parsed
+    if raw and raw == _parsed[0]:
+        return _parsed[1]
+    data = json.loads(raw)
+    _parsed = (raw, data)
+    return data
+
+
 def read(files: list[str]) -> Lookup:
     """The index for ``files`` (the configuration in effect), never compiling it."""
     if not files:
@@ -230,7 +246,7 @@ def read(files: list[str]) -> Lookup:
     except OSError as exc:
         return Lookup(files, "unreadable", problem=f"cannot read the index: {exc}")
     try:
-        data = json.loads(raw)
+        data = _loads(raw)
     except ValueError as exc:
         return Lookup(files, "unreadable", problem=f"the index is not JSON: {exc}")
     if not isinstance(data, dict) or data.get("format") != FORMAT:

@@ -142,12 +142,12 @@ class Warm:
                 sys.modules.pop(name, None)
 
 
-def set_environment(req: wire.Request, warm: Warm | None = None) -> list[str]:
+def set_environment(req: wire.Request, warm: Warm | None = None) -> hook.Found:
     """The request's variables over the server's, and its working folder; the variables
     it speaks for and did not send (hookbus's own, the configuration's, the host's
     project variables, and the ones the index says the handlers declare) unset. Returns
-    the configuration files in effect (what the call's handlers may change: its working
-    folder is not kept)."""
+    the configuration in effect and its index (what the call's handlers may change: its
+    working folder is not kept)."""
     facts = HOSTS[req.host]
     owned = [k for k in os.environ if k.startswith("HOOKBUS_")]
     owned += [*OWN_ENV, *facts.project_env]
@@ -157,11 +157,13 @@ def set_environment(req: wire.Request, warm: Warm | None = None) -> list[str]:
     from hookbus.discover import config_paths
     from hookbus.runtime import index
 
-    files = config_paths(facts.project_dir(req.env, None))
+    project = facts.project_dir(req.env, None)
+    files = config_paths(project)
     if warm is not None:
         warm.keep_only(files)
-    _apply(req.env, index.read(files).declared_env(req.host))
-    return files
+    lookup = index.read(files)
+    _apply(req.env, lookup.declared_env(req.host))
+    return hook.Found(project, files, lookup)
 
 
 def _apply(env: dict[str, str], owned: list[str]) -> None:
@@ -202,7 +204,7 @@ def answer_one(
     diagnostics.defer()
     before = set(sys.modules)
     try:
-        files = set_environment(req, warm)
+        found = set_environment(req, warm)
     except OSError as exc:
         refusal = wire.Refusal(refused="bad-request", message=f"cannot serve here: {exc}")
         _send(conn, [_encode(refusal)])
@@ -210,11 +212,13 @@ def answer_one(
     capture = Capture()
     after: list[Callable[[], None]] = []
     intake = Intake(payload[: MAX_INPUT + 1], "eof")
-    hook.answer(argv_of(req), started, capture, after, intake=intake, dispatch=_dispatch)
+    hook.answer(
+        argv_of(req), started, capture, after, intake=intake, dispatch=_dispatch, found=found
+    )
     output = capture.reply or HookOutput()
     _send(conn, [_encode(wire.Answer(exit=output.exit_code)), output.stdout, output.stderr])
     conn.close()
-    _report(report_fd, before, files)
+    _report(report_fd, before, found.files)
     data = diagnostics.take()
     if data:
         diagnostics.write(data)
