@@ -308,7 +308,8 @@ class Reply:
     """What asking the server came to: ``kind`` is ``answered`` (``exit``, ``stdout`` and
     ``stderr`` hold the reply), ``absent`` (no server to answer: start one), ``refused``
     (a live server said no: ``reason``), ``unanswered`` (it took the request and did not
-    answer in time) or ``broken`` (it went away mid-reply)."""
+    answer in time, or said its worker ended without an answer: the call must not run
+    again) or ``broken`` (it went away mid-reply)."""
 
     __slots__ = ("exit", "kind", "reason", "stderr", "stdout")
 
@@ -392,6 +393,8 @@ def _exchange(sock: _socket.socket, head: bytes, payload: bytes, deadline: float
         if not isinstance(status, dict):
             return Reply("broken", "the server's status is not an object")
         if status.get("ok") is not True:
+            if status.get("refused") == "unanswered":  # the call ran, and must not again
+                return Reply("unanswered", str(status.get("message")))
             return Reply("refused", str(status.get("refused")))
         code = status.get("exit")
         out = _recv_frame(sock, deadline)

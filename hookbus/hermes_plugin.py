@@ -18,11 +18,12 @@ One file, two ways in:
   command cannot answer (Hermes's no-opinion, or the block a fail-closed handler owes).
   It needs only the standard library: Hermes and hookbus usually live in environments of
   their own (``pipx``, ``uv tool``). Only wanted events (and tools) spawn anything.
-  With ``install --server``, :data:`BAKED` has ``server`` and each event's command is the
-  warm server's client: a call goes first to a running ``hookbus serve`` over its socket
-  (:func:`warm`, with the client's own functions, loaded from its file), and the
-  command runs only when no server answers (it then runs the cold path and starts a
-  server for the next call, as an installed command hook does).
+  With the server path (install's default), :data:`BAKED` has ``server`` and each
+  event's command is the warm server's client: a call goes first to a running
+  ``hookbus serve`` over its socket (:func:`warm`, with the client's own functions,
+  loaded from its file), and the command runs only when no server answers (it then
+  runs the cold path and starts a server for the next call, as an installed command
+  hook does).
 - **The entry point** ``hermes_agent.plugins`` = ``hookbus`` (this module, :data:`BAKED`
   None), found when hookbus is installed into Hermes's own environment: every event goes
   to :func:`hookbus.runtime.inproc.dispatch`, which forks a worker rather than starting
@@ -208,7 +209,8 @@ def warm(native: str, data: bytes, server: dict[str, Any], bound: float) -> byte
     head = found.header(opts, os.environb)
     reply = found.request(found._join(folder, "server.sock"), head, data, deadline)
     if reply.kind == "unanswered":
-        raise Unanswered(f"no answer from the warm server within {bound:g} s")
+        why = reply.reason or f"no answer from the warm server within {bound:g} s"
+        raise Unanswered(why)
     if reply.kind != "answered":
         return None
     if reply.exit != 0:

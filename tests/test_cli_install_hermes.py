@@ -93,7 +93,7 @@ def test_the_plugin_bakes_only_wanted_events_their_commands_and_fallbacks(home: 
     """Only the events the handlers want, in Hermes's order, each with the absolute hook
     command; the fail-closed guard's event falls back to a block, only shell and github
     tools spawn anything, the rest falls back to no opinion."""
-    assert cli("install", "--host", "hermes").returncode == 0
+    assert cli("install", "--host", "hermes", "--no-server").returncode == 0
     found = baked(home)
     assert found["bound"] == 10.0
     events = found["events"]
@@ -255,11 +255,15 @@ def test_without_a_config_yaml_install_makes_one_and_uninstall_removes_it(home: 
     assert list(home.iterdir()) == []
 
 
-def test_hermes_keeps_hookbus_run_unless_asked(home: Path) -> None:
-    """Hermes's plugin spawns hookbus itself: install's default bakes ``hookbus run`` by
-    path for every way in (plugin and shell hooks); after ``--server`` the plugin asks the
-    warm server, and a plain reinstall keeps it (the shell hooks stay ``hookbus run``)."""
+def test_hermes_asks_the_server_unless_told_not_to(home: Path) -> None:
+    """Install's default: the plugin asks the warm server; ``--no-server`` bakes
+    ``hookbus run`` by path for every way in (plugin and shell hooks), which a plain
+    reinstall keeps; ``--server`` brings the server back (the shell hooks stay
+    ``hookbus run`` in every form)."""
     assert cli("install", "--host", "hermes", "--via", "both").returncode == 0
+    assert "server" in baked(home)
+    assert cli("install", "--host", "hermes", "--no-server").returncode == 0
+    assert cli("install", "--host", "hermes").returncode == 0
     assert "server" not in baked(home)
     for event in baked(home)["events"].values():
         assert event["argv"][2].endswith("__main__.py") and event["argv"][3] == "run"

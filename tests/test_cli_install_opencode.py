@@ -45,7 +45,7 @@ def test_install_bakes_only_the_wanted_events_with_their_fallbacks(
 ) -> None:
     """The shell guard's before hook (only for the shell tools, its fallback a block: the
     guard is fail-closed) and the lifecycle handler's session start and stop; nothing else."""
-    result = hookbus_cli(project, "install", "--host", host)
+    result = hookbus_cli(project, "install", "--host", host, "--no-server")
     assert result.returncode == 0, result.stderr
     path = plugin(project, host)
     assert "hookbus-owned-file" in path.read_text()

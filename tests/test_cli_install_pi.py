@@ -82,7 +82,7 @@ def test_install_writes_an_extension_with_only_the_wanted_events(project: Path) 
     """hookbus.ts, marked as hookbus's: tool_call for bash alone, by absolute path with
     --timeout, a bound 2 s past it and the fail-closed block as its fallback;
     session_start with no tool filter and {} as its fallback; verify is clean."""
-    done = hookbus_cli(project, "install", "--host", "pi")
+    done = hookbus_cli(project, "install", "--host", "pi", "--no-server")
     assert done.returncode == 0, done.stderr
     assert "hookbus-owned-file" in extension(project).read_text()
     baked = wanted(project)
@@ -263,7 +263,7 @@ def test_the_extension_bounds_its_wait_and_kills_what_it_ran(
     """hookbus that never answers (a program sleeping 60 s in its place): the extension
     answers the fallback when its own bound expires and leaves no process behind."""
     (project / "hooks_mod.py").write_text(GUARDS.replace("fail_closed=True", "fail_closed=False"))
-    assert hookbus_cli(project, "install", "--host", "pi").returncode == 0
+    assert hookbus_cli(project, "install", "--host", "pi", "--no-server").returncode == 0
     marker = tmp_path / "hung-marker"
     sleeper = [sys.executable, "-c", f"import time; open({str(marker)!r}, 'w'); time.sleep(60)"]
     replace_argv(project, "tool_call", sleeper)
@@ -329,7 +329,7 @@ def test_every_failure_is_the_fallback_and_one_diagnostic(
     """Whatever goes wrong behind the extension, the call is left alone (no fail-closed
     handler here), and one ``hook-unavailable`` line says what it was."""
     (project / "hooks_mod.py").write_text(GUARDS.replace("fail_closed=True", "fail_closed=False"))
-    assert hookbus_cli(project, "install", "--host", "pi").returncode == 0
+    assert hookbus_cli(project, "install", "--host", "pi", "--no-server").returncode == 0
     replace_argv(project, "tool_call", [a.replace("{python}", sys.executable) for a in argv])
     found = drive(project, "tool_call", call("rm -rf /"), isolated_environment)
     assert (found["result"], found["event"]["input"]["command"]) == (None, "rm -rf /")

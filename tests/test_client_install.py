@@ -158,22 +158,66 @@ def test_hung_server_gets_the_commands_fallback(project: Path, state: Path) -> N
     assert UNANSWERED_GUARD in reply["permissionDecisionReason"]
 
 
-def test_in_process_hosts_keep_hookbus_run_unless_asked(project: Path) -> None:
-    """OpenCode's and Kilo's plugins and Pi's extension spawn hookbus themselves: by
-    default they get ``hookbus run`` by path, saying nothing of a form; ``--server`` gives
-    them the warm server, which a plain reinstall keeps."""
+SPINNER = """
+import re
+import hookbus
+
+@hookbus.handler("before-tool", tools="shell", timeout=2, fail_closed=True)
+def spinner(event):
+    with open("runs.txt", "a") as f:
+        f.write("ran\\n")
+    if "spin" in (event.tool.command or ""):
+        re.match(r"(a+)+$", "a" * 64 + "b")  # _sre holds the GIL: no thread can answer
+    return None
+"""
+
+
+def test_a_handler_holding_the_gil_in_the_server_gets_the_fallback_once(
+    project: Path, state: Path
+) -> None:
+    """A fail-closed handler spinning in C with the GIL held, in a real server's worker:
+    the worker's own timer ends it past the dispatch's deadline, the server tells the
+    client ``unanswered``, and the installed command answers the guard's refusal. The
+    call ran once: the client does not run it again on its cold path."""
+    (project / "guard_mod.py").write_text(SPINNER)
+    (project / ".hookbus.toml").write_text('enable = ["guard_mod:spinner"]\nbudget = 3\n')
+    command = installed_command(project)
+    started = hookbus_cli(project, "serve", "--detach")
+    assert started.returncode == 0, started.stderr
+    warmed = host_runs(command, project, pre_tool("ls", project))  # the module warm
+    assert (warmed.returncode, warmed.stdout) == (0, b"")
+    (project / "runs.txt").unlink()
+    result = host_runs(command, project, pre_tool("spin", project))
+    assert result.returncode == 0
+    reply = json.loads(result.stdout)["hookSpecificOutput"]
+    assert reply["permissionDecision"] == "deny"
+    assert UNANSWERED_GUARD in reply["permissionDecisionReason"]
+    assert (project / "runs.txt").read_text() == "ran\n"
+    log = [json.loads(line) for line in (state / "diagnostics.jsonl").read_text().splitlines()]
+    assert [d["event"] for d in log if d["level"] != "info"] == ["watchdog-fired"]
+
+
+def test_in_process_hosts_speak_to_the_server_unless_told_not_to(project: Path) -> None:
+    """OpenCode's and Kilo's plugins, Pi's extension and Hermes's plugin ask the warm
+    server by default; ``--no-server`` bakes ``hookbus run`` alone, which a plain
+    reinstall keeps (the form is read back from the file), and verify finds no drift."""
+    hermes = project / "hermes-home"
     files = {"opencode": project / ".opencode" / "plugin" / "hookbus.js",
              "kilo": project / ".kilo" / "plugin" / "hookbus.js",
-             "pi": project / ".pi" / "extensions" / "hookbus.ts"}  # fmt: skip
+             "pi": project / ".pi" / "extensions" / "hookbus.ts",
+             "hermes": hermes / "plugins" / "hookbus" / "__init__.py"}  # fmt: skip
+    # Hermes has user settings only: its configuration is named.
+    env = {"HERMES_HOME": str(hermes), "HOOKBUS_CONFIG": str(project / ".hookbus.toml")}
     for host, path in files.items():
-        done = hookbus_cli(project, "install", "--host", host)
-        assert done.returncode == 0, done.stderr
-        assert "does not apply" not in done.stdout  # Pi's note on a form it ignores
-        text = path.read_text()
-        assert CLIENT_LAUNCHER not in text and "__main__.py" in text
-        assert hookbus_cli(project, "install", "--host", host, "--server").returncode == 0
-        assert hookbus_cli(project, "install", "--host", host).returncode == 0
-        assert CLIENT_LAUNCHER in path.read_text()
+        for flags, server in (((), True), (("--no-server",), False), ((), False)):
+            done = hookbus_cli(project, "install", "--host", host, *flags, env=env)
+            assert done.returncode == 0, done.stderr
+            assert "does not apply" not in done.stdout  # Pi's note on a form it ignores
+            text = path.read_text()
+            assert (CLIENT_LAUNCHER in text) is server, (host, flags)
+            assert server or "__main__.py" in text  # hookbus run, by path
+            checked = hookbus_cli(project, "verify", "--host", host, env=env)
+            assert checked.returncode == 0, (host, flags, checked.stdout + checked.stderr)
 
 
 def test_hook_files_keep_their_form_and_verify_clean(project: Path) -> None:

@@ -51,6 +51,12 @@ def slow_deny(event):
 def stuck_in_c(event):
     # Catastrophic backtracking: _sre holds the GIL, no Python-level timeout can fire.
     re.match(r"(a+)+$", "a" * 64 + "b")
+
+@hookbus.handler("before-tool", tools="shell", timeout=10)
+async def deaf_in_c(event):
+    import signal
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)  # the worker's own timer cannot end it
+    re.match(r"(a+)+$", "a" * 64 + "b")
 """
 
 
@@ -276,23 +282,31 @@ def test_a_server_killed_mid_request_still_answers_it(tmp_path: Path, state: Pat
     assert server.server_status().pid != first.pid  # type: ignore[union-attr]
 
 
-def test_a_child_past_its_deadline_is_killed(tmp_path: Path, state: Path) -> None:
-    """A child stuck in C past its deadline (the request's 2 s) is killed a second
-    later: the connection closes with no answer (the installed command's fallback then
-    answers), and ``server-child-killed`` says so."""
-    stuck = project(tmp_path / "stuck", "stuck_in_c")
+@pytest.mark.parametrize(
+    ("handler", "code"), [("stuck_in_c", "watchdog-fired"), ("deaf_in_c", "server-child-killed")]
+)
+def test_a_child_past_its_deadline_is_ended_and_its_client_told(
+    tmp_path: Path, state: Path, handler: str, code: str
+) -> None:
+    """A call stuck in C (the GIL held) past its deadline, the request's 2 s: its child
+    ends by its own timer past the dispatch's deadline (``watchdog-fired``), or, when a
+    handler has silenced that timer, the server kills it a second past the request's
+    deadline (``server-child-killed``). Either way the client is told ``unanswered``
+    (the installed command's fallback then answers) and the server goes on."""
+    stuck = project(tmp_path / "stuck", handler)
     compile_now(stuck)
     assert start(stuck).returncode == 0
     client = Client(sock(state))
     began = time.monotonic()
     client.send(header(stuck, timeout=2.0), pre_tool("ls", stuck))
-    assert client.frame() is None
+    status = json.loads(client.frame() or b"{}")
     client.close()
-    assert time.monotonic() - began >= 3.0
-    wait_for(lambda: "server-child-killed" in [d["event"] for d in diagnostics(state)],
-             "the kill's diagnostic")  # fmt: skip
-    killed = [d for d in diagnostics(state) if d["event"] == "server-child-killed"]
-    assert killed[0]["host"] == "claude"
+    assert (status["ok"], status["refused"]) == (False, "unanswered"), status
+    if code == "server-child-killed":
+        assert time.monotonic() - began >= 3.0
+    wait_for(lambda: code in [d["event"] for d in diagnostics(state)], "the diagnostic")
+    [ended] = [d for d in diagnostics(state) if d["event"] == code]
+    assert ended["host"] == "claude"
     assert server.server_status() is not None  # the server itself goes on
 
 
@@ -620,7 +634,7 @@ def test_32_clients_50_requests_each_one_row_each(tmp_path: Path, state: Path) -
         t.start()
     for t in threads:
         t.join()
-    assert failures == []
+    assert failures == [], [(d["event"], d["message"][:150]) for d in diagnostics(state)][:8]
     assert len(times) == CLIENTS * REQUESTS
     db = sqlite3.connect(f"file:{state / 'store.sqlite3'}?mode=ro", uri=True)
     try:
@@ -754,8 +768,10 @@ def test_a_variable_of_one_call_is_absent_in_the_next(pooled: Path) -> None:
 def test_a_worker_holding_the_gil_is_killed_and_replaced(pooled: Path, state: Path) -> None:
     """Handlers holding the GIL in both workers (a runaway regex: the call itself
     cannot answer) occupy those workers only: another call is answered meanwhile by a
-    one-shot child; past their deadline (2 s) and a second both are killed and new
-    workers take their place."""
+    one-shot child; past their dispatch's deadline the kernel ends both (their own
+    timer: no thread of theirs can run), the server tells each client ``unanswered``
+    (its installed fallback answers; the call must not run again), and new workers
+    take their place."""
     hanging = [Client(sock(state)) for _ in range(2)]
     for client in hanging:
         client.send(header(pooled, timeout=2.0), pre_tool("gil", pooled))
@@ -765,12 +781,16 @@ def test_a_worker_holding_the_gil_is_killed_and_replaced(pooled: Path, state: Pa
     assert pool_reason(pooled) == "unset none"  # by a one-shot child: no worker is idle
     assert pids(pooled)[2] not in hung
     for client in hanging:
-        assert client.frame() is None  # killed: the connection closes with no answer
+        status = json.loads(client.frame() or b"{}")
+        assert (status["ok"], status["refused"]) == (False, "unanswered"), status
+        assert "deadline passed" in status["message"]
+        assert client.frame() is None  # nothing follows
         client.close()
     for pid in hung:
         wait_for(lambda p=pid: not Path(f"/proc/{p}").exists() or _zombie(p), "the kill")
-    killed = {d["child"] for d in diagnostics(state) if d["event"] == "server-child-killed"}
-    assert killed == set(hung)
+    fired = [d for d in diagnostics(state) if d["event"] == "watchdog-fired"]
+    assert len(fired) == 2 and all(d["host"] == "claude" for d in fired)
+    assert not [d for d in diagnostics(state) if d["event"] == "server-child-killed"]
     wait_for(lambda: workers() == (2, 0), "the workers replaced")
     assert not set(map(str, hung)) & set(server_children())
     assert len(server_children()) == 2

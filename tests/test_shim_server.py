@@ -149,9 +149,9 @@ ANSWERS = [{"block": "not that"}, {"args": {"command": "make -n"}}, {"args": {"c
 
 
 @pytest.mark.parametrize("host", HOSTS)
-def test_default_install_bakes_no_server(project: Path, host: str) -> None:
-    """Without ``--server`` the shim spawns ``hookbus run`` as before: no server part."""
-    text = install(project, host)
+def test_no_server_install_bakes_no_server(project: Path, host: str) -> None:
+    """With ``--no-server`` the shim spawns ``hookbus run``: no server part."""
+    text = install(project, host, "--no-server")
     assert "__main__.py" in text and "client.run()" not in text
     assert ('"server"' not in text) if host != "pi" else ("const SERVER = null;" in text)
 
@@ -159,12 +159,15 @@ def test_default_install_bakes_no_server(project: Path, host: str) -> None:
 @pytest.mark.parametrize("host", HOSTS)
 def test_verify_knows_a_shim_installed_with_server(project: Path, host: str) -> None:
     """``verify`` reads the form from the shim itself: up to date after ``--server``;
-    against ``--no-server`` it differs, and the fix it names has no ``--server``."""
+    against ``--no-server`` it differs, and the fix it names says ``--no-server``."""
     install(project, host, "--server")
     done = hookbus_cli(project, "verify", "--host", host)
     assert done.returncode == 0 and "up to date" in done.stdout, done.stdout
     done = hookbus_cli(project, "verify", "--host", host, "--no-server")
-    assert done.returncode == 1 and f"to fix: hookbus install --host {host}\n" in done.stdout
+    assert (
+        done.returncode == 1
+        and f"to fix: hookbus install --host {host} --no-server\n" in done.stdout
+    )
 
 
 @pytest.mark.parametrize("host", HOSTS)
@@ -172,7 +175,7 @@ def test_the_warm_server_answers_as_the_cold_path(project: Path, state: Path, ho
     """A server running: the shim's answers (a deny, a rewrite in place, no opinion) are
     the cold path's, the server counts each call, and no process is spawned (the command
     is pointed at a program that does not exist: a spawn would be the fallback)."""
-    install(project, host)
+    install(project, host, "--no-server")
     cold, _ = drive(project, host, COMMANDS)
     assert [{k: v for k, v in r.items() if k != "ms"} for r in cold] == ANSWERS
     text = install(project, host, "--server")
@@ -327,7 +330,7 @@ def test_hermes_plugin_the_warm_server_answers_as_the_cold_path(
     """With ``--server`` and a server running, the plugin's directives are the cold
     path's, the server counts each call, and no command runs (it names a program that
     does not exist: running it would be the fallback)."""
-    plugin = hermes_install(project, hermes)
+    plugin = hermes_install(project, hermes, "--no-server")
     cold, _ = hermes_drive(project, plugin, COMMANDS)
     assert cold[0]["got"]["action"] == "block" and "not that" in cold[0]["got"]["message"]
     plugin = hermes_install(project, hermes, "--server")

@@ -124,9 +124,10 @@ def plugin_text(baked: dict[str, Any]) -> str:
 class HermesManifest:
     facts = HOSTS[HOST]
     scopes = SCOPES
-    #: Its plugin spawns hookbus itself: it asks the warm server only with ``--server``
-    #: (its shell hooks are ``hookbus run`` in every form).
-    server_default = False
+    #: Its plugin asks the warm server through the client's functions, in Hermes's own
+    #: process; a call no server answers runs the client's command. ``--no-server``:
+    #: ``hookbus run`` only (its shell hooks are ``hookbus run`` in every form).
+    server_default = True
 
     def installed_via(self) -> Via:
         """How hookbus is installed now (plugin, hooks or both), so that installing again

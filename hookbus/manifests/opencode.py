@@ -75,8 +75,9 @@ class OpenCodeManifest(grouped.GroupedManifest):
     scopes = SCOPES
     events = ALL_EVENTS
     driver: BaseDriver = driver
-    #: The plugin spawns hookbus itself: it asks the warm server only with ``--server``.
-    server_default = False
+    #: The plugin asks the warm server over its socket (no process per call); a call no
+    #: server answers runs the client's command. ``--no-server``: ``hookbus run`` only.
+    server_default = True
     #: The project's config folder, the user's under ``$XDG_CONFIG_HOME``, and the npm
     #: package the host installs into each.
     folder: ClassVar[str] = ".opencode"
@@ -141,10 +142,16 @@ class OpenCodeManifest(grouped.GroupedManifest):
         return config
 
     def shim(self, config: dict[str, Any]) -> str:
+        import shlex
+
+        # Each command in shell words too: what install reads the installed form from.
+        events = config["events"].items()
+        commands = "\n".join(f"//   {n}: {shlex.join(e['argv'])}" for n, e in events)
         return (
             with_server_client(shim_source())
             .replace("@@MARK@@", OWNED_MARK)
             .replace("@@HOST@@", self.facts.name)
+            .replace("@@COMMANDS@@", commands)
             .replace("@@CONFIG@@", _config_text(config))
         )
 

@@ -91,8 +91,9 @@ class PiManifest(grouped.GroupedManifest):
     scopes = SCOPES
     events = ALL_EVENTS
     driver = driver
-    #: The extension spawns hookbus itself: it asks the warm server only with ``--server``.
-    server_default = False
+    #: The extension asks the warm server over its socket (no process per call); a call
+    #: no server answers runs the client's command. ``--no-server``: ``hookbus run`` only.
+    server_default = True
 
     def path(self, scope: Scope, project_dir: str | None) -> str:
         return os.path.join(extensions_dir(scope, project_dir), FILE)

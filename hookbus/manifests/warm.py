@@ -2,13 +2,13 @@
 
 OpenCode's and Kilo's plugin, Pi's extension (Node) and Hermes's plugin (Python) live in
 the host's own process: for them the cheapest warm path is not the client's interpreter
-but the server's socket, spoken to directly (wire protocol v1, docs/client.md). With
-``install --server`` their baked configuration carries :func:`server_config`; each event
-keeps a command, the client's (:func:`hookbus.manifests.base.client_argv`), which the
-shim runs when no server answers: the client then runs the cold path and starts a server
-for the next call under its lock, exactly as an installed command hook would. With the
-default form the configuration carries ``None`` and the shims spawn ``hookbus run`` as
-before.
+but the server's socket, spoken to directly (wire protocol v1, docs/client.md). With the
+server form (install's default) their baked configuration carries :func:`server_config`;
+each event keeps a command, the client's (:func:`hookbus.manifests.base.client_argv`),
+which the shim runs when no server answers: the client then runs the cold path and
+starts a server for the next call under its lock, exactly as an installed command hook
+would. With ``--no-server`` the configuration carries ``None`` and the shims spawn
+``hookbus run``.
 """
 
 from __future__ import annotations

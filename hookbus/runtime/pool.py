@@ -75,12 +75,15 @@ def _count(name: str, value: str | None, low: int, high: int, default: int) -> i
 class Worker:
     """The server's view of one worker: its pid, its end of the socketpair, its call."""
 
-    __slots__ = ("generation", "host", "kill_at", "native", "pid", "sock")
+    __slots__ = ("conn", "generation", "host", "kill_at", "native", "pid", "sock")
 
     def __init__(self, pid: int, sock: socket.socket | None, generation: int) -> None:
         self.pid = pid
         #: None once it ended (its end closed); kept until reaped.
         self.sock = sock
+        #: The server's own copy of the busy call's connection: should the worker end
+        #: without answering, the server tells the client (:func:`answer_unanswered`).
+        self.conn: socket.socket | None = None
         self.generation = generation
         self.kill_at: float | None = None  # None: idle
         self.host = ""
@@ -138,6 +141,7 @@ class Pool:
             self._kill(worker)
             return False
         worker.kill_at, worker.host, worker.native = kill_at, req.host, req.event
+        worker.conn = conn
         return True
 
     def ready(self, worker: Worker) -> None:
@@ -149,17 +153,22 @@ class Pool:
             return
         except OSError:
             said = b""
-        worker.kill_at = None
+        if said:  # it answered: the call is over
+            worker.kill_at = None
+            if worker.conn is not None:
+                worker.conn.close()
+                worker.conn = None
         if not said or self.closing or worker.generation != self.generation:
             self._end(worker)
 
-    def reaped(self, pid: int) -> bool:
-        """Forget the worker ``pid`` (True when it was one)."""
+    def reaped(self, pid: int) -> Worker | None:
+        """Forget the worker ``pid`` (None when it was not one); its ``conn`` is the call
+        it ended in without answering, if any."""
         worker = self.workers.pop(pid, None)
         if worker is None:
-            return False
+            return None
         self._end(worker)
-        return True
+        return worker
 
     def late(self, now: float) -> list[Worker]:
         """Kill the workers busy past their call's deadline (and a second); those."""
@@ -186,6 +195,8 @@ class Pool:
         for worker in self.workers.values():
             if worker.sock:
                 worker.sock.close()
+            if worker.conn:
+                worker.conn.close()
 
     def _end(self, worker: Worker) -> None:
         """Close the server's end: an idle worker reads the end and exits."""

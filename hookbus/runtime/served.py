@@ -44,6 +44,11 @@ OWN_ENV = ("XDG_CONFIG_HOME", "HOME", "XDG_STATE_HOME")
 BACKSTOP = 2.0
 #: A warm report longer than this is dropped (one write to a pipe is atomic up to it).
 REPORT_MAX = 4096
+#: The call's worker ends by the kernel's hand this long after the dispatch's deadline:
+#: a handler holding the GIL (spinning in C) keeps every thread of this process from
+#: answering, where the cold path's watchdog would kill its worker at the deadline. The
+#: server then tells the client that nobody will answer (``unanswered``).
+OVERRUN_GRACE = 0.25
 
 
 class Capture(Emergency):
@@ -96,11 +101,18 @@ def run_inline(
     notes = {} if notes is None else notes
     saved = diagnostics.take()  # the worker takes what is pending as its parent's
     channel = _Inline(notes)
+    # SIGALRM's default action: past the deadline the kernel ends this process, whatever
+    # holds the GIL. The backstop it replaces is put back after.
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    began = time.monotonic()
+    backstop, _ = signal.setitimer(signal.ITIMER_REAL, max(0.001, deadline - began + OVERRUN_GRACE))
     try:
         then = work(channel)
     except BaseException:
         then = None
     finally:
+        left = backstop - (time.monotonic() - began)
+        signal.setitimer(signal.ITIMER_REAL, max(0.001, left) if backstop else 0)
         diagnostics.take()
         diagnostics.defer()
         diagnostics.record(saved)

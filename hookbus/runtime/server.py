@@ -86,12 +86,15 @@ class _Conn:
 
 
 class _Child:
-    __slots__ = ("host", "kill_at", "native")
+    __slots__ = ("conn", "host", "kill_at", "native")
 
-    def __init__(self, host: str, native: str | None, kill_at: float) -> None:
+    def __init__(self, host: str, native: str | None, kill_at: float,
+                 conn: socket.socket) -> None:  # fmt: skip
         self.host = host
         self.native = native
         self.kill_at = kill_at
+        #: The server's copy of its call's connection (see :func:`unanswered`).
+        self.conn = conn
 
 
 class Server:
@@ -327,12 +330,16 @@ class Server:
         self._reply(conn, msgspec.json.encode(wire.Refusal(refused=refused, message=message)))
 
     def _close(self, conn: _Conn) -> None:
+        self._release(conn)
+        conn.sock.close()
+
+    def _release(self, conn: _Conn) -> None:
+        """Stop reading ``conn``: a child or worker answers it now."""
         self.conns.pop(conn.sock.fileno(), None)
         try:  # noqa: SIM105
             self.selector.unregister(conn.sock)
         except (KeyError, ValueError):
             pass
-        conn.sock.close()
 
     def _drop_slow(self, now: float) -> None:
         for conn in [c for c in self.conns.values() if now > c.deadline]:
@@ -353,7 +360,7 @@ class Server:
         worker = self.pool.idle() if self.reloading is None else None
         if worker is not None and self.pool.hand(worker, conn.sock, raw, payload, header,
                                                  kill_at=kill_at):  # fmt: skip
-            self._close(conn)
+            self._release(conn)  # the worker's now; the server keeps its copy
             return
         try:
             pid = os.fork()
@@ -370,8 +377,8 @@ class Server:
 
                 importlib.invalidate_caches()
             served.serve(conn.sock, header, payload, self.report_w, self._warm_state())
-        self.children[pid] = _Child(header.host, header.event, kill_at)
-        self._close(conn)
+        self.children[pid] = _Child(header.host, header.event, kill_at, conn.sock)
+        self._release(conn)
 
     def _in_child(self, keep: _Conn | None = None) -> None:
         """Drop what the child must not hold: the listener, the lock (a child outliving
@@ -384,6 +391,8 @@ class Server:
         for conn in self.conns.values():
             if conn is not keep:
                 conn.sock.close()
+        for child in self.children.values():
+            child.conn.close()
         self.pool.close_in_child()
 
     def _warm_state(self) -> served.Warm:
@@ -392,15 +401,18 @@ class Server:
     def _reap(self) -> None:
         while self.children or self.pool.workers:
             try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
+                pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 self.children.clear()
                 self.pool.workers.clear()
                 return
             if pid == 0:
                 return
-            if not self.pool.reaped(pid):
-                self.children.pop(pid, None)
+            worker = self.pool.reaped(pid)
+            ended = worker or self.children.pop(pid, None)
+            if ended is not None and ended.conn is not None:
+                unanswered(ended.conn, status, ended.host, ended.native)
+                ended.conn = None
 
     def _kill_late(self, now: float) -> None:
         for worker in self.pool.late(now):
@@ -513,6 +525,40 @@ class Server:
                                  socket=self.listener.path, warm=len(self.warm),
                                  workers=wire.Workers(count=self.pool.live,
                                                       busy=self.pool.busy))  # fmt: skip
+
+
+def unanswered(conn: socket.socket, status: int, host: str, native: str | None) -> None:
+    """A call's child or worker ended, ``status`` being how: unless it exited 0 (having
+    answered), tell its client that nobody will (a refusal ``unanswered``: the client
+    answers its installed fallback; it must not run the call again, as it would after a
+    connection merely cut). A client that has its answer already reads no further."""
+    try:
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+            return
+        signum = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        if signum == signal.SIGALRM:
+            code, why = "watchdog-fired", "its deadline passed (its handlers still running)"
+        elif signum == signal.SIGKILL:
+            code, why = "", "it was killed"
+        else:
+            code, why = "worker-died", f"it ended ({_how(status)})"
+        if code:
+            diagnostics.emit(code, f"the worker answering {host} {native or 'event'} gave no "
+                             f"answer: {why}; its client answers the installed fallback",
+                             host=host, native=native)  # fmt: skip
+        refusal = wire.Refusal(refused="unanswered", message=f"the call's worker ended: {why}")
+        conn.setblocking(True)
+        conn.settimeout(1.0)
+        with contextlib.suppress(OSError):
+            conn.sendall(wire.frame(msgspec.json.encode(refusal)))
+    finally:
+        conn.close()
+
+
+def _how(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"signal {os.WTERMSIG(status)}"
+    return f"exit {os.WEXITSTATUS(status)}"
 
 
 def warm_up() -> None:

@@ -39,7 +39,11 @@ RUNTIME_SUBDIR = "hookbus"
 STATE_SUBDIR = "run"
 
 Op = Literal["run", "status", "stop"]
-Refused = Literal["version", "proto", "busy", "bad-request"]
+#: Why a request gets no answer from this server. All but one send the client to its own
+#: cold path; ``unanswered`` (the call's worker ended without an answer: past its
+#: deadline, or it died) does not: the call must not run twice, so the client answers
+#: its installed fallback, as the cold path's watchdog does for a worker of its own.
+Refused = Literal["version", "proto", "busy", "bad-request", "unanswered"]
 
 
 class Request(msgspec.Struct, frozen=True, kw_only=True):

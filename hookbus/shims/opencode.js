@@ -10,9 +10,16 @@
 // "args" replaces the call's input IN PLACE (assigning output.args has no effect in v1);
 // "context" is appended to a tool's output, or pushed onto a compaction's context.
 //
-// With `install --server` (SERVER below not null), a call goes first to the warm server's
-// socket (the part between the "warm server" lines, hookbus/shims/server.js); when no
-// server answers, the event's command (the client's) runs as below.
+// With the server path (install's default; SERVER below not null), a call goes first to
+// the warm server's socket (the part between the "warm server" lines,
+// hookbus/shims/server.js); when no server answers, the event's command (the client's)
+// runs as below. A bus event (the `event` hook, whose answer changes nothing) always runs
+// its command: Kilo 7.7.7 ends a run without awaiting the plugin's event hook for its
+// last session.idle, and a request on the host's own socket would end with it, where a
+// child process lives on and answers.
+//
+// The commands, one per event:
+@@COMMANDS@@
 //
 // When hookbus cannot answer (gone, crashed, unreadable output, past WAIT_MS) the hook gets
 // the event's fallback, baked in at install: "change nothing", or the block a fail-closed
@@ -62,7 +69,7 @@ function diagnose(code, native, message, sessionID) {
 
 // Run hookbus on one payload: its reply, or the fallback (with a diagnostic). With the
 // server path, the warm server is asked first; the command runs when it gives no answer.
-function ask(native, payload) {
+function ask(native, payload, viaServer = true) {
   const spec = EVENTS[native]
   const body = JSON.stringify(payload)
   return new Promise((resolve) => {
@@ -112,10 +119,11 @@ function ask(native, payload) {
         finish(null, `cannot send the payload (${e.message})`)
       }
     }
-    if (!SERVER) return run()
+    if (!SERVER || !viaServer) return run()
     sock = askServer(CONFIG.host, native, spec.timeout, body, (answer) => {
       if (done) return
       sock = null
+      if (answer.kind === "unanswered") return finish(null, `the warm server gave no answer (${answer.reason})`)
       if (answer.kind !== "answered") return run()
       if (answer.exit !== 0) return finish(null, `hookbus exited ${answer.exit}`)
       read(answer.stdout)
@@ -174,7 +182,7 @@ export const HookbusPlugin = async (ctx) => {
           }
         }
         if (!Object.hasOwn(EVENTS, type)) return
-        await ask(type, payload(type, directory, { event }))
+        await ask(type, payload(type, directory, { event }), false)
       } catch {}
     },
   }

@@ -18,9 +18,10 @@
 // install: {} (nothing changes), or the block a fail-closed handler owes; and one
 // diagnostic is left, a line on stderr and one in hookbus's diagnostics log.
 //
-// With `install --server` (SERVER not null), a call goes first to the warm server's socket
-// (the part between the "warm server" lines, hookbus/shims/server.js); when no server
-// answers, the event's command (the client's) runs as below.
+// With the server path (install's default; SERVER not null), a call goes first to the
+// warm server's socket (the part between the "warm server" lines,
+// hookbus/shims/server.js); when no server answers, the event's command (the client's)
+// runs as below; `install --no-server` bakes `hookbus run` only.
 import { spawn } from "node:child_process";
 import { appendFileSync, closeSync, constants as fsConstants, lstatSync, mkdirSync, openSync, statSync } from "node:fs";
 import { connect } from "node:net";
@@ -117,6 +118,7 @@ function ask(name, spec, input) {
     sock = askServer("pi", name, spec.timeout, input, (answer) => {
       if (done) return;
       sock = null;
+      if (answer.kind === "unanswered") return end(`the warm server gave no answer (${answer.reason})`);
       if (answer.kind !== "answered") return run();
       if (answer.exit !== 0) return end(`hookbus exited ${answer.exit}`);
       read(answer.stdout);

@@ -1,6 +1,6 @@
 // -- the warm server (inlined by hookbus's manifests from hookbus/shims/server.js) --------
 //
-// With `hookbus install --server`, SERVER is {proto, version, env} and a call is first
+// With the server path (install's default), SERVER is {proto, version, env} and a call is first
 // handed to a running `hookbus serve` over its Unix socket, in wire protocol v1
 // (docs/client.md): no interpreter starts when it answers. The rules are client.py's:
 // the socket is $XDG_RUNTIME_DIR/hookbus/server.sock when that names an absolute folder
@@ -78,7 +78,7 @@ function requestHeader(host, native, timeout) {
 }
 
 // Hand one call to the server. `answer` is called once: {kind: "answered", exit, stdout}
-// or {kind: "absent" | "refused" | "broken", reason}. Returns the socket (the caller
+// or {kind: "absent" | "refused" | "broken" | "unanswered", reason}. Returns the socket (the caller
 // destroys it at its own bound: a server that took the call and never answers is the
 // caller's timeout), or null when nothing was connected.
 function askServer(host, native, timeout, body, answer) {
@@ -134,7 +134,9 @@ function askServer(host, native, timeout, body, answer) {
     if (status === null && frames.length) {
       try { status = JSON.parse(frames[0].toString("utf8")) } catch {}
       if (!status || typeof status !== "object") return end({ kind: "broken", reason: "the server's status is not an object" })
-      if (status.ok !== true) return end({ kind: "refused", reason: String(status.refused) })
+      // "unanswered": the call ran and its worker ended without an answer (past its
+      // deadline): it must not run again, the caller answers the fallback.
+      if (status.ok !== true) return end({ kind: status.refused === "unanswered" ? "unanswered" : "refused", reason: String(status.message || status.refused) })
       if (!Number.isInteger(status.exit)) return end({ kind: "broken", reason: "the server's status has no exit" })
     }
     if (frames.length >= 3) end({ kind: "answered", exit: status.exit, stdout: frames[1].toString("utf8") })

@@ -150,11 +150,18 @@ class OpenCode:
         assert (self.plugin_dir / "mine.js").read_text() == users_plugin(users_log(ws))
         assert "hookbus-owned-file" in (self.plugin_dir / "hookbus.js").read_text()
 
-    def point_shim_at(self, program: Path, wait_ms: int | None = None) -> None:
-        """Make the installed shim run ``program`` in hookbus's place (and wait less)."""
+    def point_shim_at(
+        self, program: Path, wait_ms: int | None = None, events: tuple[str, ...] = ()
+    ) -> None:
+        """Make the installed shim run ``program`` in hookbus's place (and wait less); with
+        ``events``, for those native events only (the config has one line per event)."""
         shim = self.plugin_dir / "hookbus.js"
+        which = "|".join(re.escape(json.dumps(e)) for e in events) or r'"[^"]+"'
         text = re.sub(
-            r'"argv": \["[^"]+"', f'"argv": [{json.dumps(str(program))}', shim.read_text()
+            rf'^(\s*(?:{which}): \{{"argv": \[)"[^"]+"',
+            lambda m: m.group(1) + json.dumps(str(program)),
+            shim.read_text(),
+            flags=re.MULTILINE,
         )
         if wait_ms is not None:
             text = re.sub(r'"wait_ms": \d+', f'"wait_ms": {wait_ms}', text)

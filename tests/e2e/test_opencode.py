@@ -245,16 +245,18 @@ def test_the_guard_blocks_a_premium_task_it_cannot_move(
 def test_with_the_server_path_a_warm_server_answers_the_deny(
     opencode: OpenCode, workspace: Workspace, tmp_path: Path
 ) -> None:
-    """``install --server`` and a running ``hookbus serve``: the plugin hands each call to
-    the server over its socket (the command it would spawn names a missing interpreter,
-    so a spawn would be the fail-open fallback and the command would run): the deny
+    """``install --server`` and a running ``hookbus serve``: the plugin hands each tool and
+    chat call to the server over its socket (the command it would spawn names a missing
+    interpreter, so a spawn would be the fail-open fallback and the command would run);
+    the bus events run their command, the client, which asks the same server. The deny
     blocks bash, the model reads the reason, and the server served every event."""
     from . import warm
 
     reason = "E2E-WARM: echo is not allowed in this repo"
     workspace.install_hookbus({"deny_shell": {"reason": reason}}, host="opencode",
                               args=("--server",))  # fmt: skip
-    opencode.point_shim_at(tmp_path / "nowhere" / "python3")
+    opencode.point_shim_at(tmp_path / "nowhere" / "python3",
+                           events=("tool.execute.before", "chat.message"))  # fmt: skip
     with warm.server(workspace):
         run = opencode.run("E2E-WARM: please run echo hi", tool_script("E2E-WARM"))
         served = warm.served(workspace)
