@@ -229,11 +229,19 @@ def any_reply() -> SearchStrategy[Reply]:
     return REPLIES
 
 
+def listing(folder: Path) -> list[Path]:
+    """Every file and folder below ``folder`` but Python's bytecode caches: importing a
+    project's handler module writes its ``__pycache__`` (install's compile does, as every
+    hook does) unless ``PYTHONDONTWRITEBYTECODE`` is set, which is Python's, not ours."""
+    return [p for p in sorted(folder.rglob("*"))
+            if "__pycache__" not in p.relative_to(folder).parts]  # fmt: skip
+
+
 def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
-    """Every file and folder below ``folder``: its bytes and mode (to compare a folder
-    with itself before an install and after the uninstall)."""
+    """Every file and folder below ``folder`` (:func:`listing`): its bytes and mode (to
+    compare a folder with itself before an install and after the uninstall)."""
     return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else b"", p.stat().st_mode)
-            for p in sorted(folder.rglob("*"))}  # fmt: skip
+            for p in listing(folder)}  # fmt: skip
 
 
 def assert_owned_file_round_trip(project: Path, host: str, ours: Path, theirs: Path) -> None:

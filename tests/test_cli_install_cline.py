@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import hookbus_cli
+from support import hookbus_cli, snapshot
 
 GOOD = """
 import hookbus
@@ -35,11 +35,6 @@ def project(tmp_path: Path, isolated_environment: Path) -> Path:
     (root / "hooks_mod.py").write_text(GOOD)
     (root / ".hookbus.toml").write_text('enable = ["hooks_mod:shell", "hooks_mod:bye"]\n')
     return root
-
-
-def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
-    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else b"", p.stat().st_mode)
-            for p in sorted(folder.rglob("*"))}  # fmt: skip
 
 
 def test_install_writes_an_executable_per_subscribed_event(project: Path) -> None:

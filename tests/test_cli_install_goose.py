@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import client_call
+from support import client_call, listing
 
 from hookbus.manifests import goose as manifest
 
@@ -105,11 +105,11 @@ def test_install_install_uninstall_keeps_the_users_plugins(project: Path) -> Non
 def test_uninstall_gives_back_a_project_without_the_folders_install_made(project: Path) -> None:
     """In a project with no ``.agents/``, install makes four folder levels; uninstall
     removes them all, and the project holds exactly what it held before."""
-    before = sorted(str(p.relative_to(project)) for p in project.rglob("*"))
+    before = [str(p.relative_to(project)) for p in listing(project)]
     assert hookbus_cli(project, "install", "--host", "goose").returncode == 0
     assert (plugin(project) / "hooks" / "hooks.json").is_file()
     assert hookbus_cli(project, "uninstall", "--host", "goose").returncode == 0
-    assert sorted(str(p.relative_to(project)) for p in project.rglob("*")) == before
+    assert [str(p.relative_to(project)) for p in listing(project)] == before
     assert project.is_dir()
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import listing
 
 GUARDS = """
 import hookbus
@@ -120,10 +121,10 @@ def test_install_install_uninstall_keeps_the_users_extensions(project: Path) -> 
 
 def test_uninstall_removes_the_folders_install_made(project: Path) -> None:
     """In a project with no ``.pi/``, uninstall gives back exactly what was there."""
-    before = sorted(str(p.relative_to(project)) for p in project.rglob("*"))
+    before = [str(p.relative_to(project)) for p in listing(project)]
     assert hookbus_cli(project, "install", "--host", "pi").returncode == 0
     assert hookbus_cli(project, "uninstall", "--host", "pi").returncode == 0
-    assert sorted(str(p.relative_to(project)) for p in project.rglob("*")) == before
+    assert [str(p.relative_to(project)) for p in listing(project)] == before
 
 
 def test_a_users_own_hookbus_ts_is_refused_and_nothing_wanted_writes_nothing(
