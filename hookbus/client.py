@@ -325,32 +325,43 @@ class _Late(Exception):
     """The deadline passed while the server still owed a frame."""
 
 
-def _recv_frame(sock: _socket.socket, deadline: float) -> bytes | None:
-    """One frame; None at end of stream; _Late at the deadline."""
-    size = _recv_exact(sock, 4, deadline)
-    if size is None:
-        return None
-    length = int.from_bytes(size, "big")
-    if length > MAX_FRAME:
-        raise OSError("frame too large")
-    return _recv_exact(sock, length, deadline)
+class _Frames:
+    """A reply's frames as they arrive on ``sock``: the server writes a reply at once, so
+    one read usually holds every frame (not two reads per frame)."""
 
+    __slots__ = ("buf", "sock")
 
-def _recv_exact(sock: _socket.socket, n: int, deadline: float) -> bytes | None:
-    buf = bytearray()
-    while len(buf) < n:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise _Late
-        sock.settimeout(left)
-        try:
-            chunk = sock.recv(min(n - len(buf), 1 << 20))
-        except TimeoutError:
-            raise _Late from None
-        if not chunk:
+    def __init__(self, sock: _socket.socket) -> None:
+        self.sock = sock
+        self.buf = bytearray()
+
+    def next(self, deadline: float) -> bytes | None:
+        """One frame; None at end of stream; _Late at the deadline."""
+        if not self._fill(4, deadline):
             return None
-        buf += chunk
-    return bytes(buf)
+        length = int.from_bytes(self.buf[:4], "big")
+        if length > MAX_FRAME:
+            raise OSError("frame too large")
+        if not self._fill(4 + length, deadline):
+            return None
+        frame = bytes(self.buf[4 : 4 + length])
+        del self.buf[: 4 + length]
+        return frame
+
+    def _fill(self, n: int, deadline: float) -> bool:
+        while len(self.buf) < n:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _Late
+            self.sock.settimeout(left)
+            try:
+                chunk = self.sock.recv(1 << 16)
+            except TimeoutError:
+                raise _Late from None
+            if not chunk:
+                return False
+            self.buf += chunk
+        return True
 
 
 #: sockaddr_un holds 108 bytes: a longer path is reached through its folder's
@@ -386,7 +397,8 @@ def _exchange(sock: _socket.socket, head: bytes, payload: bytes, deadline: float
     try:
         sock.settimeout(max(0.001, deadline - time.monotonic()))
         sock.sendall(_frame(head) + _frame(payload))
-        first = _recv_frame(sock, deadline)
+        frames = _Frames(sock)
+        first = frames.next(deadline)
         if first is None:
             return Reply("broken", "the server closed the connection")
         status = loads(first)
@@ -397,8 +409,8 @@ def _exchange(sock: _socket.socket, head: bytes, payload: bytes, deadline: float
                 return Reply("unanswered", str(status.get("message")))
             return Reply("refused", str(status.get("refused")))
         code = status.get("exit")
-        out = _recv_frame(sock, deadline)
-        err = _recv_frame(sock, deadline) if out is not None else None
+        out = frames.next(deadline)
+        err = frames.next(deadline) if out is not None else None
     except _Late:
         return Reply("unanswered")
     except (OSError, ValueError, RecursionError) as exc:

@@ -183,6 +183,80 @@ def test_sync_handlers_run_concurrently() -> None:
     assert result.reply.context == "first\n\nsecond"
 
 
+def test_sync_handlers_run_on_threads_that_wait_for_the_next_call() -> None:
+    """Calls one after another run on one runner thread (a warm worker's calls start no
+    thread each); a handler left behind at its timeout keeps its thread, and the next
+    call gets another one."""
+    from hookbus.bus import dispatch
+
+    threads: list[int] = []
+
+    @hookbus.handler("before-tool")
+    def where(event: BeforeTool) -> None:
+        threads.append(threading.get_ident())
+
+    def runner_back(count: int) -> None:
+        until = time.monotonic() + 10
+        while dispatch.idle_threads() < count and time.monotonic() < until:
+            time.sleep(0.001)
+
+    bus = Bus([where])
+    for _ in range(3):
+        bus.dispatch_sync(before_tool())
+        runner_back(1)
+    assert len(threads) == 3 and len(set(threads)) == 1
+    idle = dispatch.idle_threads()
+    stuck = threading.Event()
+
+    @hookbus.handler("before-tool", timeout=0.2)
+    def holds(event: BeforeTool) -> None:
+        threads.append(threading.get_ident())
+        stuck.wait(30)
+
+    assert Bus([holds]).dispatch_sync(before_tool()).outcomes[0].status == "timeout"
+    assert dispatch.idle_threads() == idle - 1  # its runner is still in the handler
+    bus.dispatch_sync(before_tool())
+    # The held handler took the runner that waited last (the one of the calls above);
+    # the next call runs on another.
+    assert threads[-2] == threads[0] != threads[-1]
+    stuck.set()
+    runner_back(idle)
+
+
+def test_a_forked_child_does_not_wait_on_its_parents_runners() -> None:
+    """After a fork the parent's runner threads are not the child's: the child's first
+    sync call starts a thread of its own and is answered."""
+    script = """
+import os, hookbus
+from hookbus import Bus, Reply
+from hookbus.bus import dispatch
+from tests.test_bus import before_tool
+
+@hookbus.handler("before-tool")
+def fine(event):
+    return Reply.allow()
+
+Bus([fine]).dispatch_sync(before_tool())
+import time
+until = time.monotonic() + 10
+while dispatch.idle_threads() < 1 and time.monotonic() < until:
+    time.sleep(0.001)
+pid = os.fork()
+if pid == 0:
+    ok = dispatch.idle_threads() == 0 and Bus([fine]).dispatch_sync(before_tool()).reply.decision == "allow"
+    os._exit(0 if ok else 3)
+print(os.waitpid(pid, 0)[1] >> 8, dispatch.idle_threads())
+"""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, check=False, cwd=root)  # fmt: skip
+    assert done.stdout.split() == ["0", "1"], done.stderr
+
+
 @pytest.mark.anyio
 async def test_async_handlers_run_concurrently_under_anyio() -> None:
     """Async and sync handlers share one task group; all three meet before any returns."""

@@ -34,6 +34,7 @@ from typing import NoReturn
 import msgspec
 
 from hookbus import diagnostics, state
+from hookbus.bus.dispatch import idle_threads
 from hookbus.runtime import served, wire
 
 #: Workers kept (``$HOOKBUS_SERVE_WORKERS``; 0: a fork per call, as without a pool).
@@ -292,15 +293,17 @@ THREADS_GRACE = 0.5
 
 
 def threads_outlived(grace: float = THREADS_GRACE) -> bool:
-    """Whether a thread of the call is still running ``grace`` seconds on. A handler's
-    thread that returned hands its result over before the interpreter has ended it,
-    so one that finished is still counted for a moment (longer on a loaded machine);
-    one left behind at its deadline is asleep or stuck, and still there."""
+    """Whether a thread of the call is still running ``grace`` seconds on, the bus's
+    runners waiting for their next handler aside. A runner whose handler returned
+    hands its result over a moment before it says it is waiting again, and a thread a
+    handler started and that finished is still counted for a moment before the
+    interpreter has ended it (longer on a loaded machine); one left behind at its
+    deadline is asleep or stuck, and still there."""
     until = time.monotonic() + grace
-    while _thread._count():
+    while _thread._count() > idle_threads():
         if time.monotonic() >= until:
             return True
-        time.sleep(0.002)
+        time.sleep(0.0005)
     return False
 
 
