@@ -18,9 +18,10 @@ Rows, each runtime's rounds shuffled together:
 - ``<shim> → stdlib hook``: the same installed shim with its command pointed at
   ``stdlib_shim_hook.py`` (the same rule with json + re): what a hand-written hook costs
   behind the same shim;
-- ``<shim> → hookbus``: the shim as installed;
-- ``<shim> → hookbus (warm server)``: the shim as ``install --host H --server`` writes
-  it, with ``hookbus serve`` started (and warmed by the warm-up rounds) before timing:
+- ``<shim> → hookbus``: the shim as ``install --host H --no-server`` writes it (it
+  spawns ``hookbus run``);
+- ``<shim> → hookbus (warm server)``: the shim as install writes it by default (and
+  ``--server``), with ``hookbus serve`` started (and warmed by the warm-up rounds) before timing:
   the shim speaks the server's wire protocol on its socket itself, no process started
   (``hookbus/shims/server.js``; the Hermes plugin through ``client.py``'s functions);
 - ``hermes entry point``: the ``hermes_agent.plugins`` entry point, for a hookbus
@@ -188,13 +189,14 @@ PYTHON_ROWS = (
 
 
 def node_samples(run: Run, node: str, floor: list[str]) -> dict[str, list[float]]:
-    """The OpenCode plugin and the Pi extension as installed (and with ``--server``), and
-    pointed at the stdlib hook."""
+    """The OpenCode plugin and the Pi extension installed with ``--no-server`` (and as
+    install's default writes them, asking the warm server), and pointed at the stdlib
+    hook."""
     installed = {"opencode": run.project / ".opencode" / "plugin" / "hookbus.js",
                  "pi": run.project / ".pi" / "extensions" / "hookbus.ts"}  # fmt: skip
     # Node imports .mjs (Pi's jiti the .ts itself); each form copied before the next
     # install replaces it.
-    for flags, suffix in (((), ""), (("--server",), "-warm")):
+    for flags, suffix in ((("--no-server",), ""), (("--server",), "-warm")):
         for host, path in installed.items():
             install(sys.executable, host, run.project, run.env, *flags)
             shutil.copy(path, run.root / f"{host}{suffix}.mjs")
@@ -218,7 +220,7 @@ def python_samples(run: Run, floor: list[str]) -> dict[str, list[float]]:
     run.env["HOOKBUS_CONFIG"] = str(run.project / ".hookbus.toml")
     installed = Path(run.env["HOME"]) / ".hermes" / "plugins" / "hookbus" / "__init__.py"
     plugin, warm = run.root / "hermes_plugin.py", run.root / "hermes_warm.py"
-    install(sys.executable, "hermes", run.project, run.env)
+    install(sys.executable, "hermes", run.project, run.env, "--no-server")
     shutil.copy(installed, plugin)
     install(sys.executable, "hermes", run.project, run.env, "--server")
     shutil.copy(installed, warm)
