@@ -27,6 +27,7 @@ SQLite gives its ``-wal`` and ``-shm`` files the same mode.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sqlite3
@@ -174,9 +175,18 @@ def open_store(deadline: float) -> Store:
 
 
 def _create(path: str) -> None:
-    """Create the file ``0600`` before SQLite does (it would follow the umask)."""
+    """Create the file ``0600`` before SQLite does (it would follow the umask). An
+    existing file is not opened: closing any descriptor of a database file drops every
+    POSIX lock this process holds on it, those of a connection still open included
+    (sqlite.org/howtocorrupt.html, 2.2), and another call's store may be open here."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)  # fmt: skip
+    except FileExistsError:
+        if not os.path.islink(path):
+            return
+        # A link is refused, as O_NOFOLLOW refuses it on creation.
+        raise StoreError(f"{path}: cannot create ({os.strerror(errno.ELOOP)})") from None
     except OSError as exc:
         raise StoreError(f"{path}: cannot create ({exc.strerror})") from None
     os.close(fd)
