@@ -406,7 +406,7 @@ def _exchange(sock: _socket.socket, head: bytes, payload: bytes, deadline: float
             return Reply("broken", "the server's status is not an object")
         if status.get("ok") is not True:
             if status.get("refused") == "unanswered":  # the call ran, and must not again
-                return Reply("unanswered", str(status.get("message")))
+                return Reply("unanswered", str(status.get("message") or "its worker ended"))
             return Reply("refused", str(status.get("refused")))
         code = status.get("exit")
         out = frames.next(deadline)
@@ -465,14 +465,21 @@ INDEX_FORMAT = 5  # hookbus.runtime.index.FORMAT (a test holds them equal)
 
 class Gate:
     """What the index says of this call: ``nobody`` (``reply`` is the host's no-opinion)
-    or someone may want it (``env``: the variables to send)."""
+    or someone may want it (``env``: the variables to send; ``refusal``: the answer
+    owed to a fail-closed handler that may want it, None when none may)."""
 
-    __slots__ = ("env", "nobody", "reply")
+    __slots__ = ("env", "nobody", "refusal", "reply")
 
-    def __init__(self, env: list[str], reply: tuple[bytes, bytes, int] | None = None) -> None:
+    def __init__(
+        self,
+        env: list[str],
+        reply: tuple[bytes, bytes, int] | None = None,
+        refusal: tuple[bytes, bytes, int] | None = None,
+    ) -> None:
         self.env = env
         self.nobody = reply is not None
         self.reply = reply or (b"", b"", 0)
+        self.refusal = refusal
 
 
 def _find(payload: object, path: list[str]) -> object:
@@ -736,7 +743,11 @@ def consult(opts: Options, data: bytes, end: str) -> Gate | None:
     _, tool = _first(payload, facts["tool_paths"])
     env = sorted({*facts["env"], *names})
     if _wanted(found, opts.host, native, tool if isinstance(tool, str) else None):
-        return Gate(env)
+        owed = found["refusals"].get(opts.host, {}).get(native)  # type: ignore[attr-defined]
+        if owed is None:
+            return Gate(env)
+        return Gate(env, refusal=(owed["stdout"].encode(), owed["stderr"].encode(),
+                                  owed["exit_code"]))  # fmt: skip
     quiet = facts["no_opinion"].get(native) or facts["no_opinion"][""]
     return Gate(env, (quiet["stdout"].encode(), quiet["stderr"].encode(), quiet["exit_code"]))
 
@@ -880,10 +891,22 @@ def main(argv: list[str]) -> int:
     if reply.kind == "answered":
         write(reply.stdout, reply.stderr)
         return reply.exit
-    if reply.kind == "unanswered" or (
-        reply.kind == "broken" and deadline - time.monotonic() < COLD_MINIMUM
+    told = reply.kind == "unanswered" and reply.reason != ""
+    if told and gate is not None:
+        # The call ran and its worker ended unanswered: not again. A fresh index says
+        # whether a fail-closed handler may want it: its refusal, else the fallback.
+        if gate.refusal is None:
+            return 1
+        write(gate.refusal[0], gate.refusal[1])
+        return gate.refusal[2]
+    if (reply.kind == "unanswered" and not told) or (
+        reply.kind in ("broken", "unanswered") and deadline - time.monotonic() < COLD_MINIMUM
     ):
-        return 1
+        return 1  # the deadline: the installed command's fallback answers in time
+    if told:
+        # No index this process can read: a handler made fail-closed since the install
+        # may want the call, and only hookbus can tell: the cold path decides.
+        return cold(opts, argv, data, end, started, (path, f"unanswered: {reply.reason}"))
     why = None if reply.kind == "absent" else (path, f"{reply.kind}: {reply.reason}")
     code = cold(opts, argv, data, end, started, why)
     if reply.kind in ("absent", "broken"):

@@ -12,7 +12,9 @@ import time
 from pathlib import Path
 from typing import Literal
 
-Mode = Literal["answer", "hang", "die-mid-reply", "die-late", "version", "busy", "junk"]
+Mode = Literal[
+    "answer", "hang", "die-mid-reply", "die-late", "version", "busy", "junk", "unanswered"
+]
 #: How long mode ``die-late`` waits before it cuts its reply short.
 LATE = 1.5
 #: What the stand-in answers in mode ``answer`` (nothing hookbus itself would write).
@@ -78,6 +80,9 @@ class FakeServer:
             conn.sendall(frame(json.dumps(refusal).encode()))
         elif self.mode == "busy":
             refusal = {"ok": False, "refused": "busy", "message": "too many"}
+            conn.sendall(frame(json.dumps(refusal).encode()))
+        elif self.mode == "unanswered":
+            refusal = {"ok": False, "refused": "unanswered", "message": "its worker ended"}
             conn.sendall(frame(json.dumps(refusal).encode()))
         elif self.mode == "junk":
             conn.sendall(b"\xff\xff\xff\xffnot a frame")

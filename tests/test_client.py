@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from fake_server import EXIT, STDERR, STDOUT, FakeServer, Mode
-from support import guarded_project, pre_tool, wait_for
+from support import compile_now, guarded_project, pre_tool, wait_for
 
 import hookbus
 from hookbus import client
@@ -181,6 +181,32 @@ def test_server_that_never_answers_gets_exit_1_before_the_deadline(
     assert (result.returncode, result.stdout, result.stderr) == (1, b"", b"")
     assert len(server.requests) == 1
     assert 2.0 <= took < 5.0
+
+
+@pytest.mark.parametrize("server", ["unanswered"], indirect=True)
+def test_told_unanswered_a_fresh_index_gives_the_guards_refusal(
+    project: Path, server: FakeServer, state: Path
+) -> None:
+    """The server says the call's worker ended without an answer: the call is not run
+    again; the fresh index says a fail-closed guard may want it, so its refusal is the
+    answer (even for a command the guard would allow: it did not get to say so)."""
+    compile_now(project)
+    result = run_client(project, pre_tool("ls", project))
+    assert (result.returncode, result.stderr) == (0, b"")
+    reason = json.loads(result.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason == "hookbus: no answer in time; fail-closed guard:guard wants it"
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("server", ["unanswered"], indirect=True)
+def test_told_unanswered_with_no_index_to_read_the_cold_path_decides(
+    project: Path, server: FakeServer, state: Path
+) -> None:
+    """No index this process can read (none compiled yet): a handler made fail-closed
+    since the install may want the call, so the cold path answers it, and says why."""
+    assert_cold_deny(run_client(project, pre_tool("rm -rf /", project)))
+    [line] = fallbacks(state)
+    assert "unanswered" in line["message"]
 
 
 def test_stale_socket_is_answered_by_the_cold_path(project: Path, state: Path) -> None:

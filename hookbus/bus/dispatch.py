@@ -13,7 +13,6 @@ group as soon as one handler is a coroutine function.
 import _thread
 import inspect
 import math
-import os
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, Literal
@@ -475,52 +474,8 @@ def _traceback() -> str:
     return traceback.format_exc(limit=8)
 
 
-class _Runner:
-    """A thread that runs synchronous handlers one call after another. A warm server's
-    worker answers call after call: waking a thread that waits costs about half of
-    starting one (0.16 ms against 0.33 ms here, with the caches cold). A handler left
-    behind at its deadline keeps its runner: it never goes back to :data:`_IDLE`."""
-
-    __slots__ = ("go", "job")
-
-    def __init__(self) -> None:
-        self.go = _thread.allocate_lock()
-        self.go.acquire()
-        self.job: Callable[[], None] | None = None
-        _thread.start_new_thread(self._loop, ())
-
-    def _loop(self) -> None:
-        while True:
-            self.go.acquire()
-            job, self.job = self.job, None
-            if job is not None:
-                job()  # _ThreadRun._run: it never raises
-            _IDLE.append(self)
-
-
-#: Runners waiting for a job (list.append and pop are atomic under the GIL).
-_IDLE: list[_Runner] = []
-# A forked child has none of its parent's threads: their runners are not its own.
-os.register_at_fork(after_in_child=_IDLE.clear)
-
-
-def idle_threads() -> int:
-    """Handler threads alive and waiting for a job, running nothing."""
-    return len(_IDLE)
-
-
-def _on_thread(job: Callable[[], None]) -> None:
-    try:
-        runner = _IDLE.pop()
-    except IndexError:
-        runner = _Runner()
-    runner.job = job
-    runner.go.release()
-
-
 class _ThreadRun:
-    """One synchronous handler on a thread of its own (a :class:`_Runner`), joined with
-    its deadline."""
+    """One synchronous handler on its own thread, joined with its deadline."""
 
     def __init__(self, handler: Handler, ctx: Context, event: Event) -> None:
         self.handler = handler
@@ -535,7 +490,7 @@ class _ThreadRun:
     def start(self) -> None:
         self.done.acquire()
         self.started = time.monotonic()
-        _on_thread(self._run)
+        _thread.start_new_thread(self._run, ())
 
     def _run(self) -> None:
         try:

@@ -34,7 +34,6 @@ from typing import NoReturn
 import msgspec
 
 from hookbus import diagnostics, state
-from hookbus.bus.dispatch import idle_threads
 from hookbus.runtime import served, wire
 
 #: Workers kept (``$HOOKBUS_SERVE_WORKERS``; 0: a fork per call, as without a pool).
@@ -83,7 +82,7 @@ class Worker:
         #: None once it ended (its end closed); kept until reaped.
         self.sock = sock
         #: The server's own copy of the busy call's connection: should the worker end
-        #: without answering, the server tells the client (:func:`answer_unanswered`).
+        #: without answering, the server tells the client (``server.unanswered``).
         self.conn: socket.socket | None = None
         self.generation = generation
         self.kill_at: float | None = None  # None: idle
@@ -293,14 +292,14 @@ THREADS_GRACE = 0.5
 
 
 def threads_outlived(grace: float = THREADS_GRACE) -> bool:
-    """Whether a thread of the call is still running ``grace`` seconds on, the bus's
-    runners waiting for their next handler aside. A runner whose handler returned
-    hands its result over a moment before it says it is waiting again, and a thread a
-    handler started and that finished is still counted for a moment before the
-    interpreter has ended it (longer on a loaded machine); one left behind at its
-    deadline is asleep or stuck, and still there."""
+    """Whether a thread of the call is still running ``grace`` seconds on. A handler's
+    thread that returned hands its result over before the interpreter has ended it,
+    so one that finished is still counted for a moment (longer on a loaded machine);
+    one left behind at its deadline is asleep or stuck, and still there. (Each handler
+    gets a thread of its own, never one that ran another call's: a thread's locals and
+    context would outlive their call.)"""
     until = time.monotonic() + grace
-    while _thread._count() > idle_threads():
+    while _thread._count():
         if time.monotonic() >= until:
             return True
         time.sleep(0.0005)

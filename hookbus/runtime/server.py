@@ -402,9 +402,14 @@ class Server:
         while self.children or self.pool.workers:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
+            except ChildProcessError:  # someone else reaped them: their clients must not wait
+                for child in self.children.values():
+                    child.conn.close()
+                for pid in list(self.pool.workers):
+                    worker = self.pool.reaped(pid)
+                    if worker is not None and worker.conn is not None:
+                        worker.conn.close()
                 self.children.clear()
-                self.pool.workers.clear()
                 return
             if pid == 0:
                 return
@@ -433,8 +438,9 @@ class Server:
     def _killed(self, pid: int, host: str, native: str | None) -> None:
         diagnostics.emit("server-child-killed", f"the child answering {host} "
                          f"{native or 'event'} outlived its deadline by {KILL_AFTER:g}s; "
-                         "killed (its client had given up: the installed command's "
-                         "fallback answered)", host=host, native=native, child=pid)  # fmt: skip
+                         "killed (its client, told, or past its own deadline, answers "
+                         "its installed fallback)", host=host, native=native,
+                         child=pid)  # fmt: skip
 
     # -- warm modules and reload ------------------------------------------------------
 
@@ -529,11 +535,15 @@ class Server:
 
 def unanswered(conn: socket.socket, status: int, host: str, native: str | None) -> None:
     """A call's child or worker ended, ``status`` being how: unless it exited 0 (having
-    answered), tell its client that nobody will (a refusal ``unanswered``: the client
-    answers its installed fallback; it must not run the call again, as it would after a
-    connection merely cut). A client that has its answer already reads no further."""
+    answered) or its client has gone (it had its answer, or gave up at its deadline),
+    tell the client that nobody will answer (a refusal ``unanswered``: it answers its
+    fallback, and must not run the call again, as it would after a connection merely
+    cut). A process that answered and then died (killed in its after-reply work) leaves
+    a client that has closed its end: nothing is said, nothing logged."""
     try:
         if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+            return
+        if _gone(conn):
             return
         signum = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
         if signum == signal.SIGALRM:
@@ -553,6 +563,16 @@ def unanswered(conn: socket.socket, status: int, host: str, native: str | None) 
             conn.sendall(wire.frame(msgspec.json.encode(refusal)))
     finally:
         conn.close()
+
+
+def _gone(conn: socket.socket) -> bool:
+    """Whether the client closed its end (a read would find the stream's end)."""
+    try:
+        return conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False  # open, and waiting
+    except OSError:
+        return True
 
 
 def _how(status: int) -> str:
