@@ -634,7 +634,9 @@ def test_32_clients_50_requests_each_one_row_each(tmp_path: Path, state: Path) -
         t.start()
     for t in threads:
         t.join()
-    assert failures == [], [(d["event"], d.get("error", d["message"])[-600:]) for d in diagnostics(state) if d["level"] != "info"][:3]
+    problems = [(d["event"], d.get("error", d["message"])[-600:])
+                for d in diagnostics(state) if d["level"] != "info"]  # fmt: skip
+    assert failures == [], problems[:3]
     assert len(times) == CLIENTS * REQUESTS
     db = sqlite3.connect(f"file:{state / 'store.sqlite3'}?mode=ro", uri=True)
     try:
