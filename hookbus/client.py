@@ -307,9 +307,9 @@ def header(opts: Options, environ: dict[bytes, bytes]) -> bytes:
 class Reply:
     """What asking the server came to: ``kind`` is ``answered`` (``exit``, ``stdout`` and
     ``stderr`` hold the reply), ``absent`` (no server to answer: start one), ``refused``
-    (a live server said no: ``reason``), ``unanswered`` (it took the request and did not
-    answer in time, or said its worker ended without an answer: the call must not run
-    again) or ``broken`` (it went away mid-reply)."""
+    (a live server said no: ``reason``), ``late`` (it took the request and did not answer
+    in time), ``unanswered`` (it said the call's worker ended without an answer: the call
+    ran, and must not run again) or ``broken`` (it went away mid-reply)."""
 
     __slots__ = ("exit", "kind", "reason", "stderr", "stdout")
 
@@ -405,14 +405,14 @@ def _exchange(sock: _socket.socket, head: bytes, payload: bytes, deadline: float
         if not isinstance(status, dict):
             return Reply("broken", "the server's status is not an object")
         if status.get("ok") is not True:
-            if status.get("refused") == "unanswered":  # the call ran, and must not again
+            if status.get("refused") == "unanswered":
                 return Reply("unanswered", str(status.get("message") or "its worker ended"))
             return Reply("refused", str(status.get("refused")))
         code = status.get("exit")
         out = frames.next(deadline)
         err = frames.next(deadline) if out is not None else None
     except _Late:
-        return Reply("unanswered")
+        return Reply("late")
     except (OSError, ValueError, RecursionError) as exc:
         # A server killed mid-request resets the connection; junk is no reply either.
         return Reply("broken", repr(exc))
@@ -891,22 +891,19 @@ def main(argv: list[str]) -> int:
     if reply.kind == "answered":
         write(reply.stdout, reply.stderr)
         return reply.exit
-    told = reply.kind == "unanswered" and reply.reason != ""
-    if told and gate is not None:
+    if reply.kind == "unanswered" and gate is not None:
         # The call ran and its worker ended unanswered: not again. A fresh index says
         # whether a fail-closed handler may want it: its refusal, else the fallback.
         if gate.refusal is None:
             return 1
         write(gate.refusal[0], gate.refusal[1])
         return gate.refusal[2]
-    if (reply.kind == "unanswered" and not told) or (
+    if reply.kind == "late" or (
         reply.kind in ("broken", "unanswered") and deadline - time.monotonic() < COLD_MINIMUM
     ):
         return 1  # the deadline: the installed command's fallback answers in time
-    if told:
-        # No index this process can read: a handler made fail-closed since the install
-        # may want the call, and only hookbus can tell: the cold path decides.
-        return cold(opts, argv, data, end, started, (path, f"unanswered: {reply.reason}"))
+    # Unanswered with no index this process can read: a handler made fail-closed since
+    # the install may want the call, and only hookbus can tell; the cold path decides.
     why = None if reply.kind == "absent" else (path, f"{reply.kind}: {reply.reason}")
     code = cold(opts, argv, data, end, started, why)
     if reply.kind in ("absent", "broken"):

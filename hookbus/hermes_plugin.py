@@ -208,9 +208,10 @@ def warm(native: str, data: bytes, server: dict[str, Any], bound: float) -> byte
         return None  # never connected to; the command's client says why
     head = found.header(opts, os.environb)
     reply = found.request(found._join(folder, "server.sock"), head, data, deadline)
+    if reply.kind == "late":
+        raise Unanswered(f"no answer from the warm server within {bound:g} s")
     if reply.kind == "unanswered":
-        why = reply.reason or f"no answer from the warm server within {bound:g} s"
-        raise Unanswered(why)
+        raise Unanswered(reply.reason)
     if reply.kind != "answered":
         return None
     if reply.exit != 0:

@@ -258,14 +258,12 @@ def _run(  # noqa: PLR0917
                          host=facts.name, native=native)  # fmt: skip
     timeout = opts.timeout or facts.timeout_for(native)
     project = facts.project_dir(os.environ, peeked.payload)
-    if found is not None and found.project == project:
-        files, lookup = found.files, found.lookup
-    else:
-        files = config_paths(project)
-        lookup = index.read(files) if files else index.Lookup(files, "fresh", None)
+    reuse = found if found is not None and found.project == project else None
+    files = reuse.files if reuse is not None else config_paths(project)
     if not files:
         emergency.set(no_opinion)
         return emergency.answer(no_opinion)
+    lookup = reuse.lookup if reuse is not None else index.read(files)
     if _nobody(lookup, facts.name, native, tool):
         emergency.set(no_opinion)
         return emergency.answer(no_opinion)
