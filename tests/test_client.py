@@ -3,6 +3,7 @@ out) against a stand-in server speaking wire protocol v1, a broken one, or none.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -311,8 +312,9 @@ def test_stale_lock_is_taken_over(tmp_path: Path) -> None:
 def test_warm_path_imports_nothing_of_hookbus(
     project: Path, server: FakeServer, state: Path
 ) -> None:
-    """Answered by the server, the client loads only builtin modules and none of
-    hookbus's (``python -X importtime`` lists every module imported)."""
+    """Answered by the server, the client loads none of hookbus's modules and two
+    extension modules only, not ``select`` (``python -X importtime`` lists every module
+    imported)."""
     argv = [sys.executable, "-I", "-S", "-X", "importtime", str(CLIENT), "--host", "claude",
             "--event", "PreToolUse", "--timeout", "10"]  # fmt: skip
     result = subprocess.run(argv, input=pre_tool("ls", project), capture_output=True,
@@ -323,7 +325,7 @@ def test_warm_path_imports_nothing_of_hookbus(
     baseline = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", "-c", "pass"],
                               capture_output=True, check=True).stderr.decode()  # fmt: skip
     start = {ln.split("|")[-1].strip() for ln in baseline.splitlines()[1:]}
-    assert modules - start == {"_json", "_socket", "select"}
+    assert modules - start == {"_json", "_socket"}
 
 
 @pytest.mark.parametrize(
@@ -366,3 +368,86 @@ def test_broken_json_is_a_value_error_where_the_client_runs() -> None:
     ran = subprocess.run([sys.executable, "-I", "-S", "-c", script, str(CLIENT.parent)],
                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     assert ran.stdout.split() == ["ValueError"] * 6 + ["False"], ran.stderr
+
+
+# -- reading stdin without select ------------------------------------------------------
+
+READER = """\
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import client
+data, end = client.read_payload(time.monotonic() + float(sys.argv[2]))
+sys.stdout.write(repr((data, end)))
+"""
+
+
+class _Reader:
+    """A ``python -I -S`` process running the client's :func:`read_payload` on a pipe
+    that this test writes to, and keeps open as long as it likes."""
+
+    def __init__(self, wait: float, *, nonblocking: bool = False) -> None:
+        read_end, self.fd = os.pipe()
+        if nonblocking:
+            os.set_blocking(read_end, False)  # the child's stdin shares the flag
+        self.proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", READER,
+                                      str(CLIENT.parent), str(wait)],
+                                     stdin=read_end, stdout=subprocess.PIPE)  # fmt: skip
+        os.close(read_end)
+
+    def write(self, data: bytes) -> None:
+        os.write(self.fd, data)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def result(self) -> tuple[bytes, str]:
+        out, _ = self.proc.communicate(timeout=60)
+        self.close()
+        data, end = ast.literal_eval(out.decode())
+        return data, end
+
+
+@pytest.mark.parametrize("nonblocking", [False, True], ids=["blocking", "non-blocking"])
+def test_a_whole_object_on_a_stdin_kept_open_is_read_at_once(nonblocking: bool) -> None:
+    """A host that writes its payload and keeps stdin open (the cold path: ``select``
+    finds no more bytes waiting) gets its answer long before the read's deadline,
+    whether its pipe is blocking or not; stdin is still open when the read ends."""
+    reader = _Reader(60.0, nonblocking=nonblocking)
+    began = time.monotonic()
+    reader.write(b'{"hook_event_name": "PreToolUse"}\n')
+    out, _ = reader.proc.communicate(timeout=60)  # stdin still open
+    assert ast.literal_eval(out.decode()) == (b'{"hook_event_name": "PreToolUse"}\n', "complete")
+    assert time.monotonic() - began < 30  # not the deadline's 60 s
+    reader.close()
+
+
+def test_a_brace_that_does_not_close_the_object_waits_for_the_rest() -> None:
+    """A chunk ending in ``}`` that is not a whole object (the writer paused inside a
+    nested value) is not taken for the payload: the rest, sent later, is read too."""
+    reader = _Reader(60.0)
+    reader.write(b'{"tool_input": {"command": "ls"}')
+    time.sleep(0.3)  # far past the client's settling wait
+    reader.write(b', "tool_name": "Bash"}')
+    reader.close()
+    data, end = reader.result()
+    assert data == b'{"tool_input": {"command": "ls"}, "tool_name": "Bash"}'
+    assert end in ("complete", "eof")
+
+
+def test_a_payload_never_finished_ends_the_read_at_its_deadline() -> None:
+    """Half an object and an open stdin: the read ends at its deadline with what came,
+    as ``timeout`` (no SIGALRM left armed to kill the process after)."""
+    reader = _Reader(2.0)
+    reader.write(b'{"hook_event_name": "Pre')
+    out, _ = reader.proc.communicate(timeout=60)
+    assert ast.literal_eval(out.decode()) == (b'{"hook_event_name": "Pre', "timeout")
+    assert reader.proc.returncode == 0
+    reader.close()
+
+
+def test_stdin_closed_at_once_is_the_end_of_input() -> None:
+    reader = _Reader(60.0)
+    reader.close()
+    assert reader.result() == (b"", "eof")
