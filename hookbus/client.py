@@ -5,12 +5,10 @@
 A host starts a fresh process per hook call, so this file is the whole warm path: it
 imports nothing of hookbus and only builtin modules (``_socket`` not ``socket``, whose
 enum costs ~9 ms; ``_json``'s scanner and string encoder, not ``json``, which pulls in
-``re``; ``_signal``, not ``signal``; ``posix``, not ``os``, which ``-S`` leaves unloaded;
-no ``select``: each extension module is a shared library to load, ~0.3 ms), and is one
-file so the interpreter opens nothing else. It
+``re``; ``_signal``, not ``signal``; ``posix``, not ``os``, which ``-S`` leaves unloaded),
+and is one file so the interpreter opens nothing else. It
 
-1. reads the payload within a bound of size and time (as :mod:`hookbus.runtime.intake`,
-   with an interval timer where it uses ``select``);
+1. reads the payload within a bound of size and time (as :mod:`hookbus.runtime.intake`);
 2. consults the subscription index as ``hookbus run`` does (:func:`consult`): an event
    nobody wants is answered with the host's no-opinion here, with no server; for one
    someone may want, the index names the variables the handlers declare, which are sent;
@@ -201,89 +199,42 @@ def loads(data: bytes) -> object:
     return value
 
 
-#: A whole object read, the host is taken to have said all once this long passes with
-#: no more bytes (the cold path asks ``select`` whether any are waiting; this process
-#: spares itself that module: see :func:`_read_within`).
-SETTLE = 0.002
-
-
-class _Expired(Exception):
-    """The wait of one read (:func:`_read_within`) is over."""
-
-
-#: Whether a read is waiting: SIGALRM ends it then, and only then.
-_reading = False
-
-
-def _expired(signum: int, frame: object) -> None:
-    if _reading:
-        raise _Expired
-
-
-def _read_within(seconds: float) -> bytes | None:
-    """One read of stdin that waits at most ``seconds``: None when nothing came. (An
-    interval timer ends the wait: importing ``select`` would cost this process a third
-    of a millisecond, as much as its whole request.) OSError as ``posix.read`` raises."""
-    global _reading
-    chunk = None
-    _reading = True
-    try:
-        _signal.setitimer(_signal.ITIMER_REAL, max(seconds, 1e-4))
-        chunk = posix.read(0, 1 << 16)
-    except _Expired:
-        # Raised in the read, or just after it returned: the wait was over either way,
-        # and a chunk read at that very instant is as late as one still on its way.
-        chunk = None
-    finally:
-        _reading = False  # first: a timer firing from here on raises nothing
-        _signal.setitimer(_signal.ITIMER_REAL, 0)
-    return chunk
-
-
 def read_payload(deadline: float) -> tuple[bytes, str]:
     """stdin as :mod:`hookbus.runtime.intake` reads it, and how the read ended: at end of
-    input, at one whole object once no more bytes come (a host that keeps stdin open),
-    at the size limit, or at ``deadline``."""
+    input, at one whole object once no more bytes are waiting (a host that keeps stdin
+    open), at the size limit, or at ``deadline``."""
+    import select
+
     chunks: list[bytes] = []
     size = 0
-    settling = False  # what was read ends like an object: is more coming?
-    previous = _signal.signal(_signal.SIGALRM, _expired)
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return b"".join(chunks), "timeout"
+        try:
+            if not select.select([0], [], [], left)[0]:
                 return b"".join(chunks), "timeout"
+            chunk = posix.read(0, 1 << 16)
+        except BlockingIOError:
+            continue
+        except (OSError, ValueError):
+            return b"".join(chunks), "eof"
+        if not chunk:
+            return b"".join(chunks), "eof"
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_INPUT:
+            return b"".join(chunks), "too-large"
+        if chunk.rstrip().endswith(b"}") and not select.select([0], [], [], 0)[0]:
+            data = b"".join(chunks)
             try:
-                chunk = _read_within(min(left, SETTLE) if settling else left)
-            except BlockingIOError:  # a stdin the host made non-blocking: nothing yet
-                if not settling:
-                    time.sleep(min(left, 0.001))
-                    continue
-                chunk = None
-            except (OSError, ValueError):  # no stdin at all (closed by the host)
-                return b"".join(chunks), "eof"
-            if chunk is None:
-                data = b"".join(chunks)
-                if not settling:
-                    return data, "timeout"
-                settling = False
-                try:
-                    if isinstance(loads(data), dict):
-                        return data, "complete"
-                except (ValueError, RecursionError):
-                    pass
-                continue
-            if not chunk:
-                return b"".join(chunks), "eof"
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_INPUT:
-                return b"".join(chunks), "too-large"
-            settling = chunk.rstrip().endswith(b"}")
-    finally:
-        _signal.setitimer(_signal.ITIMER_REAL, 0)
-        if previous is not None:
-            _signal.signal(_signal.SIGALRM, previous)
+                if isinstance(loads(data), dict):
+                    return data, "complete"
+            except (ValueError, RecursionError):
+                pass
+
+
+# -- the socket ------------------------------------------------------------------------
 
 
 def state_root() -> str:
