@@ -23,7 +23,7 @@ import pytest
 from support import compile_now, hookbus_cli, pre_tool, wait_for
 
 import hookbus
-from hookbus.runtime import pool, server, wire
+from hookbus.runtime import pool, served, server, wire
 from hookbus.testing import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -828,6 +828,41 @@ def test_worker_count() -> None:
     assert pool.size("17") == pool.size("-1") == pool.size("x") == pool.size("") == 2
     assert pool.calls("1") == 1 and pool.calls("1000000") == 1_000_000
     assert pool.calls("0") == pool.calls("1000001") == pool.calls("y") == 1000
+
+
+def test_a_worker_puts_back_exactly_the_environment_and_signals_it_had(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What a call set, changed or unset in the environment (names and values that are
+    not UTF-8 included) and the signal handlers it replaced are as before the call once
+    the worker is clean again; a variable the call did not touch keeps its value."""
+    monkeypatch.setenv("SRV_KEPT", "kept")
+    monkeypatch.setenv("SRV_CHANGED", "before")
+    monkeypatch.setenv("SRV_UNSET", "there")
+    os.environb[b"SRV_RAW"] = b"\xff\xfe"
+    monkeypatch.delenv("SRV_NEW", raising=False)
+    before_env = dict(os.environ)
+    before_usr1 = signal.getsignal(signal.SIGUSR1)
+    cwd = os.getcwd()
+    clean = pool._Clean(served.Warm({}, list(sys.path)))
+    try:
+        os.environ["SRV_NEW"] = "new"
+        os.environ["SRV_CHANGED"] = "after"
+        del os.environ["SRV_UNSET"]
+        os.environb[b"SRV_RAW"] = b"\xfd"
+        os.environb[b"SRV_\xff"] = b"odd"
+        signal.signal(signal.SIGUSR1, lambda *_: None)
+        clean.restore()
+        assert dict(os.environ) == before_env
+        assert os.environb[b"SRV_RAW"] == b"\xff\xfe" and b"SRV_\xff" not in os.environb
+        assert os.environ["SRV_KEPT"] == "kept" and "SRV_NEW" not in os.environ
+        assert signal.getsignal(signal.SIGUSR1) == before_usr1
+        clean.restore()  # nothing changed since: nothing to do, nothing lost
+        assert dict(os.environ) == before_env
+    finally:
+        del os.environb[b"SRV_RAW"]
+        signal.signal(signal.SIGUSR1, before_usr1)
+        os.chdir(cwd)
 
 
 def test_with_no_workers_each_call_has_a_one_shot_child(

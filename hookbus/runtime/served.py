@@ -161,8 +161,7 @@ def set_environment(req: wire.Request, warm: Warm | None = None) -> hook.Found:
     the configuration in effect and its index (what the call's handlers may change: its
     working folder is not kept)."""
     facts = HOSTS[req.host]
-    owned = [k for k in os.environ if k.startswith("HOOKBUS_")]
-    owned += [*OWN_ENV, *facts.project_env]
+    owned = [*names_starting("HOOKBUS_"), *OWN_ENV, *facts.project_env]
     _apply(req.env, owned)
     state.forget()  # the request's state root, not the server's
     os.chdir(req.cwd)
@@ -183,6 +182,25 @@ def _apply(env: dict[str, str], owned: list[str]) -> None:
         if name not in env:
             os.environ.pop(name, None)
     os.environ.update(env)
+
+
+def raw_environ() -> dict[bytes, bytes] | None:
+    """The bytes behind ``os.environ`` (CPython's ``os._Environ`` keeps them in ``_data``,
+    shared with ``os.environb``), which can be scanned and compared without decoding
+    every variable as ``os.environ``'s own iteration does; None elsewhere."""
+    data = getattr(os.environ, "_data", None)
+    if isinstance(data, dict) and os.supports_bytes_environ:
+        return data
+    return None
+
+
+def names_starting(prefix: str) -> list[str]:
+    """The names of the environment's variables that start with ``prefix``."""
+    raw = raw_environ()
+    if raw is None:
+        return [name for name in os.environ if name.startswith(prefix)]
+    start = os.fsencode(prefix)
+    return [os.fsdecode(name) for name in raw if name.startswith(start)]
 
 
 def argv_of(req: wire.Request) -> list[str]:
