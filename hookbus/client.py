@@ -1,37 +1,41 @@
-"""The warm server's client: what an installed hook runs when the server path is enabled.
-
-``'<python>' -I -S '<hookbus>/client.py' --host H --event E --timeout T [--env A,B]``
-
-A host starts a fresh process per hook call, so this file is the whole warm path: it
-imports nothing of hookbus and only builtin modules (``_socket`` not ``socket``, whose
-enum costs ~9 ms; ``_json``'s scanner and string encoder, not ``json``, which pulls in
-``re``; ``_signal``, not ``signal``; ``posix``, not ``os``, which ``-S`` leaves unloaded),
-and is one file so the interpreter opens nothing else. It
-
-1. reads the payload within a bound of size and time (as :mod:`hookbus.runtime.intake`);
-2. consults the subscription index as ``hookbus run`` does (:func:`consult`): an event
-   nobody wants is answered with the host's no-opinion here, with no server; for one
-   someone may want, the index names the variables the handlers declare, which are sent;
-   where this process cannot restate hookbus's rule exactly, it leaves that to whoever
-   answers, with the variables the command names;
-3. finds the server's socket (:func:`socket_dir`: the rule ``hookbus serve`` uses), sends
-   a request of wire protocol v1 (:func:`request`) and writes back the reply's stdout,
-   stderr and exit code;
-4. when no server answers (no socket, a stale one, a refused connection, no room to
-   connect within :data:`CONNECT_WAIT`, a refusal: another version, busy), runs the full
-   cold path in this same process (:func:`cold`, ``hookbus.runtime.hook`` given the payload
-   already read), then starts a server for the next call (:func:`start_server`: one start
-   at a time, an ``O_EXCL`` lock);
-5. when the server took the request but does not answer by the deadline, exits 1 with no
-   output: the installed command's shell fallback then answers (the host's no-opinion, or
-   the deny a fail-closed handler owes). A server that dies mid-reply is answered by the
-   cold path while time is left for it (:data:`COLD_MINIMUM`), else the same way.
-
-Nothing is written before the whole reply is in hand, so the host never gets half a reply
-followed by another. A signal (the host's SIGTERM, a Ctrl-C to the process group) before
-the reply ends the process with exit 1 and no output, the shell fallback's cue; signals
-wait while the reply is written.
-"""
+# The warm server's client: what an installed hook runs when the server path is enabled.
+#
+# ``'<python>' -I -S '<hookbus>/client.py' --host H --event E --timeout T [--env A,B]``
+#
+# A host starts a fresh process per hook call, so this file is the whole warm path: it
+# imports nothing of hookbus and only builtin modules (``_socket`` not ``socket``, whose
+# enum costs ~9 ms; ``_json``'s scanner and string encoder, not ``json``, which pulls in
+# ``re``; ``_signal``, not ``signal``; ``posix``, not ``os``, which ``-S`` leaves unloaded),
+# and is one file so the interpreter opens nothing else. It
+#
+# 1. reads the payload within a bound of size and time (as :mod:`hookbus.runtime.intake`);
+# 2. consults the subscription index as ``hookbus run`` does (:func:`consult`): an event
+#    nobody wants is answered with the host's no-opinion here, with no server; for one
+#    someone may want, the index names the variables the handlers declare, which are sent;
+#    where this process cannot restate hookbus's rule exactly, it leaves that to whoever
+#    answers, with the variables the command names;
+# 3. finds the server's socket (:func:`socket_dir`: the rule ``hookbus serve`` uses), sends
+#    a request of wire protocol v1 (:func:`request`) and writes back the reply's stdout,
+#    stderr and exit code;
+# 4. when no server answers (no socket, a stale one, a refused connection, no room to
+#    connect within :data:`CONNECT_WAIT`, a refusal: another version, busy), runs the full
+#    cold path in this same process (:func:`cold`: ``hookbus run`` given the payload already
+#    read), then starts a server for the next call (:func:`start_server`: one start
+#    at a time, an ``O_EXCL`` lock);
+# 5. when the server took the request but does not answer by the deadline, exits 1 with no
+#    output: the installed command's shell fallback then answers (the host's no-opinion, or
+#    the deny a fail-closed handler owes). A server that dies mid-reply is answered by the
+#    cold path while time is left for it (:data:`COLD_MINIMUM`), else the same way.
+#
+# Nothing is written before the whole reply is in hand, so the host never gets half a reply
+# followed by another. A signal (the host's SIGTERM, a Ctrl-C to the process group) before
+# the reply ends the process with exit 1 and no output, the shell fallback's cue; signals
+# wait while the reply is written.
+#
+# This file's own size is a cost too: every warm call reads, unmarshals and runs all of it
+# (about 8 us a kilobyte of bytecode in a fresh process). So it documents itself in
+# comments, which compile to nothing, not docstrings, and what only a call without a
+# server needs is in hookbus.runtime.fallback, imported on that path.
 
 import _json
 import _signal  # type: ignore[import-not-found]  # (no stubs: ``signal`` without enum)
@@ -59,8 +63,6 @@ DEFAULT_TIMEOUT = 60.0
 #: A server that died mid-reply is replaced by the cold path only with this much time
 #: left: less cannot import hookbus, and its answer would be the shell's fallback anyway.
 COLD_MINIMUM = 0.5
-#: A start lock older than this is from a start that failed: take it over.
-LOCK_STALE = 10.0
 #: The start lock's name (``hookbus.runtime.wire.START_LOCK``: the server removes it once
 #: it listens).
 START_LOCK = "server.lock"
@@ -85,7 +87,7 @@ def _join(*parts: str) -> str:
 
 
 def _absolute(path: str) -> str:
-    """``os.path.abspath(os.path.expanduser(path))``, restated (``os`` is not loaded)."""
+    # ``os.path.abspath(os.path.expanduser(path))``, restated (``os`` is not loaded).
     if path == "~" or path.startswith("~/"):
         path = (getenv("HOME") or _home()) + path[1:]
     if not path.startswith("/"):
@@ -101,7 +103,7 @@ def _absolute(path: str) -> str:
 
 
 def _home() -> str:
-    """The user's home folder when ``HOME`` is unset, as ``os.path.expanduser`` finds it."""
+    # The user's home folder when ``HOME`` is unset, as ``os.path.expanduser`` finds it.
     import pwd
 
     try:
@@ -111,7 +113,7 @@ def _home() -> str:
 
 
 def working_folder() -> str:
-    """The working folder, or ``$PWD`` when it was deleted (``hookbus.discover``'s rule)."""
+    # The working folder, or ``$PWD`` when it was deleted (``hookbus.discover``'s rule).
     try:
         return posix.getcwd()
     except OSError:
@@ -130,7 +132,7 @@ class Options:
 
 
 def parse(argv: list[str]) -> Options | None:
-    """The options, or None for anything unexpected (the cold path then reports it)."""
+    # The options, or None for anything unexpected (the cold path then reports it).
     opts = Options()
     args = iter(argv)
     for arg in args:
@@ -153,21 +155,11 @@ def parse(argv: list[str]) -> Options | None:
     return opts if opts.host else None
 
 
-def run_argv(opts: Options) -> list[str]:
-    """``hookbus run``'s arguments for the same call."""
-    argv = ["--host", opts.host]
-    if opts.event is not None:
-        argv += ["--event", opts.event]
-    if opts.timeout is not None:
-        argv += ["--timeout", f"{opts.timeout:g}"]
-    return argv
-
-
 # -- the payload -----------------------------------------------------------------------
 
 
 class _Context:
-    """What ``_json.make_scanner`` reads from a decoder (``json.JSONDecoder``'s fields)."""
+    # What ``_json.make_scanner`` reads from a decoder (``json.JSONDecoder``'s fields).
 
     def __init__(self) -> None:
         self.strict = True
@@ -183,7 +175,7 @@ _scan = _json.make_scanner(_Context())  # type: ignore[arg-type]
 
 
 def loads(data: bytes) -> object:
-    """JSON ``data`` decoded; ValueError when it is not one whole JSON value."""
+    # JSON ``data`` decoded; ValueError when it is not one whole JSON value.
     text = data.decode("utf-8").strip()
     try:
         value, end = _scan(text, 0)
@@ -200,9 +192,9 @@ def loads(data: bytes) -> object:
 
 
 def read_payload(deadline: float) -> tuple[bytes, str]:
-    """stdin as :mod:`hookbus.runtime.intake` reads it, and how the read ended: at end of
-    input, at one whole object once no more bytes are waiting (a host that keeps stdin
-    open), at the size limit, or at ``deadline``."""
+    # stdin as :mod:`hookbus.runtime.intake` reads it, and how the read ended: at end of
+    # input, at one whole object once no more bytes are waiting (a host that keeps stdin
+    # open), at the size limit, or at ``deadline``.
     import select
 
     chunks: list[bytes] = []
@@ -238,7 +230,7 @@ def read_payload(deadline: float) -> tuple[bytes, str]:
 
 
 def state_root() -> str:
-    """``hookbus.state.root_path()``, restated: this file imports nothing of hookbus."""
+    # ``hookbus.state.root_path()``, restated: this file imports nothing of hookbus.
     explicit = getenv("HOOKBUS_STATE_DIR")
     if explicit:
         return _absolute(explicit)
@@ -247,8 +239,8 @@ def state_root() -> str:
 
 
 def socket_dir() -> str:
-    """Where the server's socket is: ``$XDG_RUNTIME_DIR/hookbus`` when that variable
-    names an absolute folder of this user's, else ``<state root>/run``."""
+    # Where the server's socket is: ``$XDG_RUNTIME_DIR/hookbus`` when that variable
+    # names an absolute folder of this user's, else ``<state root>/run``.
     runtime = getenv("XDG_RUNTIME_DIR") or ""
     if runtime.startswith("/"):
         try:
@@ -261,7 +253,7 @@ def socket_dir() -> str:
 
 
 def dir_problem(path: str) -> str | None:
-    """Why the socket folder must not be used (None: it is this user's alone, or absent)."""
+    # Why the socket folder must not be used (None: it is this user's alone, or absent).
     try:
         st = posix.lstat(path)
     except FileNotFoundError:
@@ -286,9 +278,9 @@ def _str(text: str) -> str:
 
 
 def header(opts: Options, environ: dict[bytes, bytes]) -> bytes:
-    """The request's first frame (JSON): who calls, and exactly the environment the
-    command forwards (its ``--env`` names, hookbus's own ``HOOKBUS_*``, and what decides
-    the configuration)."""
+    # The request's first frame (JSON): who calls, and exactly the environment the
+    # command forwards (its ``--env`` names, hookbus's own ``HOOKBUS_*``, and what decides
+    # the configuration).
     names = [n.encode() for n in (*opts.env, *OWN_ENV)]
     env = {n: environ[n] for n in names if n in environ}
     env.update((n, v) for n, v in environ.items() if n.startswith(b"HOOKBUS_"))
@@ -305,11 +297,11 @@ def header(opts: Options, environ: dict[bytes, bytes]) -> bytes:
 
 
 class Reply:
-    """What asking the server came to: ``kind`` is ``answered`` (``exit``, ``stdout`` and
-    ``stderr`` hold the reply), ``absent`` (no server to answer: start one), ``refused``
-    (a live server said no: ``reason``), ``late`` (it took the request and did not answer
-    in time), ``unanswered`` (it said the call's worker ended without an answer: the call
-    ran, and must not run again) or ``broken`` (it went away mid-reply)."""
+    # What asking the server came to: ``kind`` is ``answered`` (``exit``, ``stdout`` and
+    # ``stderr`` hold the reply), ``absent`` (no server to answer: start one), ``refused``
+    # (a live server said no: ``reason``), ``late`` (it took the request and did not answer
+    # in time), ``unanswered`` (it said the call's worker ended without an answer: the call
+    # ran, and must not run again) or ``broken`` (it went away mid-reply).
 
     __slots__ = ("exit", "kind", "reason", "stderr", "stdout")
 
@@ -322,12 +314,13 @@ class Reply:
 
 
 class _Late(Exception):
-    """The deadline passed while the server still owed a frame."""
+    # The deadline passed while the server still owed a frame.
+    pass
 
 
 class _Frames:
-    """A reply's frames as they arrive on ``sock``: the server writes a reply at once, so
-    one read usually holds every frame (not two reads per frame)."""
+    # A reply's frames as they arrive on ``sock``: the server writes a reply at once, so
+    # one read usually holds every frame (not two reads per frame).
 
     __slots__ = ("buf", "sock")
 
@@ -336,7 +329,7 @@ class _Frames:
         self.buf = bytearray()
 
     def next(self, deadline: float) -> bytes | None:
-        """One frame; None at end of stream; _Late at the deadline."""
+        # One frame; None at end of stream; _Late at the deadline.
         if not self._fill(4, deadline):
             return None
         length = int.from_bytes(self.buf[:4], "big")
@@ -370,7 +363,7 @@ ADDRESS_MAX = 100
 
 
 def request(path: str, head: bytes, payload: bytes, deadline: float) -> Reply:
-    """Ask the server at ``path`` to run the call; see :class:`Reply`."""
+    # Ask the server at ``path`` to run the call; see :class:`Reply`.
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     folder = -1
     try:
@@ -464,9 +457,9 @@ INDEX_FORMAT = 5  # hookbus.runtime.index.FORMAT (a test holds them equal)
 
 
 class Gate:
-    """What the index says of this call: ``nobody`` (``reply`` is the host's no-opinion)
-    or someone may want it (``env``: the variables to send; ``refusal``: the answer
-    owed to a fail-closed handler that may want it, None when none may)."""
+    # What the index says of this call: ``nobody`` (``reply`` is the host's no-opinion)
+    # or someone may want it (``env``: the variables to send; ``refusal``: the answer
+    # owed to a fail-closed handler that may want it, None when none may).
 
     __slots__ = ("env", "nobody", "refusal", "reply")
 
@@ -499,7 +492,7 @@ def _first(payload: dict[str, object], paths: list[list[str]]) -> tuple[bool, ob
 
 
 def _stat(path: str) -> list[object]:
-    """``hookbus.runtime.index.stat``: ``[path, mtime_ns, size]``, None for a missing file."""
+    # ``hookbus.runtime.index.stat``: ``[path, mtime_ns, size]``, None for a missing file.
     try:
         st = posix.stat(path)
     except OSError:
@@ -511,9 +504,9 @@ _S_IFREG = 0o100000
 
 
 def _config_file(path: str) -> str:
-    """``absent`` (hookbus looks further), ``trusted`` (only this user or root could have
-    written it and its folder: ``hookbus.trust``'s rule), or ``undecided`` (anything else,
-    which hookbus may ignore with a diagnostic or trust by the user's private group)."""
+    # ``absent`` (hookbus looks further), ``trusted`` (only this user or root could have
+    # written it and its folder: ``hookbus.trust``'s rule), or ``undecided`` (anything else,
+    # which hookbus may ignore with a diagnostic or trust by the user's private group).
     try:
         st = posix.lstat(path)
     except FileNotFoundError:
@@ -535,23 +528,23 @@ def _config_file(path: str) -> str:
 
 
 def _user_home() -> str:
-    """``os.path.expanduser("~")``: ``$HOME`` whenever it is set, without a trailing
-    slash (``/`` when empty), else the password database's."""
+    # ``os.path.expanduser("~")``: ``$HOME`` whenever it is set, without a trailing
+    # slash (``/`` when empty), else the password database's.
     home = getenv("HOME")
     return (home if home is not None else _home()).rstrip("/") or "/"
 
 
 def _exact(path: str) -> bool:
-    """Whether :func:`_absolute` gives ``os.path.abspath``'s answer for ``path`` (it keeps
-    a leading ``//``, and ``expanduser`` knows ``~user``)."""
+    # Whether :func:`_absolute` gives ``os.path.abspath``'s answer for ``path`` (it keeps
+    # a leading ``//``, and ``expanduser`` knows ``~user``).
     return not (path.startswith("//") and not path.startswith("///")) and not (
         path.startswith("~") and path != "~" and not path.startswith("~/")
     )
 
 
 def config_files(project: str | None) -> list[str] | None:
-    """``hookbus.discover.config_paths(project)`` when this process can tell it exactly,
-    else None."""
+    # ``hookbus.discover.config_paths(project)`` when this process can tell it exactly,
+    # else None.
     explicit = getenv("HOOKBUS_CONFIG")
     if explicit:
         if not _exact(explicit):
@@ -587,9 +580,9 @@ def config_files(project: str | None) -> list[str] | None:
 
 
 def index_name(files: list[str]) -> str:
-    """``hookbus.runtime.index.index_name``: CRC-32 (zlib's) of the files and the
-    interpreter, computed here from its table (``binascii`` or ``zlib`` is one more
-    shared library to load, a quarter of a millisecond on some builds)."""
+    # ``hookbus.runtime.index.index_name``: CRC-32 (zlib's) of the files and the
+    # interpreter, computed here from its table (``binascii`` or ``zlib`` is one more
+    # shared library to load, a quarter of a millisecond on some builds).
     crc = 0xFFFFFFFF
     for byte in "\0".join([*files, sys.executable]).encode("utf-8", "surrogateescape"):
         crc = _CRC32[(crc ^ byte) & 0xFF] ^ (crc >> 8)
@@ -645,8 +638,8 @@ _CRC32 = (
 
 
 def read_index(files: list[str]) -> dict[str, object] | None:
-    """The index compiled for ``files`` when it is fresh (``hookbus.runtime.index.read``
-    and ``is_fresh``), else None."""
+    # The index compiled for ``files`` when it is fresh (``hookbus.runtime.index.read``
+    # and ``is_fresh``), else None.
     root = state_root()
     folder = _join(root, "index")
     for where in (root, folder):
@@ -689,8 +682,8 @@ def read_index(files: list[str]) -> dict[str, object] | None:
 
 
 def _wanted(data: dict, host: str, native: str, tool: object) -> bool:  # type: ignore[type-arg]
-    """``hookbus.runtime.index.Lookup.wanted`` is not empty, or a handler's declaration
-    is unknown (it may want any event)."""
+    # ``hookbus.runtime.index.Lookup.wanted`` is not empty, or a handler's declaration
+    # is unknown (it may want any event).
     if any(h.get("subscription") is None for h in data["handlers"]):
         return True
     route = data["routes"].get(host, {}).get(native)
@@ -706,9 +699,9 @@ def _wanted(data: dict, host: str, native: str, tool: object) -> bool:  # type: 
 
 
 def consult(opts: Options, data: bytes, end: str) -> Gate | None:
-    """What the index says of this call, or None where this process cannot tell what
-    ``hookbus run`` would: the server (or the cold path) decides, with the variables the
-    command names."""
+    # What the index says of this call, or None where this process cannot tell what
+    # ``hookbus run`` would: the server (or the cold path) decides, with the variables the
+    # command names.
     if end not in ("eof", "complete"):
         return None  # unread, too large, late: the cold path's diagnostics say so
     try:
@@ -756,7 +749,7 @@ def consult(opts: Options, data: bytes, end: str) -> Gate | None:
 
 
 def write(stdout: bytes, stderr: bytes) -> None:
-    """Write the reply unbuffered, signals held back so it is never cut short."""
+    # Write the reply unbuffered, signals held back so it is never cut short.
     blocked = _signal.pthread_sigmask(_signal.SIG_BLOCK, SIGNALS)
     try:
         for fd, data in ((1, stdout), (2, stderr)):
@@ -771,8 +764,21 @@ def write(stdout: bytes, stderr: bytes) -> None:
 
 
 def _unanswered(signum: int, frame: object) -> None:
-    """A signal before the reply: exit 1, no output (the shell fallback answers)."""
+    # A signal before the reply: exit 1, no output (the shell fallback answers).
     posix._exit(1)
+
+
+def _importable() -> None:
+    # Make hookbus importable: ``-S`` left off site-packages (msgspec, the handlers'
+    # packages), ``-I`` the package's own folder when it is not installed there.
+    if "site" in sys.modules:
+        return
+    import site
+
+    site.main()
+    parent = _HERE.rpartition("/")[0]
+    if parent not in sys.path:
+        sys.path.insert(0, parent)
 
 
 def cold(  # noqa: PLR0917
@@ -783,84 +789,37 @@ def cold(  # noqa: PLR0917
     started: float,
     why: tuple[str, str] | None = None,
 ) -> int:
-    """The full in-process cold path (``hookbus run``), given the payload already read;
-    ``why``: the socket and the reason a server there did not answer (a ``client-fallback``
-    diagnostic, written after the reply as the cold path's own are)."""
-    # -S left site-packages (msgspec, the handlers' packages) off the path; -I the
-    # package's own folder when it is not installed there.
-    import site
+    # The full in-process cold path (``hookbus run``) for the same call, given the
+    # payload already read (:func:`hookbus.runtime.fallback.cold`).
+    _importable()
+    from hookbus.runtime import fallback
 
-    site.main()
-    parent = _HERE.rpartition("/")[0]
-    if parent not in sys.path:
-        sys.path.insert(0, parent)
-    from hookbus import diagnostics
-    from hookbus.runtime import hook
-    from hookbus.runtime.intake import Intake
-
-    if why is not None:
-        diagnostics.defer()
-        where, reason = why
-        message = f"the warm server at {where} did not answer ({reason}); the cold path answered"
-        diagnostics.emit("client-fallback", message, socket=where, reason=reason)
-
-    intake = None if end == "unread" else Intake(data, end)
-    return hook.main(run_argv(opts) if opts else argv, intake=intake, started=started)
+    if opts is not None:
+        argv = fallback.run_argv(opts.host, opts.event, opts.timeout)
+    return fallback.cold(argv, data, end, started, why)
 
 
 def start_server(folder: str) -> None:
-    """Start ``hookbus serve --detach`` for the next call, unless a start is under way
-    (the lock file next to the socket: made ``O_EXCL``, taken over after
-    :data:`LOCK_STALE` seconds). Detached (its own session), stdio on /dev/null."""
-    import os
-
-    try:
-        for path in (state_root(), folder):  # private, as hookbus.state makes its root
-            try:  # noqa: SIM105
-                os.mkdir(path, 0o700)
-            except FileExistsError:
-                pass
-        if dir_problem(folder) is not None:
-            return
-        if not take_lock(os.path.join(folder, START_LOCK)):
-            return
-        main = os.path.join(_HERE, "__main__.py")
-        null = os.devnull
-        os.posix_spawn(
-            sys.executable,
-            [sys.executable, "-P", main, "serve", "--detach"],
-            os.environ,
-            file_actions=[(os.POSIX_SPAWN_OPEN, fd, null, os.O_RDWR, 0) for fd in (0, 1, 2)],
-            setsid=True,
-        )
-    except OSError:
-        pass  # the next call tries again; this one is answered already
-
-
-def take_lock(path: str) -> bool:
-    """True when this process may start the server (it created the lock)."""
-    import os
-
-    for _ in range(2):
+    # Start a server for the next call (:func:`hookbus.runtime.fallback.start_server`)
+    # in the socket's ``folder``, made private as ``hookbus.state`` makes its root, unless
+    # that folder is not this user's alone.
+    for path in (state_root(), folder):
         try:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
-            return True
+            posix.mkdir(path, 0o700)
         except FileExistsError:
-            try:
-                age = time.time() - os.lstat(path).st_mtime
-            except FileNotFoundError:
-                continue
-            if age < LOCK_STALE:
-                return False
-            try:  # noqa: SIM105 (contextlib is not loaded on this path)
-                os.unlink(path)  # a start that failed long ago: take it over
-            except FileNotFoundError:
-                pass
-    return False
+            pass
+        except OSError:
+            return  # the next call tries again; this one is answered already
+    if dir_problem(folder) is not None:
+        return
+    _importable()
+    from hookbus.runtime import fallback
+
+    fallback.start_server(_join(folder, START_LOCK), _HERE)
 
 
 def main(argv: list[str]) -> int:
-    """Answer one hook call (the reply is written); the process's exit code."""
+    # Answer one hook call (the reply is written); the process's exit code.
     started = time.monotonic()
     for sig in SIGNALS:
         _signal.signal(sig, _unanswered)
@@ -912,7 +871,7 @@ def main(argv: list[str]) -> int:
 
 
 def run() -> None:
-    """The command's entry: answer, then exit at once (nothing is left to flush)."""
+    # The command's entry: answer, then exit at once (nothing is left to flush).
     try:
         code = main(sys.argv[1:])
     except Exception:

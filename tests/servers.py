@@ -28,7 +28,7 @@ from pathlib import Path
 SETTLE = 30.0
 #: The client's start lock, in the socket folder (``hookbus.runtime.wire.START_LOCK``).
 START_LOCK = Path("run", "server.lock")
-#: A lock older than this is a start that failed (``hookbus/client.py``'s LOCK_STALE).
+#: A lock older than this is a start that failed (``hookbus.runtime.fallback.LOCK_STALE``).
 LOCK_STALE = 10.0
 
 

@@ -22,6 +22,7 @@ from support import compile_now, guarded_project, pre_tool, wait_for
 
 import hookbus
 from hookbus import client
+from hookbus.runtime import fallback
 
 CLIENT = Path(client.__file__).resolve()
 #: What the project's fail-closed guard answers for ``rm -rf`` (from the cold path).
@@ -291,9 +292,8 @@ def test_signal_while_waiting_exits_1_with_no_output(project: Path, server: Fake
 def test_concurrent_starts_take_one_lock(tmp_path: Path) -> None:
     """Many clients starting a server at once: exactly one takes the lock."""
     lock = tmp_path / "server.lock"
-    code = f"import sys; sys.path.insert(0, {str(CLIENT.parent)!r}); import client; " \
-           f"print(client.take_lock({str(lock)!r}))"  # fmt: skip
-    procs = [subprocess.Popen([sys.executable, "-I", "-S", "-c", code], stdout=subprocess.PIPE)
+    code = f"from hookbus.runtime.fallback import take_lock; print(take_lock({str(lock)!r}))"
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
              for _ in range(12)]  # fmt: skip
     answers = [p.communicate(timeout=60)[0].strip() for p in procs]
     assert sorted(answers) == [b"False"] * 11 + [b"True"]
@@ -303,10 +303,10 @@ def test_stale_lock_is_taken_over(tmp_path: Path) -> None:
     """A lock left by a start that failed more than 10 s ago does not block the next."""
     lock = tmp_path / "server.lock"
     lock.touch()
-    assert client.take_lock(str(lock)) is False
+    assert fallback.take_lock(str(lock)) is False
     old = time.time() - 20
     os.utime(lock, (old, old))
-    assert client.take_lock(str(lock)) is True
+    assert fallback.take_lock(str(lock)) is True
 
 
 def test_warm_path_imports_nothing_of_hookbus(
