@@ -771,11 +771,10 @@ def _unanswered(signum: int, frame: object) -> None:
 def _importable() -> None:
     # Make hookbus importable: ``-S`` left off site-packages (msgspec, the handlers'
     # packages), ``-I`` the package's own folder when it is not installed there.
-    if "site" in sys.modules:
-        return
-    import site
+    if "site" not in sys.modules:  # -S: not run yet
+        import site
 
-    site.main()
+        site.main()
     parent = _HERE.rpartition("/")[0]
     if parent not in sys.path:
         sys.path.insert(0, parent)
