@@ -39,10 +39,13 @@
 
 import _json
 import _signal  # type: ignore[import-not-found]  # (no stubs: ``signal`` without enum)
-import _socket
 import posix
 import sys
 import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import _socket
 
 #: The wire protocol (see docs/client.md); a server of another version refuses us.
 PROTO = 1
@@ -191,39 +194,85 @@ def loads(data: bytes) -> object:
     return value
 
 
+class _Waited(Exception):
+    # The time given to one read of stdin ran out (:func:`_read`).
+    pass
+
+
+def _waited(signum: int, frame: object) -> None:
+    raise _Waited
+
+
+#: How long a chunk that ends an object waits for more bytes before it is taken whole.
+PENDING_WAIT = 0.001
+
+
+def _read(seconds: float) -> bytes | None:
+    # One read of stdin that gives up after ``seconds`` (None), timed by SIGALRM rather
+    # than ``select``: that is one more shared library to load on every call, 0.2-0.3 ms.
+    # (An alarm landing just as the read returns loses that chunk to a ``timeout``: the
+    # end the read would have come to a moment later anyway.) ``BlockingIOError`` from a
+    # stdin the host made non-blocking.
+    _signal.setitimer(_signal.ITIMER_REAL, max(seconds, 1e-6))
+    try:
+        try:
+            return posix.read(0, 1 << 16)
+        finally:
+            _signal.setitimer(_signal.ITIMER_REAL, 0)
+    except _Waited:
+        return None
+
+
 def read_payload(deadline: float) -> tuple[bytes, str]:
     # stdin as :mod:`hookbus.runtime.intake` reads it, and how the read ended: at end of
     # input, at one whole object once no more bytes are waiting (a host that keeps stdin
     # open), at the size limit, or at ``deadline``.
-    import select
-
     chunks: list[bytes] = []
     size = 0
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return b"".join(chunks), "timeout"
-        try:
-            if not select.select([0], [], [], left)[0]:
-                return b"".join(chunks), "timeout"
-            chunk = posix.read(0, 1 << 16)
-        except BlockingIOError:
-            continue
-        except (OSError, ValueError):
-            return b"".join(chunks), "eof"
-        if not chunk:
-            return b"".join(chunks), "eof"
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > MAX_INPUT:
-            return b"".join(chunks), "too-large"
-        if chunk.rstrip().endswith(b"}") and not select.select([0], [], [], 0)[0]:
-            data = b"".join(chunks)
+    ahead: bytes | None = None  # what came while looking for more after a whole object
+    _signal.signal(_signal.SIGALRM, _waited)
+    try:
+        while True:
+            if ahead is not None:
+                chunk, ahead = ahead, None
+            else:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return b"".join(chunks), "timeout"
+                try:
+                    got = _read(left)
+                except BlockingIOError:
+                    time.sleep(min(left, 0.001))  # a non-blocking stdin, empty for now
+                    continue
+                except (OSError, ValueError):
+                    return b"".join(chunks), "eof"
+                if got is None:
+                    return b"".join(chunks), "timeout"
+                chunk = got
+            if not chunk:
+                return b"".join(chunks), "eof"
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_INPUT:
+                return b"".join(chunks), "too-large"
+            if not chunk.rstrip().endswith(b"}"):
+                continue
             try:
-                if isinstance(loads(data), dict):
-                    return data, "complete"
-            except (ValueError, RecursionError):
-                pass
+                ahead = _read(PENDING_WAIT)
+            except BlockingIOError:
+                ahead = None
+            except (OSError, ValueError):
+                ahead = b""
+            if ahead is None:  # no more bytes waiting: the payload if it is one object
+                data = b"".join(chunks)
+                try:
+                    if isinstance(loads(data), dict):
+                        return data, "complete"
+                except (ValueError, RecursionError):
+                    pass
+    finally:
+        _signal.setitimer(_signal.ITIMER_REAL, 0)
+        _signal.signal(_signal.SIGALRM, _signal.SIG_DFL)
 
 
 # -- the socket ------------------------------------------------------------------------
@@ -324,7 +373,7 @@ class _Frames:
 
     __slots__ = ("buf", "sock")
 
-    def __init__(self, sock: _socket.socket) -> None:
+    def __init__(self, sock: "_socket.socket") -> None:
         self.sock = sock
         self.buf = bytearray()
 
@@ -364,6 +413,8 @@ ADDRESS_MAX = 100
 
 def request(path: str, head: bytes, payload: bytes, deadline: float) -> Reply:
     # Ask the server at ``path`` to run the call; see :class:`Reply`.
+    import _socket  # here: a call the index answers alone never loads it
+
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     folder = -1
     try:
@@ -386,7 +437,7 @@ def request(path: str, head: bytes, payload: bytes, deadline: float) -> Reply:
             posix.close(folder)
 
 
-def _exchange(sock: _socket.socket, head: bytes, payload: bytes, deadline: float) -> Reply:
+def _exchange(sock: "_socket.socket", head: bytes, payload: bytes, deadline: float) -> Reply:
     try:
         sock.settimeout(max(0.001, deadline - time.monotonic()))
         sock.sendall(_frame(head) + _frame(payload))

@@ -170,6 +170,23 @@ def test_an_event_nobody_wants_is_answered_without_a_server(project: Path, state
     assert not (state / "diagnostics.jsonl").exists()
 
 
+def test_an_event_nobody_wants_loads_no_socket_module(project: Path, state: Path) -> None:
+    """Answered from the index alone, the client loads ``_json`` and nothing else beyond
+    what ``python -I -S -c pass`` loads: not ``_socket`` (a shared library: about a
+    millisecond of every such call) nor ``select``."""
+    argv = [sys.executable, "-I", "-S", "-X", "importtime", str(client.__file__),
+            "--host", "claude", "--event", "PreToolUse", "--timeout", "10"]  # fmt: skip
+    answered = subprocess.run(argv, input=read_call(project), capture_output=True,
+                              cwd=project, timeout=60, check=False)  # fmt: skip
+    assert (answered.returncode, answered.stdout) == (0, b"")
+    lines = [ln for ln in answered.stderr.decode().splitlines() if ln.startswith("import time:")]
+    baseline = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", "-c", "pass"],
+                              capture_output=True, check=True).stderr.decode()  # fmt: skip
+    start = {ln.split("|")[-1].strip() for ln in baseline.splitlines()[1:]}
+    assert {ln.split("|")[-1].strip() for ln in lines[1:]} - start == {"_json"}
+    assert no_server_was_asked_nor_started(state)
+
+
 def test_a_hosts_own_no_opinion_is_answered(project: Path, state: Path) -> None:
     """Cursor's no-opinion is ``{}`` (a permission hook must print JSON): the client
     answers it for an event nobody wants, as ``hookbus run`` does."""
