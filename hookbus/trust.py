@@ -57,8 +57,13 @@ def file_problem(path: str) -> str | None:
     file's folder are what is checked.
     """
     try:
-        real = os.path.realpath(path)
-        st = os.stat(real)
+        st = os.lstat(path)
+        # Not a link itself: the file and the folder the kernel reaches through ``path``
+        # are the real ones, links among its folders followed, so realpath (an lstat per
+        # component, every hook call) is needed only to name that folder in a problem.
+        real = path if stat.S_ISREG(st.st_mode) else os.path.realpath(path)
+        if real is not path:
+            st = os.stat(real)
     except OSError as exc:
         return f"cannot be checked ({exc.strerror or exc})"
     if not stat.S_ISREG(st.st_mode):
@@ -66,12 +71,11 @@ def file_problem(path: str) -> str | None:
     why = writable_by_others(st)
     if why:
         return f"is {why}"
-    folder = os.path.dirname(real)
     try:
-        folder_st = os.stat(folder)
+        folder_st = os.stat(os.path.dirname(real))
     except OSError as exc:
         return f"has a folder that cannot be checked ({exc.strerror or exc})"
     why = writable_by_others(folder_st)
     if why:
-        return f"is in {folder}, which is {why}"
+        return f"is in {os.path.dirname(os.path.realpath(real))}, which is {why}"
     return None

@@ -232,13 +232,15 @@ def answer_one(
     started = time.monotonic()
     diagnostics.take()
     diagnostics.defer()
-    before = set(sys.modules)
     try:
         found = set_environment(req, warm)
     except OSError as exc:
         refusal = wire.Refusal(refused="bad-request", message=f"cannot serve here: {exc}")
         _send(conn, [_encode(refusal)])
         return
+    # Modules imported from here on come after these (sys.modules keeps insertion
+    # order): counted, not copied, as nothing is imported on most calls.
+    before = len(sys.modules)
     capture = Capture()
     after: list[Callable[[], None]] = []
     intake = Intake(payload[: MAX_INPUT + 1], "eof")
@@ -288,19 +290,22 @@ def _send(conn: socket.socket, frames: list[bytes]) -> None:
         pass
 
 
-def _report(fd: int, before: set[str], files: list[str]) -> None:
+def _report(fd: int, before: int, files: list[str]) -> None:
     """Tell the server the handler modules this child imported (the index's targets, in
-    time: the reply is out) with the configuration files and the handlers' path."""
-    if len(sys.modules) == len(before):
+    time: the reply is out) with the configuration files and the handlers' path;
+    ``before`` is how many modules were loaded when the call began."""
+    if len(sys.modules) <= before:
         return  # imported nothing (the usual case once the server is warm)
+    from itertools import islice
+
     from hookbus.runtime import index
 
     data = index.read(files).data
     if data is None:
         return
+    imported = set(islice(sys.modules, before, None))
     targets = sorted({h["target"] for h in data["handlers"]
-                      if h["target"].partition(":")[0] not in before
-                      and h["target"].partition(":")[0] in sys.modules})  # fmt: skip
+                      if h["target"].partition(":")[0] in imported})  # fmt: skip
     if not targets:
         return
     line = json.dumps({"targets": targets, "python_path": data["settings"].get("python_path", []),
