@@ -230,7 +230,7 @@ def read_payload(deadline: float) -> tuple[bytes, str]:
     chunks: list[bytes] = []
     size = 0
     ahead: bytes | None = None  # what came while looking for more after a whole object
-    _signal.signal(_signal.SIGALRM, _waited)
+    before = _signal.signal(_signal.SIGALRM, _waited)
     try:
         while True:
             if ahead is not None:
@@ -272,7 +272,8 @@ def read_payload(deadline: float) -> tuple[bytes, str]:
                     pass
     finally:
         _signal.setitimer(_signal.ITIMER_REAL, 0)
-        _signal.signal(_signal.SIGALRM, _signal.SIG_DFL)
+        # As it was (a host may have left SIGALRM ignored); None: not set from Python.
+        _signal.signal(_signal.SIGALRM, _signal.SIG_DFL if before is None else before)
 
 
 # -- the socket ------------------------------------------------------------------------

@@ -443,6 +443,20 @@ def test_a_payload_never_finished_ends_the_read_at_its_deadline() -> None:
     assert reader.proc.returncode == 0
 
 
+def test_the_read_leaves_sigalrm_as_the_host_left_it() -> None:
+    """The read is timed by SIGALRM: a host that ignores SIGALRM (its children inherit
+    that) still has it ignored after the read, with the payload read whole."""
+    import signal
+
+    script = READER + "\nimport _signal; sys.stdout.write(' ' + str(_signal.getsignal(14)))\n"
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", script, str(CLIENT.parent), "60"],
+                          input=b'{"a": 1}', capture_output=True, timeout=60, check=True,
+                          preexec_fn=lambda: signal.signal(signal.SIGALRM, signal.SIG_IGN))  # fmt: skip
+    result, _, disposition = done.stdout.decode().rpartition(" ")
+    assert ast.literal_eval(result) == (b'{"a": 1}', "eof")
+    assert int(disposition) == int(signal.SIG_IGN)
+
+
 def test_stdin_closed_at_once_is_the_end_of_input() -> None:
     reader = _Reader(60.0)
     reader.close()
