@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import textwrap
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -91,6 +92,8 @@ def hangs(event):
 
 
 #: Where and in which session the sample payloads are asked for.
+#: How long a test expecting diagnostics waits for the hook's writer to leave them.
+DIAGNOSTICS_WITHIN = 10.0
 SAMPLE_CWD = "/home/dev/sample project"
 SAMPLE_SESSION = "0b7c5d1e-2f3a-4b5c-8d6e-7f8091a2b3c4"
 
@@ -258,10 +261,11 @@ class DriverContract:
 
     def cli(
         self, data: bytes, tmp_path: Path, *, native: str | None, config: str = "",
-        compiled: bool = False,
+        compiled: bool = False, expect_diagnostics: bool = False,
     ) -> tuple[HookOutput, list[str]]:  # fmt: skip
         """``hookbus run`` on ``data`` with ``config``; with ``compiled``, the index is
-        compiled first (so the call knows each handler's declaration from the start)."""
+        compiled first (so the call knows each handler's declaration from the start); with
+        ``expect_diagnostics``, the diagnostics are waited for (:data:`DIAGNOSTICS_WITHIN`)."""
         state = tmp_path / "state"
         (tmp_path / "hooks_contract.py").write_text(HANGING_HANDLERS)
         config_file = tmp_path / "contract.toml"
@@ -281,9 +285,18 @@ class DriverContract:
                          launcher=self.launcher)  # fmt: skip
         assert b"Traceback" not in result.stderr + result.stdout
         log = state / "diagnostics.jsonl"
-        lines = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-        # What went wrong; the index compiled on a first call is information, not a problem.
-        codes = [line["event"] for line in lines if line["level"] != "info"]
+        # The diagnostics are written after the reply by a child the hook waits for 2 s
+        # at most (FLUSH_GRACE): on a loaded machine it may finish after the hook exits.
+        until = time.monotonic() + (DIAGNOSTICS_WITHIN if expect_diagnostics else 0.0)
+        while True:
+            text = log.read_text() if log.exists() else ""
+            # Whole lines only: the writer may be half-way through one.
+            lines = [json.loads(ln) for ln in text[: text.rfind("\n") + 1].splitlines()]
+            # What went wrong; the index compiled on a first call is information.
+            codes = [line["event"] for line in lines if line["level"] != "info"]
+            if codes or time.monotonic() >= until:
+                break
+            time.sleep(0.05)
         return HookOutput(result.stdout, result.stderr, result.exit_code), codes
 
     def test_malformed_input_answers_no_opinion_with_a_diagnostic(
@@ -292,10 +305,10 @@ class DriverContract:
         """Bad stdin through the real CLI: the no-opinion of the event (named by
         ``--event`` where the host passes it), no traceback, one diagnostic line."""
         native = self.before_tool if self.driver.facts.event_required else None
-        output, codes = self.cli(malformed, tmp_path, native=native)
+        output, codes = self.cli(malformed, tmp_path, native=native, expect_diagnostics=True)
         expected = self.driver.no_opinion(native)
         assert (output.stdout, output.exit_code) == (expected.stdout, expected.exit_code)
-        assert codes == ["input-invalid"]
+        assert codes == ["input-invalid"], codes
 
     @pytest.mark.parametrize("fail_closed", [False, True], ids=["fail-open", "fail-closed"])
     def test_watchdog_answers_for_a_handler_that_never_returns(
@@ -316,7 +329,12 @@ class DriverContract:
             fail_closed = {str(fail_closed).lower()}
         """
         output, codes = self.cli(
-            golden.read_bytes(), tmp_path, native=native, config=config, compiled=True
+            golden.read_bytes(),
+            tmp_path,
+            native=native,
+            config=config,
+            compiled=True,
+            expect_diagnostics=True,
         )
         if fail_closed:
             # On a loaded machine the budget can end before the worker has even imported
@@ -327,7 +345,7 @@ class DriverContract:
             assert output in [self.driver.refusal(native, reason) for reason in reasons]
         else:
             assert output == self.driver.no_opinion(native)
-        assert "watchdog-fired" in codes or "handler-timeout" in codes
+        assert "watchdog-fired" in codes or "handler-timeout" in codes, codes
         self.check_output(native, output)
 
     def test_in_process_dispatch_answers_as_the_command_does(
