@@ -57,12 +57,13 @@ def file_problem(path: str) -> str | None:
     file's folder are what is checked.
     """
     try:
+        # A path that is not itself a link reaches the real file and folder (the kernel
+        # follows links among its folders), so realpath (an lstat per component, on every
+        # hook call) is needed only for a link, and to name the folder in a problem.
+        real = path
         st = os.lstat(path)
-        # Not a link itself: the file and the folder the kernel reaches through ``path``
-        # are the real ones, links among its folders followed, so realpath (an lstat per
-        # component, every hook call) is needed only to name that folder in a problem.
-        real = path if stat.S_ISREG(st.st_mode) else os.path.realpath(path)
-        if real is not path:
+        if not stat.S_ISREG(st.st_mode):
+            real = os.path.realpath(path)
             st = os.stat(real)
     except OSError as exc:
         return f"cannot be checked ({exc.strerror or exc})"

@@ -309,22 +309,34 @@ def test_stale_lock_is_taken_over(tmp_path: Path) -> None:
     assert fallback.take_lock(str(lock)) is True
 
 
+def _modules(importtime: bytes) -> set[str]:
+    """The modules ``python -X importtime`` says were imported (its stderr)."""
+    lines = [ln for ln in importtime.decode().splitlines() if ln.startswith("import time:")]
+    return {ln.split("|")[-1].strip() for ln in lines[1:]}
+
+
+def client_imports(
+    payload: bytes, cwd: Path
+) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
+    """The client run on ``payload`` as a Claude Code PreToolUse hook, and the modules it
+    imported beyond those ``python -I -S -c pass`` imports."""
+    argv = [sys.executable, "-I", "-S", "-X", "importtime", str(CLIENT), "--host", "claude",
+            "--event", "PreToolUse", "--timeout", "10"]  # fmt: skip
+    result = subprocess.run(argv, input=payload, capture_output=True, cwd=cwd, timeout=60,
+                            check=False)  # fmt: skip
+    baseline = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", "-c", "pass"],
+                              capture_output=True, check=True)  # fmt: skip
+    return result, _modules(result.stderr) - _modules(baseline.stderr)
+
+
 def test_warm_path_imports_nothing_of_hookbus(
     project: Path, server: FakeServer, state: Path
 ) -> None:
     """Answered by the server, the client loads only builtin modules and none of
     hookbus's (``python -X importtime`` lists every module imported)."""
-    argv = [sys.executable, "-I", "-S", "-X", "importtime", str(CLIENT), "--host", "claude",
-            "--event", "PreToolUse", "--timeout", "10"]  # fmt: skip
-    result = subprocess.run(argv, input=pre_tool("ls", project), capture_output=True,
-                            cwd=project, check=False)  # fmt: skip
+    result, imported = client_imports(pre_tool("ls", project), project)
     assert result.stdout == STDOUT
-    lines = [ln for ln in result.stderr.decode().splitlines() if ln.startswith("import time:")]
-    modules = {ln.split("|")[-1].strip() for ln in lines[1:]}
-    baseline = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", "-c", "pass"],
-                              capture_output=True, check=True).stderr.decode()  # fmt: skip
-    start = {ln.split("|")[-1].strip() for ln in baseline.splitlines()[1:]}
-    assert modules - start == {"_json", "_socket"}
+    assert imported == {"_json", "_socket"}
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from fake_server import STDOUT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import GOLDEN, compile_now, guarded_project, pre_tool
-from test_client import run_client, serve
+from test_client import client_imports, run_client, serve
 
 from hookbus import client, discover, hosts
 from hookbus.runtime import index
@@ -174,16 +174,9 @@ def test_an_event_nobody_wants_loads_no_socket_module(project: Path, state: Path
     """Answered from the index alone, the client loads ``_json`` and nothing else beyond
     what ``python -I -S -c pass`` loads: not ``_socket`` (a shared library: about a
     millisecond of every such call) nor ``select``."""
-    argv = [sys.executable, "-I", "-S", "-X", "importtime", str(client.__file__),
-            "--host", "claude", "--event", "PreToolUse", "--timeout", "10"]  # fmt: skip
-    answered = subprocess.run(argv, input=read_call(project), capture_output=True,
-                              cwd=project, timeout=60, check=False)  # fmt: skip
+    answered, imported = client_imports(read_call(project), project)
     assert (answered.returncode, answered.stdout) == (0, b"")
-    lines = [ln for ln in answered.stderr.decode().splitlines() if ln.startswith("import time:")]
-    baseline = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", "-c", "pass"],
-                              capture_output=True, check=True).stderr.decode()  # fmt: skip
-    start = {ln.split("|")[-1].strip() for ln in baseline.splitlines()[1:]}
-    assert {ln.split("|")[-1].strip() for ln in lines[1:]} - start == {"_json"}
+    assert imported == {"_json"}
     assert no_server_was_asked_nor_started(state)
 
 

@@ -91,9 +91,9 @@ def hangs(event):
 """
 
 
-#: Where and in which session the sample payloads are asked for.
 #: How long a test expecting diagnostics waits for the hook's writer to leave them.
 DIAGNOSTICS_WITHIN = 10.0
+#: Where and in which session the sample payloads are asked for.
 SAMPLE_CWD = "/home/dev/sample project"
 SAMPLE_SESSION = "0b7c5d1e-2f3a-4b5c-8d6e-7f8091a2b3c4"
 
