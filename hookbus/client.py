@@ -199,8 +199,18 @@ class _Waited(Exception):
     pass
 
 
+#: Whether :func:`_read` is inside the region that catches :class:`_Waited`. An alarm's
+#: handler runs when the interpreter next looks (after the call that was interrupted, or
+#: any later one): under load a timer armed for a millisecond fires before the read has
+#: begun, and a handler left pending runs after the read has returned. Raised there, it
+#: would end the process with no answer; so it raises only while this says a ``try`` is
+#: there to catch it, and is ignored everywhere else.
+_timing = False
+
+
 def _waited(signum: int, frame: object) -> None:
-    raise _Waited
+    if _timing:
+        raise _Waited
 
 
 #: How long a chunk that ends an object waits for more bytes before it is taken whole.
@@ -213,11 +223,14 @@ def _read(seconds: float) -> bytes | None:
     # (An alarm landing just as the read returns loses that chunk to a ``timeout``: the
     # end the read would have come to a moment later anyway.) ``BlockingIOError`` from a
     # stdin the host made non-blocking.
-    _signal.setitimer(_signal.ITIMER_REAL, max(seconds, 1e-6))
+    global _timing
     try:
         try:
+            _timing = True  # before the timer: its alarm can only land inside this try
+            _signal.setitimer(_signal.ITIMER_REAL, max(seconds, 1e-6))
             return posix.read(0, 1 << 16)
         finally:
+            _timing = False  # an alarm raised before this line is caught below
             _signal.setitimer(_signal.ITIMER_REAL, 0)
     except _Waited:
         return None

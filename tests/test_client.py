@@ -473,3 +473,19 @@ def test_stdin_closed_at_once_is_the_end_of_input() -> None:
     reader = _Reader(60.0)
     reader.close()
     assert reader.result() == (b"", "eof")
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_an_alarm_that_lands_before_the_read_begins_still_gets_an_answer(
+    project: Path, state: Path
+) -> None:
+    """The stdin timer firing outside the read (a loaded machine: every ``setitimer``
+    held 0.2 s by strace, so the 1 ms wait for more bytes after a whole object expires
+    before its read begins) is absorbed: the call is answered (the cold path's deny),
+    never exit 1 with nothing written."""
+    argv = ["strace", "-qq", "-o", "/dev/null", "-e", "trace=setitimer",
+            "-e", "inject=setitimer:delay_exit=200000", sys.executable, "-I", "-S",
+            str(CLIENT), "--host", "claude", "--event", "PreToolUse", "--timeout", "30"]  # fmt: skip
+    result = subprocess.run(argv, input=pre_tool("rm -rf /", project), capture_output=True,
+                            cwd=project, timeout=120, check=False)  # fmt: skip
+    assert_cold_deny(result)
