@@ -474,8 +474,11 @@ def _exchange(sock: "_socket.socket", head: bytes, payload: bytes, deadline: flo
     except (OSError, ValueError, RecursionError) as exc:
         # A server killed mid-request resets the connection; junk is no reply either.
         return Reply("broken", repr(exc))
-    if out is None or err is None or not isinstance(code, int) or isinstance(code, bool):
+    if out is None or err is None:
         return Reply("broken", "the reply ended early")
+    if not isinstance(code, int) or isinstance(code, bool) or not 0 <= code <= 255:
+        # An exit status is a byte: 256 would reach the host as 0, 10**30 as a traceback.
+        return Reply("broken", f"the reply's exit code {str(code)[:40]} is no exit status")
     reply = Reply("answered")
     reply.exit, reply.stdout, reply.stderr = code, out, err
     return reply

@@ -489,3 +489,24 @@ def test_an_alarm_that_lands_before_the_read_begins_still_gets_an_answer(
     result = subprocess.run(argv, input=pre_tool("rm -rf /", project), capture_output=True,
                             cwd=project, timeout=120, check=False)  # fmt: skip
     assert_cold_deny(result)
+
+
+#: Exit codes no process can exit with, as a server might send them.
+BAD_EXITS = ["256", "-1", "1" + "0" * 30, "2.0", '"2"', "true", "null", "[0]"]
+
+
+@pytest.mark.parametrize("code", BAD_EXITS)
+def test_an_exit_code_that_is_no_exit_status_is_a_reply_cut_short(
+    project: Path, state: Path, code: str
+) -> None:
+    """A server's ``exit`` that is not an int in 0..255 is not passed on (256 would reach
+    the host as 0, 10**30 as a traceback): the reply is not trusted, and the cold path
+    answers, as for a reply cut short, with nothing on stderr but its own."""
+    server = FakeServer(state / "run" / "server.sock", exit=code)
+    try:
+        assert_cold_deny(run_client(project, pre_tool("rm -rf /", project)))
+    finally:
+        server.close()
+    assert len(server.requests) == 1
+    wait_for(lambda: fallbacks(state), "the client-fallback diagnostic")
+    assert "no exit status" in str(fallbacks(state)[0]["reason"])

@@ -379,3 +379,36 @@ def test_hermes_plugin_a_server_that_never_answers_gets_the_fallback_at_the_boun
     assert "no answer from the warm server within 3 s" in line["message"]
     [(head, _)] = fake.requests
     assert (head["host"], head["event"], head["timeout"]) == ("hermes", "pre_tool_call", 8)
+
+
+@pytest.mark.parametrize("code", ["256", "1" + "0" * 30, "-1"])
+def test_a_server_exit_code_that_is_no_exit_status_leaves_the_call_to_the_command(
+    project: Path, state: Path, code: str
+) -> None:
+    """A server answering an ``exit`` that is no exit status (Node reads 10**30 as an
+    integer) is a reply not to trust: the shim runs the client's command, which does
+    not trust it either and answers from the cold path, not the event's fallback."""
+    install(project, "opencode", "--server")
+    fake = FakeServer(state / "run" / "server.sock", exit=code)
+    try:
+        answers, _ = drive(project, "opencode", COMMANDS[2:])
+    finally:
+        fake.close()
+    assert [{k: v for k, v in r.items() if k != "ms"} for r in answers] == ANSWERS[2:]
+    assert len(fake.requests) == 2  # the shim's, then its command's
+    assert [d["event"] for d in problems(state)] == ["client-fallback"]
+
+
+def test_hermes_plugin_a_server_exit_code_that_is_no_exit_status_is_not_trusted(
+    project: Path, state: Path, hermes: Path
+) -> None:
+    """The Hermes plugin reads the reply with the client's own functions: an ``exit`` of
+    256 is not trusted, and the client's command answers from the cold path."""
+    plugin = hermes_install(project, hermes, "--server")
+    fake = FakeServer(state / "run" / "server.sock", exit="256")
+    try:
+        [answer], stderr = hermes_drive(project, plugin, COMMANDS[2:])
+    finally:
+        fake.close()
+    assert answer["got"] is None and stderr == ""
+    assert [d["event"] for d in problems(state)] == ["client-fallback"]

@@ -137,7 +137,8 @@ function askServer(host, native, timeout, body, answer) {
       // "unanswered": the call ran and its worker ended without an answer (past its
       // deadline): it must not run again, the caller answers the fallback.
       if (status.ok !== true) return end({ kind: status.refused === "unanswered" ? "unanswered" : "refused", reason: String(status.message || status.refused) })
-      if (!Number.isInteger(status.exit)) return end({ kind: "broken", reason: "the server's status has no exit" })
+      // An exit status is a byte (client.py's rule): anything else is a reply not to trust.
+      if (!Number.isInteger(status.exit) || status.exit < 0 || status.exit > 255) return end({ kind: "broken", reason: "the server's status has no exit status" })
     }
     if (frames.length >= 3) end({ kind: "answered", exit: status.exit, stdout: frames[1].toString("utf8") })
   })
