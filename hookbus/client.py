@@ -315,21 +315,92 @@ def socket_dir() -> str:
     return _join(state_root(), "run")
 
 
-def dir_problem(path: str) -> str | None:
-    # Why the socket folder must not be used (None: it is this user's alone, or absent).
+_S_IFLNK, _S_ISVTX = 0o120000, 0o1000
+#: Symbolic links followed on a path before it is refused (the kernel's MAXSYMLINKS).
+MAX_LINKS = 40
+
+
+def dir_problem(path: str, private: int = 1) -> str | None:
+    # Why the folder ``path`` (absolute) must not be used, or None: nobody but this user
+    # and root can have made it what it is, or it is absent. The last ``private``
+    # components (the socket's folder; the state root and its ``index``) are real folders
+    # of this user's that nobody else may write, as ``hookbus serve`` makes them; every
+    # folder above is root's or this user's and writable by nobody else, except a root
+    # sticky folder (``/tmp``) whose next component is this user's (there only its owner
+    # or root may rename it); a symbolic link above is root's or this user's, and the
+    # path it names is checked the same way. So no other user can swap any part of the
+    # path (a folder others may write anywhere up the path lets them rename what is below
+    # it, and put their own server where this one's socket was). ``hookbus serve`` binds
+    # only in a folder passing this check (``hookbus.runtime.wire.check_dir``).
+    me = posix.geteuid()
+    parts = [p for p in path.split("/") if p and p != "."]
+    head, tail = parts[: len(parts) - private], parts[len(parts) - private :]
+    todo = head[::-1]  # what is left to walk, last first (a link's target is pushed)
+    real: list[str] = []  # the real folders walked so far, below /
+    links = 0
+    at = "/"
     try:
-        st = posix.lstat(path)
+        st = posix.lstat(at)
+        while True:
+            if st.st_uid not in (0, me):
+                return f"{at} is owned by uid {st.st_uid}"
+            open_to_others = bool(st.st_mode & 0o022)
+            if open_to_others and not (st.st_mode & _S_ISVTX and st.st_uid == 0):
+                return f"{at} is writable by group or others"
+            if not todo:
+                break
+            name = todo.pop()
+            if name == "..":
+                real = real[:-1]
+                at = "/" + "/".join(real)
+                st = posix.lstat(at)
+                continue
+            at = "/" + "/".join((*real, name))
+            st = posix.lstat(at)
+            if open_to_others and st.st_uid != me:  # in a sticky folder: this user's only
+                return f"{at} is owned by uid {st.st_uid}, in a folder others may write"
+            kind = st.st_mode & _S_IFMT
+            if kind == _S_IFLNK:
+                links += 1
+                if links > MAX_LINKS or st.st_uid not in (0, me):
+                    return f"{at} is a symbolic link of uid {st.st_uid}"
+                target = posix.readlink(at)
+                todo += [p for p in target.split("/") if p and p != "."][::-1]
+                if target.startswith("/"):
+                    real = []
+                at = "/" + "/".join(real)
+                st = posix.lstat(at)
+                continue
+            if kind != _S_IFDIR:
+                return f"{at} is not a folder"
+            real.append(name)
+        for name in tail:
+            at = "/" + "/".join((*real, name))
+            st = posix.lstat(at)
+            if st.st_mode & _S_IFMT != _S_IFDIR:
+                return f"{at} is not a folder"
+            if st.st_uid != me:
+                return f"{at} is owned by uid {st.st_uid}"
+            if st.st_mode & 0o022:
+                return f"{at} is writable by group or others"
+            real.append(name)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        return f"cannot be read: {exc.strerror}"
-    if st.st_mode & _S_IFMT != _S_IFDIR:
-        return "is not a folder"
-    if st.st_uid != posix.geteuid():
-        return f"is owned by uid {st.st_uid}"
-    if st.st_mode & 0o022:
-        return "is writable by group or others"
+        return f"{at} cannot be read: {exc.strerror}"
     return None
+
+
+def peer_uid(sock: "_socket.socket") -> tuple[int, int]:
+    # The (pid, uid) of the process at the other end of a connected Unix socket, as the
+    # kernel recorded them (``SO_PEERCRED``: a ``struct ucred`` of three native ints, pid,
+    # uid, gid), read without ``struct``: one shared library less. The server reads its
+    # clients' with it too.
+    import _socket
+
+    creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+    return (int.from_bytes(creds[:4], sys.byteorder, signed=True),
+            int.from_bytes(creds[4:8], sys.byteorder))  # fmt: skip
 
 
 def _frame(data: bytes) -> bytes:
@@ -444,6 +515,12 @@ def request(path: str, head: bytes, payload: bytes, deadline: float) -> Reply:
             return Reply("absent")  # no socket, or one nobody listens on (stale)
         except OSError as exc:  # no room within CONNECT_WAIT, not a socket, ...
             return Reply("refused", f"cannot connect: {exc!r}")
+        try:
+            _, uid = peer_uid(sock)
+        except OSError as exc:
+            return Reply("refused", f"cannot tell who listens: {exc!r}")
+        if uid != posix.geteuid():  # before a byte is sent: the payload is the user's
+            return Reply("refused", f"it is another user's: uid {uid} listens on it")
         return _exchange(sock, head, payload, deadline)
     finally:
         sock.close()
@@ -708,11 +785,9 @@ _CRC32 = (
 def read_index(files: list[str]) -> dict[str, object] | None:
     # The index compiled for ``files`` when it is fresh (``hookbus.runtime.index.read``
     # and ``is_fresh``), else None.
-    root = state_root()
-    folder = _join(root, "index")
-    for where in (root, folder):
-        if dir_problem(where) is not None:
-            return None
+    folder = _join(state_root(), "index")
+    if dir_problem(folder, private=2) is not None:  # the root and its index folder
+        return None
     flags = posix.O_RDONLY | posix.O_NOFOLLOW | posix.O_NONBLOCK  # a FIFO must not hang us
     try:
         fd = posix.open(_join(folder, index_name(files)), flags)
@@ -912,7 +987,7 @@ def main(argv: list[str]) -> int:
     path = _join(folder, "server.sock")
     problem = dir_problem(folder)
     if problem is not None:  # the server refuses such a folder too: none can be there
-        return cold(opts, argv, data, end, started, (path, f"its folder {problem}"))
+        return cold(opts, argv, data, end, started, (path, f"its path: {problem}"))
     reply = request(path, header(opts, posix.environ), data, deadline)
     if reply.kind == "answered":
         write(reply.stdout, reply.stderr)

@@ -7,10 +7,12 @@ takes the call and never answers gets the event's fallback at the shim's wait.""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ from typing import Any
 import pytest
 from fake_server import FakeServer
 from support import hookbus_cli, install_project, wait_for
+from test_client import IMPOSTOR
 from test_server import stop_all
 
 NODE = shutil.which("node")
@@ -412,3 +415,59 @@ def test_hermes_plugin_a_server_exit_code_that_is_no_exit_status_is_not_trusted(
         fake.close()
     assert answer["got"] is None and stderr == ""
     assert [d["event"] for d in problems(state)] == ["client-fallback"]
+
+
+@pytest.mark.parametrize("host", ["opencode", "pi"])
+def test_a_state_root_others_may_write_is_never_connected_to(
+    project: Path, state: Path, host: str
+) -> None:
+    """The shim checks the whole path to the socket as the client does: under a state
+    root every user may write (its ``run/`` swapped for one with a stand-in listening),
+    it never connects; its command, the client, does not either, and answers from the
+    cold path."""
+    install(project, host, "--server")
+    swapped = state / "elsewhere"
+    fake = FakeServer(swapped / "server.sock")
+    try:
+        stop_all(state / "run")
+        shutil.rmtree(state / "run", ignore_errors=True)
+        swapped.rename(state / "run")
+        state.chmod(0o777)
+        answers, _ = drive(project, host, COMMANDS[:1])
+    finally:
+        state.chmod(0o700)
+        fake.close()
+    assert [{k: v for k, v in r.items() if k != "ms"} for r in answers] == ANSWERS[:1]
+    assert fake.requests == []
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv"
+)
+def test_a_socket_another_user_listens_on_gets_nothing_from_the_shim(
+    project: Path, state: Path
+) -> None:
+    """Node cannot ask the kernel who listens: the shim refuses a socket file another
+    uid owns (bound by uid 65534, renamed into the user's own folder), sends it nothing,
+    and leaves the call to its command (the client, which asks the kernel)."""
+    install(project, "opencode", "--server")
+    elsewhere = Path(tempfile.mkdtemp(prefix="hbi", dir="/tmp"))
+    os.chown(elsewhere, 65534, 65534)
+    (state / "run").mkdir(mode=0o700, exist_ok=True)
+    impostor = subprocess.Popen(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-I",
+         "-c", IMPOSTOR, str(elsewhere / "s.sock")], stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert impostor.stdout is not None
+        assert impostor.stdout.readline() == "listening\n"
+        os.rename(elsewhere / "s.sock", state / "run" / "server.sock")
+        answers, _ = drive(project, "opencode", COMMANDS[:1])
+        assert [{k: v for k, v in r.items() if k != "ms"} for r in answers] == ANSWERS[:1]
+        # One connection only, the client's, closed before a byte was sent.
+        assert impostor.stdout.readline() == "received 0\n"
+    finally:
+        impostor.kill()
+        out, _ = impostor.communicate()
+        shutil.rmtree(elsewhere, ignore_errors=True)
+    assert out == ""

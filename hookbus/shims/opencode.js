@@ -26,7 +26,7 @@
 // handler owes. It leaves one line on stderr and one in hookbus's diagnostics log. This
 // file never throws except to block on purpose.
 import { spawn } from "node:child_process"
-import { appendFileSync, closeSync, constants as fsConstants, lstatSync, mkdirSync, openSync, statSync } from "node:fs"
+import { appendFileSync, closeSync, constants as fsConstants, lstatSync, mkdirSync, openSync, readlinkSync, statSync } from "node:fs"
 import { connect } from "node:net"
 import { homedir } from "node:os"
 import { join, resolve as resolvePath } from "node:path"

@@ -23,7 +23,7 @@
 // hookbus/shims/server.js); when no server answers, the event's command (the client's)
 // runs as below; `install --no-server` bakes `hookbus run` only.
 import { spawn } from "node:child_process";
-import { appendFileSync, closeSync, constants as fsConstants, lstatSync, mkdirSync, openSync, statSync } from "node:fs";
+import { appendFileSync, closeSync, constants as fsConstants, lstatSync, mkdirSync, openSync, readlinkSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { homedir } from "node:os";
 import { join, resolve as resolvePath } from "node:path";

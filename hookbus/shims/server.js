@@ -47,17 +47,74 @@ function socketDir() {
   return join(root, "run")
 }
 
-// client.py dir_problem: why the folder must not be used (null: this user's alone, or absent).
+// client.py dir_problem, the same rule (hookbus serve binds only where it holds): why the
+// socket's folder must not be used (null: nobody but this user and root can have made it
+// what it is, or it is absent). The folder is a real one of this user's that nobody else
+// may write; every folder above is root's or this user's and writable by nobody else,
+// except a root sticky folder (/tmp) whose next component is this user's; a symbolic link
+// above is root's or this user's, and the path it names is checked the same way.
 function dirProblem(folder) {
+  const me = process.geteuid()
+  const parts = folder.split("/").filter((p) => p && p !== ".")
+  const last = parts.pop()
+  const todo = parts.reverse()
+  let real = [], links = 0, at = "/"
+  try {
+    let st = lstatSync(at)
+    for (;;) {
+      if (st.uid !== 0 && st.uid !== me) return `${at} is owned by uid ${st.uid}`
+      const openToOthers = (st.mode & 0o022) !== 0
+      if (openToOthers && !((st.mode & 0o1000) && st.uid === 0)) return `${at} is writable by group or others`
+      if (!todo.length) break
+      const name = todo.pop()
+      if (name === "..") {
+        real = real.slice(0, -1)
+        at = "/" + real.join("/")
+        st = lstatSync(at)
+        continue
+      }
+      at = "/" + [...real, name].join("/")
+      st = lstatSync(at)
+      if (openToOthers && st.uid !== me) return `${at} is owned by uid ${st.uid}, in a folder others may write`
+      if (st.isSymbolicLink()) {
+        if (++links > 40 || (st.uid !== 0 && st.uid !== me)) return `${at} is a symbolic link of uid ${st.uid}`
+        const target = readlinkSync(at)
+        todo.push(...target.split("/").filter((p) => p && p !== ".").reverse())
+        if (target.startsWith("/")) real = []
+        at = "/" + real.join("/")
+        st = lstatSync(at)
+        continue
+      }
+      if (!st.isDirectory()) return `${at} is not a folder`
+      real.push(name)
+    }
+    at = "/" + [...real, last].join("/")
+    st = lstatSync(at)
+    if (!st.isDirectory()) return `${at} is not a folder`
+    if (st.uid !== me) return `${at} is owned by uid ${st.uid}`
+    if (st.mode & 0o022) return `${at} is writable by group or others`
+  } catch (e) {
+    return e.code === "ENOENT" ? null : `${at} cannot be read: ${e.code || e.message}`
+  }
+  return null
+}
+
+// Who listens on the socket. Node cannot read a connected socket's peer credentials
+// (SO_PEERCRED), so the shim trusts the path instead: dirProblem has found every folder
+// on it writable by this user and root only (or a root sticky folder whose next one is
+// this user's), so no other user can rename, replace or add any component of it, and the
+// socket file itself is this user's. Another user could only listen on a socket they
+// bound, in a folder they can write: a socket file they own, or one reached through a
+// folder they can change, both refused here. (client.py also asks the kernel.)
+function socketProblem(path) {
   let st
   try {
-    st = lstatSync(folder)
+    st = lstatSync(path)
   } catch (e) {
-    return e.code === "ENOENT" ? null : `cannot be read: ${e.code || e.message}`
+    return null // absent (or not to be read): connect says which
   }
-  if (!st.isDirectory()) return "is not a folder"
-  if (st.uid !== process.geteuid()) return `is owned by uid ${st.uid}`
-  if (st.mode & 0o022) return "is writable by group or others"
+  if (!st.isSocket()) return null // junk: connect refuses it
+  if (st.uid !== process.geteuid()) return `its socket is owned by uid ${st.uid}`
   return null
 }
 
@@ -94,12 +151,12 @@ function askServer(host, native, timeout, body, answer) {
   }
   let timer, sock = null, folderFd = -1
   const folder = socketDir()
-  const problem = dirProblem(folder)
+  let path = join(folder, "server.sock")
+  const problem = dirProblem(folder) || socketProblem(path)
   if (problem) {
-    end({ kind: "refused", reason: `its folder ${problem}` })
+    end({ kind: "refused", reason: `its path: ${problem}` })
     return null
   }
-  let path = join(folder, "server.sock")
   if (Buffer.byteLength(path) > ADDRESS_MAX) {
     try {
       folderFd = openSync(folder, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_CLOEXEC)
