@@ -22,10 +22,14 @@
 #    cold path in this same process (:func:`cold`: ``hookbus run`` given the payload already
 #    read), then starts a server for the next call (:func:`start_server`: one start
 #    at a time, an ``O_EXCL`` lock);
-# 5. when the server took the request but does not answer by the deadline, exits 1 with no
-#    output: the installed command's shell fallback then answers (the host's no-opinion, or
-#    the deny a fail-closed handler owes). A server that dies mid-reply is answered by the
-#    cold path while time is left for it (:data:`COLD_MINIMUM`), else the same way.
+# 5. when the server took the request but does not answer by the deadline (or says the
+#    call's worker ended unanswered), answers what the index it read owes: the refusal of
+#    a fail-closed handler that may want the call, even one enabled since the install,
+#    else exit 1 with no output (the installed command's shell fallback answers); with no
+#    index it could read, the cold path while time is left for it (:data:`COLD_MINIMUM`),
+#    else exit 1. A server that dies mid-reply is answered by the cold path while time is
+#    left for it, else the same way. ``--unanswered``: a shim's server took the call and
+#    gave no answer; the same, with no server asked.
 #
 # Nothing is written before the whole reply is in hand, so the host never gets half a reply
 # followed by another. A signal (the host's SIGTERM, a Ctrl-C to the process group) before
@@ -124,7 +128,7 @@ def working_folder() -> str:
 
 
 class Options:
-    __slots__ = ("env", "event", "host", "timeout")
+    __slots__ = ("env", "event", "host", "timeout", "unanswered")
 
     def __init__(self) -> None:
         self.host = ""
@@ -132,6 +136,9 @@ class Options:
         self.timeout: float | None = None
         #: The variables the command forwards besides hookbus's own.
         self.env: list[str] = []
+        #: ``--unanswered``: the caller (a shim in the host's process) handed this call to
+        #: the server, which took it and gave no answer; no server is asked again.
+        self.unanswered = False
 
 
 def parse(argv: list[str]) -> Options | None:
@@ -139,12 +146,15 @@ def parse(argv: list[str]) -> Options | None:
     opts = Options()
     args = iter(argv)
     for arg in args:
+        if arg == "--unanswered":
+            opts.unanswered = True
+            continue
         value = next(args, "")
         if arg == "--host":
             opts.host = value
         elif arg == "--event":
             opts.event = value
-        elif arg == "--timeout":
+        elif arg == "--timeout":  # the last one counts: a shim gives a late call what is left
             try:
                 opts.timeout = float(value)
             except ValueError:
@@ -428,6 +438,12 @@ def header(opts: Options, environ: dict[bytes, bytes]) -> bytes:
         f'"host": {_str(opts.host)}, "event": {event}, "timeout": {timeout}, '
         f'"cwd": {_str(working_folder())}, "env": {{{pairs}}}}}'
     ).encode()
+
+
+#: What a server that took the call and gave no answer comes to: it said the call's worker
+#: ended unanswered, or the deadline came first. Either way the call's handlers ran (or
+#: run still), and the answer is the one owed without them (:func:`main`).
+TOOK_IT = ("unanswered", "late")
 
 
 class Reply:
@@ -985,26 +1001,29 @@ def main(argv: list[str]) -> int:
         opts.env = gate.env  # what the handlers declare now
     folder = socket_dir()
     path = _join(folder, "server.sock")
-    problem = dir_problem(folder)
-    if problem is not None:  # the server refuses such a folder too: none can be there
-        return cold(opts, argv, data, end, started, (path, f"its path: {problem}"))
-    reply = request(path, header(opts, posix.environ), data, deadline)
+    if opts.unanswered:
+        reply = Reply("unanswered", "the server the caller asked took the call, no answer")
+    else:
+        problem = dir_problem(folder)
+        if problem is not None:  # the server refuses such a folder too: none can be there
+            return cold(opts, argv, data, end, started, (path, f"its path: {problem}"))
+        reply = request(path, header(opts, posix.environ), data, deadline)
     if reply.kind == "answered":
         write(reply.stdout, reply.stderr)
         return reply.exit
-    if reply.kind == "unanswered" and gate is not None:
-        # The call ran and its worker ended unanswered: not again. A fresh index says
-        # whether a fail-closed handler may want it: its refusal, else the fallback.
+    if reply.kind in TOOK_IT and gate is not None:
+        # The server took the call (its handlers ran, or run still): not again. The
+        # fresh index says whether a fail-closed handler may want it, even one enabled
+        # since the install: its refusal, else the installed fallback (exit 1).
         if gate.refusal is None:
             return 1
         write(gate.refusal[0], gate.refusal[1])
         return gate.refusal[2]
-    if reply.kind == "late" or (
-        reply.kind in ("broken", "unanswered") and deadline - time.monotonic() < COLD_MINIMUM
-    ):
+    if reply.kind in (*TOOK_IT, "broken") and deadline - time.monotonic() < COLD_MINIMUM:
         return 1  # the deadline: the installed command's fallback answers in time
-    # Unanswered with no index this process can read: a handler made fail-closed since
-    # the install may want the call, and only hookbus can tell; the cold path decides.
+    # Taken and not answered, with no index this process can read: a handler made
+    # fail-closed since the install may want the call, and only hookbus can tell; the
+    # cold path decides.
     why = None if reply.kind == "absent" else (path, f"{reply.kind}: {reply.reason}")
     code = cold(opts, argv, data, end, started, why)
     if reply.kind in ("absent", "broken"):

@@ -630,3 +630,36 @@ def test_the_whole_path_to_the_socket_folder_is_checked(tmp_path: Path) -> None:
     assert client.dir_problem(str(mine / "run")) == f"{mine}/run is writable by group or others"
     assert client.dir_problem(str(mine / "run"), private=2) == (
         f"{mine}/run is writable by group or others")  # fmt: skip
+
+
+@pytest.mark.parametrize("server", ["hang"], indirect=True)
+def test_server_that_never_answers_gets_the_refusal_the_index_holds(
+    project: Path, server: FakeServer, state: Path
+) -> None:
+    """A server that took the request and never answers, with a fresh index: at the
+    call's deadline the client answers the refusal the index holds for the fail-closed
+    guard (the call is not run again), leaving the host its margin."""
+    compile_now(project)
+    began = time.monotonic()
+    result = run_client(project, pre_tool("ls", project), timeout=3)
+    took = time.monotonic() - began
+    assert (result.returncode, result.stderr) == (0, b"")
+    reason = json.loads(result.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason == "hookbus: no answer in time; fail-closed guard:guard wants it"
+    assert len(server.requests) == 1
+    assert 2.0 <= took < 5.0
+
+
+def test_unanswered_flag_answers_what_the_index_owes_and_asks_no_server(
+    project: Path, server: FakeServer, state: Path
+) -> None:
+    """``--unanswered`` (a shim whose server took the call and gave no answer): the
+    client asks no server and answers what the index owes, the guard's refusal; with no
+    index to read, the cold path decides, as for ``unanswered`` from the server."""
+    assert_cold_deny(run_client(project, pre_tool("rm -rf /", project), "--unanswered"))
+    compile_now(project)
+    result = run_client(project, pre_tool("ls", project), "--unanswered")
+    assert (result.returncode, result.stderr) == (0, b"")
+    reason = json.loads(result.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason == "hookbus: no answer in time; fail-closed guard:guard wants it"
+    assert server.requests == []

@@ -228,31 +228,67 @@ def test_a_refusing_server_leaves_the_call_to_the_command(
     assert not (state / "run" / "server.pid").exists()
 
 
-@pytest.mark.parametrize("host", HOSTS)
-def test_a_server_that_never_answers_gets_the_fallback_at_the_wait(
-    project: Path, state: Path, host: str
-) -> None:
-    """A server that takes the call and never answers: the fail-closed guard's fallback
-    (the block) at the shim's wait, here 3 s, with one diagnostic naming the server; the
-    request carried the call's host, event, timeout, folder and environment."""
-    text = install(project, host, "--server")
-    wait = re.search(r'"(wait_ms|waitMs)": (\d+)', text)
-    assert wait is not None
-    edit(project, host, wait.group(0), f'"{wait.group(1)}": 3000')
+#: What the index owes a call a fail-closed ``hooks_mod:shell`` may want, when the server
+#: that took it gave no answer.
+OWED = "hookbus: no answer in time; fail-closed hooks_mod:shell wants it"
+#: A handler on the same tools that is not fail-closed: installed alone, the event's baked
+#: fallback is "change nothing".
+LENIENT = 'enable = ["hooks_mod:lenient"]\n'
+LENIENT_HANDLER = """
+
+@hookbus.handler("before-tool", tools="shell", timeout=5)
+def lenient(event):
+    return None
+"""
+
+
+def hang_after(project: Path, state: Path, host: str, commands: list[str]) -> tuple[
+        list[dict[str, Any]], str, FakeServer]:  # fmt: skip
+    """The installed shim's answers with a server that takes each call and never answers,
+    the event's timeout made 3 s (the shim waits for it until 2.75 s)."""
+    edit(project, host, '"timeout": 10', '"timeout": 3')
     fake = FakeServer(state / "run" / "server.sock", "hang")
     try:
-        [answer], stderr = drive(project, host, COMMANDS[2:])
+        answers, stderr = drive(project, host, commands)
     finally:
         fake.close()
-    assert answer["block"] == GUARD_FALLBACK and 3000 <= answer["ms"] < 30000
-    [line] = problems(state)
-    assert "no answer from the warm server in 3" in line["message"]
-    assert stderr.count("hookbus: ") == 1
-    [(head, payload)] = fake.requests
+    return answers, stderr, fake
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_server_that_never_answers_gets_what_the_index_owes(
+    project: Path, state: Path, host: str
+) -> None:
+    """A server that takes the call and never answers: at the client's deadline (the
+    timeout less 0.25 s) the shim runs the client's command with ``--unanswered``, which
+    answers the refusal the index holds for the fail-closed guard, without running the
+    call again; the request carried the call's host, event, timeout, folder and
+    environment."""
+    install(project, host, "--server")
+    [answer], stderr, fake = hang_after(project, state, host, COMMANDS[2:])
+    assert answer["block"] == OWED and 2750 <= answer["ms"] < 30000, stderr
+    [(head, payload)] = fake.requests  # the command asked no server
     assert (head["proto"], head["op"], head["host"], head["timeout"], head["cwd"]) == (
-        1, "run", host, 10, str(project))  # fmt: skip
+        1, "run", host, 3, str(project))  # fmt: skip
     assert head["env"]["HOOKBUS_STATE_DIR"] == str(state)
     assert "ls" in payload.decode()
+
+
+@pytest.mark.parametrize("host", ["opencode", "pi"])
+def test_a_guard_enabled_after_install_is_honoured_when_the_server_never_answers(
+    project: Path, state: Path, host: str
+) -> None:
+    """Installed with a handler that is not fail-closed (the baked fallback: change
+    nothing), then a fail-closed guard enabled: a server that never answers gets the
+    guard's refusal from the index, not the fallback baked before it."""
+    (project / "hooks_mod.py").write_text(REWRITE + LENIENT_HANDLER)
+    (project / ".hookbus.toml").write_text(LENIENT)
+    text = install(project, host, "--server")
+    assert GUARD_FALLBACK not in text
+    (project / ".hookbus.toml").write_text('enable = ["hooks_mod:lenient", "hooks_mod:shell"]\n')
+    assert hookbus_cli(project, "manifest", "--host", host).returncode == 0  # the index
+    [answer], _, _ = hang_after(project, state, host, COMMANDS[2:])
+    assert answer["block"] == OWED
 
 
 def test_a_socket_path_past_the_address_limit_is_reached(
@@ -362,11 +398,12 @@ def test_hermes_plugin_without_a_server_runs_the_client_which_starts_one(
     assert (stderr, problems(state)) == ("", [])
 
 
-def test_hermes_plugin_a_server_that_never_answers_gets_the_fallback_at_the_bound(
+def test_hermes_plugin_a_server_that_never_answers_gets_what_the_index_owes(
     project: Path, state: Path, hermes: Path
 ) -> None:
-    """A server that takes the call and never answers: the guard's block at the plugin's
-    bound (here 3 s), one diagnostic; the request named the host, event and timeout."""
+    """A server that takes the call and never answers: at the plugin's wait (its bound,
+    here 3 s, within the client's deadline) the guard's refusal the index holds, one
+    diagnostic; the request named the host, event and timeout."""
     plugin = hermes_install(project, hermes, "--server")
     text = plugin.read_text()
     assert "'bound': 10.0" in text
@@ -376,12 +413,34 @@ def test_hermes_plugin_a_server_that_never_answers_gets_the_fallback_at_the_boun
         [answer], _ = hermes_drive(project, plugin, COMMANDS[2:])
     finally:
         fake.close()
-    assert answer["got"] == {"action": "block", "message": GUARD_FALLBACK}
+    assert answer["got"] == {"action": "block", "message": OWED}
     assert 3000 <= answer["ms"] < 30000
     [line] = problems(state)
     assert "no answer from the warm server within 3 s" in line["message"]
     [(head, _)] = fake.requests
     assert (head["host"], head["event"], head["timeout"]) == ("hermes", "pre_tool_call", 8)
+
+
+def test_hermes_plugin_a_guard_enabled_after_install_is_honoured_when_the_server_never_answers(
+    project: Path, state: Path, hermes: Path
+) -> None:
+    """Installed with a handler that is not fail-closed (the baked fallback: no opinion),
+    then a fail-closed guard enabled: a server that never answers gets the guard's
+    refusal from the index, through the client's own functions."""
+    (project / "hooks_mod.py").write_text(REWRITE + LENIENT_HANDLER)
+    (project / ".hookbus.toml").write_text('python_path = ["."]\n' + LENIENT)
+    plugin = hermes_install(project, hermes, "--server")
+    assert GUARD_FALLBACK not in plugin.read_text()
+    plugin.write_text(plugin.read_text().replace("'bound': 10.0", "'bound': 3.0"))
+    (project / ".hookbus.toml").write_text(
+        'python_path = ["."]\nenable = ["hooks_mod:lenient", "hooks_mod:shell"]\n')  # fmt: skip
+    assert hookbus_cli(project, "manifest", "--host", "hermes").returncode == 0  # the index
+    fake = FakeServer(state / "run" / "server.sock", "hang")
+    try:
+        [answer], _ = hermes_drive(project, plugin, COMMANDS[2:])
+    finally:
+        fake.close()
+    assert answer["got"] == {"action": "block", "message": OWED}
 
 
 @pytest.mark.parametrize("code", ["256", "1" + "0" * 30, "-1"])

@@ -4,13 +4,16 @@
 // handed to a running `hookbus serve` over its Unix socket, in wire protocol v1
 // (docs/client.md): no interpreter starts when it answers. The rules are client.py's:
 // the socket is $XDG_RUNTIME_DIR/hookbus/server.sock when that names an absolute folder
-// of this user's, else <state root>/run/server.sock; a socket folder that is not a
-// folder, not this user's, or writable by group or others is never connected to; the
-// request carries exactly the variables the client forwards. Whoever asks treats
-// anything but an answer (no socket, a stale one, a refusal, a reply cut short) by
-// running the event's command, the client's, which runs the cold path and starts a
-// server for the next call under its lock: the host sees no difference but time.
+// of this user's, else <state root>/run/server.sock; a path to it that another user could
+// change, or a socket file of another user's, is never connected to (dirProblem,
+// socketProblem); the request carries exactly the variables the client forwards. Whoever
+// asks treats anything but an answer (no socket, a stale one, a refusal, a reply cut
+// short) by running the event's command, the client's, which runs the cold path and
+// starts a server for the next call under its lock: the host sees no difference but time.
+// A server that took the call and gives no answer (it says the call's worker ended, or
+// the wait ends) gets the command run with --unanswered (owedArgv).
 const CONNECT_WAIT_MS = 200 // client.py CONNECT_WAIT: a server with no room is not waited for
+const MARGIN_MS = 250 // client.py MARGIN: the client waits for the server until its timeout less this
 const MAX_FRAME = 4 << 20
 // sockaddr_un holds 108 bytes: a longer path is reached through /proc/self/fd/N of its
 // folder, as client.py does (Node's net.connect cannot connect relative to a folder fd,
@@ -118,6 +121,22 @@ function socketProblem(path) {
   return null
 }
 
+// How long a shim waits for the server that took its call: as long as the client would
+// (the command's --timeout less MARGIN_MS), within the shim's own wait.
+function serverWaitMs(timeout, waitMs) {
+  return Number.isFinite(timeout) ? Math.max(0, Math.min(timeout * 1000 - MARGIN_MS, waitMs)) : waitMs
+}
+
+// The command to run when the server took the call and gave no answer: the client with
+// --unanswered answers what the subscription index owes, as it does for its own call: the
+// refusal of a fail-closed handler that may want the call, even one enabled after the
+// install (this file's fallback was baked before it), else exit 1 (the fallback); the call
+// runs again only when no index can be read (the cold path). Its --timeout is what is left
+// of the shim's wait (the last --timeout counts).
+function owedArgv(argv, leftMs) {
+  return [...argv, "--unanswered", "--timeout", String(Math.max(leftMs, 1) / 1000)]
+}
+
 function framed(data) {
   const size = Buffer.alloc(4)
   size.writeUInt32BE(data.length)
@@ -136,8 +155,8 @@ function requestHeader(host, native, timeout) {
 
 // Hand one call to the server. `answer` is called once: {kind: "answered", exit, stdout}
 // or {kind: "absent" | "refused" | "broken" | "unanswered", reason}. Returns the socket (the caller
-// destroys it at its own bound: a server that took the call and never answers is the
-// caller's timeout), or null when nothing was connected.
+// destroys it at serverWaitMs: a server that took the call and never answers is the
+// caller's to end), or null when nothing was connected.
 function askServer(host, native, timeout, body, answer) {
   let done = false
   const end = (result) => {
