@@ -14,14 +14,17 @@
 #    someone may want, the index names the variables the handlers declare, which are sent;
 #    where this process cannot restate hookbus's rule exactly, it leaves that to whoever
 #    answers, with the variables the command names;
-# 3. finds the server's socket (:func:`socket_dir`: the rule ``hookbus serve`` uses), sends
-#    a request of wire protocol v1 (:func:`request`) and writes back the reply's stdout,
-#    stderr and exit code;
+# 3. finds the server's socket (:func:`socket_dir`: the rule ``hookbus serve`` uses),
+#    checks that no other user can change any part of the path to it (:func:`dir_problem`,
+#    the server's own check) and, once connected, that this user listens (:func:`peer_uid`),
+#    then sends a request of wire protocol v1 (:func:`request`) and writes back the
+#    reply's stdout, stderr and exit code;
 # 4. when no server answers (no socket, a stale one, a refused connection, no room to
-#    connect within :data:`CONNECT_WAIT`, a refusal: another version, busy), runs the full
-#    cold path in this same process (:func:`cold`: ``hookbus run`` given the payload already
-#    read), then starts a server for the next call (:func:`start_server`: one start
-#    at a time, an ``O_EXCL`` lock);
+#    connect within :data:`CONNECT_WAIT`, a refusal: another version, busy; a path or a
+#    listener that is not this user's alone), runs the full cold path in this same
+#    process (:func:`cold`: ``hookbus run`` given the payload already read), then, for a
+#    missing or dead server, starts one for the next call (:func:`start_server`: one
+#    start at a time, an ``O_EXCL`` lock);
 # 5. when the server took the request but does not answer by the deadline (or says the
 #    call's worker ended unanswered), answers what the index it read owes: the refusal of
 #    a fail-closed handler that may want the call, even one enabled since the install,

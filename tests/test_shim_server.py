@@ -530,3 +530,25 @@ def test_a_socket_another_user_listens_on_gets_nothing_from_the_shim(
         out, _ = impostor.communicate()
         shutil.rmtree(elsewhere, ignore_errors=True)
     assert out == ""
+
+
+def test_hermes_plugin_a_state_root_others_may_write_is_never_connected_to(
+    project: Path, state: Path, hermes: Path
+) -> None:
+    """The Hermes plugin checks the socket's path with the client's own function: under
+    a state root every user may write (its ``run/`` swapped for one with a stand-in
+    listening), neither it nor its command connects; the cold path answers."""
+    plugin = hermes_install(project, hermes, "--server")
+    swapped = state / "elsewhere"
+    fake = FakeServer(swapped / "server.sock")
+    try:
+        stop_all(state / "run")
+        shutil.rmtree(state / "run", ignore_errors=True)
+        swapped.rename(state / "run")
+        state.chmod(0o777)
+        [answer], _ = hermes_drive(project, plugin, COMMANDS[:1])
+    finally:
+        state.chmod(0o700)
+        fake.close()
+    assert answer["got"]["action"] == "block" and "not that" in answer["got"]["message"]
+    assert fake.requests == []
