@@ -23,6 +23,8 @@ from support import hookbus_cli, install_project, wait_for
 from test_client import IMPOSTOR
 from test_server import stop_all
 
+from hookbus import client
+
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH")
 HOSTS = ["opencode", "kilo", "pi"]
@@ -552,3 +554,46 @@ def test_hermes_plugin_a_state_root_others_may_write_is_never_connected_to(
         fake.close()
     assert answer["got"]["action"] == "block" and "not that" in answer["got"]["message"]
     assert fake.requests == []
+
+
+def _folder(path: Path, uid: int, mode: int) -> Path:
+    path.mkdir(exist_ok=True)
+    os.chown(path, uid, uid)
+    path.chmod(mode)
+    return path
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give folders to another uid")
+def test_the_shims_path_check_is_the_clients(tmp_path: Path) -> None:
+    """server.js's ``dirProblem`` says what the client's ``dir_problem`` says, word for
+    word, over layouts of folders, links, owners and modes (sticky or not)."""
+    other = 65534
+    base = _folder(tmp_path / "base", 0, 0o1777)
+    mine = _folder(base / "mine", 0, 0o700)
+    _folder(mine / "run", 0, 0o700)
+    theirs = _folder(base / "theirs", other, 0o755)
+    _folder(theirs / "run", 0, 0o700)
+    _folder(_folder(base / "open", 0, 0o777) / "run", 0, 0o700)
+    _folder(mine / "wide", 0, 0o770)
+    (mine / "file").write_text("")
+    (base / "link").symlink_to(mine)
+    (base / "their-link").symlink_to(mine)
+    os.lchown(base / "their-link", other, other)
+    (mine / "up").symlink_to("../theirs/..")
+    (mine / "loop").symlink_to("loop")
+    paths = [mine / "run", theirs / "run", base / "open" / "run", mine / "wide",
+             mine / "file", base / "link" / "run", base / "their-link" / "run",
+             mine / "up" / "mine" / "run", mine / "loop" / "run", mine / "nothing" / "run",
+             Path("/"), mine / "run" / ".." / "run"]  # fmt: skip
+    source = (Path(client.__file__).parent / "shims" / "server.js").read_text()
+    function = re.search(r"^function dirProblem\(folder\) \{\n.*?^\}\n", source, re.S | re.M)
+    assert function is not None
+    script = ('import { lstatSync, readlinkSync } from "node:fs"\n' + function.group(0)
+              + "console.log(JSON.stringify(JSON.parse(process.argv[2]).map(dirProblem)))\n")  # fmt: skip
+    (tmp_path / "check.mjs").write_text(script)
+    done = subprocess.run([NODE or "node", str(tmp_path / "check.mjs"), json.dumps(list(map(str, paths)))],
+                          capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    expected = [client.dir_problem(str(p)) for p in paths]
+    assert json.loads(done.stdout) == expected
+    # mine/run, reached also through a link and through "..", a missing one, and "/".
+    assert sum(e is None for e in expected) == 5
