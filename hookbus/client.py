@@ -14,18 +14,25 @@
 #    someone may want, the index names the variables the handlers declare, which are sent;
 #    where this process cannot restate hookbus's rule exactly, it leaves that to whoever
 #    answers, with the variables the command names;
-# 3. finds the server's socket (:func:`socket_dir`: the rule ``hookbus serve`` uses), sends
-#    a request of wire protocol v1 (:func:`request`) and writes back the reply's stdout,
-#    stderr and exit code;
+# 3. finds the server's socket (:func:`socket_dir`: the rule ``hookbus serve`` uses),
+#    checks that no other user can change any part of the path to it (:func:`dir_problem`,
+#    the server's own check) and, once connected, that this user listens (:func:`peer_uid`),
+#    then sends a request of wire protocol v1 (:func:`request`) and writes back the
+#    reply's stdout, stderr and exit code;
 # 4. when no server answers (no socket, a stale one, a refused connection, no room to
-#    connect within :data:`CONNECT_WAIT`, a refusal: another version, busy), runs the full
-#    cold path in this same process (:func:`cold`: ``hookbus run`` given the payload already
-#    read), then starts a server for the next call (:func:`start_server`: one start
-#    at a time, an ``O_EXCL`` lock);
-# 5. when the server took the request but does not answer by the deadline, exits 1 with no
-#    output: the installed command's shell fallback then answers (the host's no-opinion, or
-#    the deny a fail-closed handler owes). A server that dies mid-reply is answered by the
-#    cold path while time is left for it (:data:`COLD_MINIMUM`), else the same way.
+#    connect within :data:`CONNECT_WAIT`, a refusal: another version, busy; a path or a
+#    listener that is not this user's alone), runs the full cold path in this same
+#    process (:func:`cold`: ``hookbus run`` given the payload already read), then, for a
+#    missing or dead server, starts one for the next call (:func:`start_server`: one
+#    start at a time, an ``O_EXCL`` lock);
+# 5. when the server took the request but does not answer by the deadline (or says the
+#    call's worker ended unanswered), answers what the index it read owes: the refusal of
+#    a fail-closed handler that may want the call, even one enabled since the install,
+#    else exit 1 with no output (the installed command's shell fallback answers); with no
+#    index it could read, the cold path while time is left for it (:data:`COLD_MINIMUM`),
+#    else exit 1. A server that dies mid-reply is answered by the cold path while time is
+#    left for it, else the same way. ``--unanswered``: a shim's server took the call and
+#    gave no answer; the same, with no server asked.
 #
 # Nothing is written before the whole reply is in hand, so the host never gets half a reply
 # followed by another. A signal (the host's SIGTERM, a Ctrl-C to the process group) before
@@ -124,7 +131,7 @@ def working_folder() -> str:
 
 
 class Options:
-    __slots__ = ("env", "event", "host", "timeout")
+    __slots__ = ("env", "event", "host", "timeout", "unanswered")
 
     def __init__(self) -> None:
         self.host = ""
@@ -132,6 +139,9 @@ class Options:
         self.timeout: float | None = None
         #: The variables the command forwards besides hookbus's own.
         self.env: list[str] = []
+        #: ``--unanswered``: the caller (a shim in the host's process) handed this call to
+        #: the server, which took it and gave no answer; no server is asked again.
+        self.unanswered = False
 
 
 def parse(argv: list[str]) -> Options | None:
@@ -139,12 +149,15 @@ def parse(argv: list[str]) -> Options | None:
     opts = Options()
     args = iter(argv)
     for arg in args:
+        if arg == "--unanswered":
+            opts.unanswered = True
+            continue
         value = next(args, "")
         if arg == "--host":
             opts.host = value
         elif arg == "--event":
             opts.event = value
-        elif arg == "--timeout":
+        elif arg == "--timeout":  # the last one counts: a shim gives a late call what is left
             try:
                 opts.timeout = float(value)
             except ValueError:
@@ -199,8 +212,18 @@ class _Waited(Exception):
     pass
 
 
+#: Whether :func:`_read` is inside the region that catches :class:`_Waited`. An alarm's
+#: handler runs when the interpreter next looks (after the call that was interrupted, or
+#: any later one): under load a timer armed for a millisecond fires before the read has
+#: begun, and a handler left pending runs after the read has returned. Raised there, it
+#: would end the process with no answer; so it raises only while this says a ``try`` is
+#: there to catch it, and is ignored everywhere else.
+_timing = False
+
+
 def _waited(signum: int, frame: object) -> None:
-    raise _Waited
+    if _timing:
+        raise _Waited
 
 
 #: How long a chunk that ends an object waits for more bytes before it is taken whole.
@@ -213,11 +236,14 @@ def _read(seconds: float) -> bytes | None:
     # (An alarm landing just as the read returns loses that chunk to a ``timeout``: the
     # end the read would have come to a moment later anyway.) ``BlockingIOError`` from a
     # stdin the host made non-blocking.
-    _signal.setitimer(_signal.ITIMER_REAL, max(seconds, 1e-6))
+    global _timing
     try:
         try:
+            _timing = True  # before the timer: its alarm can only land inside this try
+            _signal.setitimer(_signal.ITIMER_REAL, max(seconds, 1e-6))
             return posix.read(0, 1 << 16)
         finally:
+            _timing = False  # an alarm raised before this line is caught below
             _signal.setitimer(_signal.ITIMER_REAL, 0)
     except _Waited:
         return None
@@ -302,21 +328,92 @@ def socket_dir() -> str:
     return _join(state_root(), "run")
 
 
-def dir_problem(path: str) -> str | None:
-    # Why the socket folder must not be used (None: it is this user's alone, or absent).
+_S_IFLNK, _S_ISVTX = 0o120000, 0o1000
+#: Symbolic links followed on a path before it is refused (the kernel's MAXSYMLINKS).
+MAX_LINKS = 40
+
+
+def dir_problem(path: str, private: int = 1) -> str | None:
+    # Why the folder ``path`` (absolute) must not be used, or None: nobody but this user
+    # and root can have made it what it is, or it is absent. The last ``private``
+    # components (the socket's folder; the state root and its ``index``) are real folders
+    # of this user's that nobody else may write, as ``hookbus serve`` makes them; every
+    # folder above is root's or this user's and writable by nobody else, except a root
+    # sticky folder (``/tmp``) whose next component is this user's (there only its owner
+    # or root may rename it); a symbolic link above is root's or this user's, and the
+    # path it names is checked the same way. So no other user can swap any part of the
+    # path (a folder others may write anywhere up the path lets them rename what is below
+    # it, and put their own server where this one's socket was). ``hookbus serve`` binds
+    # only in a folder passing this check (``hookbus.runtime.wire.check_dir``).
+    me = posix.geteuid()
+    parts = [p for p in path.split("/") if p and p != "."]
+    head, tail = parts[: len(parts) - private], parts[len(parts) - private :]
+    todo = head[::-1]  # what is left to walk, last first (a link's target is pushed)
+    real: list[str] = []  # the real folders walked so far, below /
+    links = 0
+    at = "/"
     try:
-        st = posix.lstat(path)
+        st = posix.lstat(at)
+        while True:
+            if st.st_uid not in (0, me):
+                return f"{at} is owned by uid {st.st_uid}"
+            open_to_others = bool(st.st_mode & 0o022)
+            if open_to_others and not (st.st_mode & _S_ISVTX and st.st_uid == 0):
+                return f"{at} is writable by group or others"
+            if not todo:
+                break
+            name = todo.pop()
+            if name == "..":
+                real = real[:-1]
+                at = "/" + "/".join(real)
+                st = posix.lstat(at)
+                continue
+            at = "/" + "/".join((*real, name))
+            st = posix.lstat(at)
+            if open_to_others and st.st_uid != me:  # in a sticky folder: this user's only
+                return f"{at} is owned by uid {st.st_uid}, in a folder others may write"
+            kind = st.st_mode & _S_IFMT
+            if kind == _S_IFLNK:
+                links += 1
+                if links > MAX_LINKS or st.st_uid not in (0, me):
+                    return f"{at} is a symbolic link of uid {st.st_uid}"
+                target = posix.readlink(at)
+                todo += [p for p in target.split("/") if p and p != "."][::-1]
+                if target.startswith("/"):
+                    real = []
+                at = "/" + "/".join(real)
+                st = posix.lstat(at)
+                continue
+            if kind != _S_IFDIR:
+                return f"{at} is not a folder"
+            real.append(name)
+        for name in tail:
+            at = "/" + "/".join((*real, name))
+            st = posix.lstat(at)
+            if st.st_mode & _S_IFMT != _S_IFDIR:
+                return f"{at} is not a folder"
+            if st.st_uid != me:
+                return f"{at} is owned by uid {st.st_uid}"
+            if st.st_mode & 0o022:
+                return f"{at} is writable by group or others"
+            real.append(name)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        return f"cannot be read: {exc.strerror}"
-    if st.st_mode & _S_IFMT != _S_IFDIR:
-        return "is not a folder"
-    if st.st_uid != posix.geteuid():
-        return f"is owned by uid {st.st_uid}"
-    if st.st_mode & 0o022:
-        return "is writable by group or others"
+        return f"{at} cannot be read: {exc.strerror}"
     return None
+
+
+def peer_uid(sock: "_socket.socket") -> tuple[int, int]:
+    # The (pid, uid) of the process at the other end of a connected Unix socket, as the
+    # kernel recorded them (``SO_PEERCRED``: a ``struct ucred`` of three native ints, pid,
+    # uid, gid), read without ``struct``: one shared library less. The server reads its
+    # clients' with it too.
+    import _socket
+
+    creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+    return (int.from_bytes(creds[:4], sys.byteorder, signed=True),
+            int.from_bytes(creds[4:8], sys.byteorder))  # fmt: skip
 
 
 def _frame(data: bytes) -> bytes:
@@ -344,6 +441,12 @@ def header(opts: Options, environ: dict[bytes, bytes]) -> bytes:
         f'"host": {_str(opts.host)}, "event": {event}, "timeout": {timeout}, '
         f'"cwd": {_str(working_folder())}, "env": {{{pairs}}}}}'
     ).encode()
+
+
+#: What a server that took the call and gave no answer comes to: it said the call's worker
+#: ended unanswered, or the deadline came first. Either way the call's handlers ran (or
+#: run still), and the answer is the one owed without them (:func:`main`).
+TOOK_IT = ("unanswered", "late")
 
 
 class Reply:
@@ -431,6 +534,12 @@ def request(path: str, head: bytes, payload: bytes, deadline: float) -> Reply:
             return Reply("absent")  # no socket, or one nobody listens on (stale)
         except OSError as exc:  # no room within CONNECT_WAIT, not a socket, ...
             return Reply("refused", f"cannot connect: {exc!r}")
+        try:
+            _, uid = peer_uid(sock)
+        except OSError as exc:
+            return Reply("refused", f"cannot tell who listens: {exc!r}")
+        if uid != posix.geteuid():  # before a byte is sent: the payload is the user's
+            return Reply("refused", f"it is another user's: uid {uid} listens on it")
         return _exchange(sock, head, payload, deadline)
     finally:
         sock.close()
@@ -461,8 +570,11 @@ def _exchange(sock: "_socket.socket", head: bytes, payload: bytes, deadline: flo
     except (OSError, ValueError, RecursionError) as exc:
         # A server killed mid-request resets the connection; junk is no reply either.
         return Reply("broken", repr(exc))
-    if out is None or err is None or not isinstance(code, int) or isinstance(code, bool):
+    if out is None or err is None:
         return Reply("broken", "the reply ended early")
+    if not isinstance(code, int) or isinstance(code, bool) or not 0 <= code <= 255:
+        # An exit status is a byte: 256 would reach the host as 0, 10**30 as a traceback.
+        return Reply("broken", f"the reply's exit code {str(code)[:40]} is no exit status")
     reply = Reply("answered")
     reply.exit, reply.stdout, reply.stderr = code, out, err
     return reply
@@ -692,11 +804,9 @@ _CRC32 = (
 def read_index(files: list[str]) -> dict[str, object] | None:
     # The index compiled for ``files`` when it is fresh (``hookbus.runtime.index.read``
     # and ``is_fresh``), else None.
-    root = state_root()
-    folder = _join(root, "index")
-    for where in (root, folder):
-        if dir_problem(where) is not None:
-            return None
+    folder = _join(state_root(), "index")
+    if dir_problem(folder, private=2) is not None:  # the root and its index folder
+        return None
     flags = posix.O_RDONLY | posix.O_NOFOLLOW | posix.O_NONBLOCK  # a FIFO must not hang us
     try:
         fd = posix.open(_join(folder, index_name(files)), flags)
@@ -894,26 +1004,29 @@ def main(argv: list[str]) -> int:
         opts.env = gate.env  # what the handlers declare now
     folder = socket_dir()
     path = _join(folder, "server.sock")
-    problem = dir_problem(folder)
-    if problem is not None:  # the server refuses such a folder too: none can be there
-        return cold(opts, argv, data, end, started, (path, f"its folder {problem}"))
-    reply = request(path, header(opts, posix.environ), data, deadline)
+    if opts.unanswered:
+        reply = Reply("unanswered", "the server the caller asked took the call, no answer")
+    else:
+        problem = dir_problem(folder)
+        if problem is not None:  # the server refuses such a folder too: none can be there
+            return cold(opts, argv, data, end, started, (path, f"its path: {problem}"))
+        reply = request(path, header(opts, posix.environ), data, deadline)
     if reply.kind == "answered":
         write(reply.stdout, reply.stderr)
         return reply.exit
-    if reply.kind == "unanswered" and gate is not None:
-        # The call ran and its worker ended unanswered: not again. A fresh index says
-        # whether a fail-closed handler may want it: its refusal, else the fallback.
+    if reply.kind in TOOK_IT and gate is not None:
+        # The server took the call (its handlers ran, or run still): not again. The
+        # fresh index says whether a fail-closed handler may want it, even one enabled
+        # since the install: its refusal, else the installed fallback (exit 1).
         if gate.refusal is None:
             return 1
         write(gate.refusal[0], gate.refusal[1])
         return gate.refusal[2]
-    if reply.kind == "late" or (
-        reply.kind in ("broken", "unanswered") and deadline - time.monotonic() < COLD_MINIMUM
-    ):
+    if reply.kind in (*TOOK_IT, "broken") and deadline - time.monotonic() < COLD_MINIMUM:
         return 1  # the deadline: the installed command's fallback answers in time
-    # Unanswered with no index this process can read: a handler made fail-closed since
-    # the install may want the call, and only hookbus can tell; the cold path decides.
+    # Taken and not answered, with no index this process can read: a handler made
+    # fail-closed since the install may want the call, and only hookbus can tell; the
+    # cold path decides.
     why = None if reply.kind == "absent" else (path, f"{reply.kind}: {reply.reason}")
     code = cold(opts, argv, data, end, started, why)
     if reply.kind in ("absent", "broken"):

@@ -144,18 +144,32 @@ class Unanswered(Exception):
     """hookbus gave no usable answer; the message says why."""
 
 
+class Taken(Exception):
+    """The warm server took the call and gave no answer, and no index says what is owed."""
+
+
 def ask(native: str, data: bytes, baked: dict[str, Any], plugin: dict[str, Any]) -> bytes:
     """hookbus's stdout for one call: the warm server's when the server path is on and a
     server answers, else the event's command's; all within the plugin's bound."""
     bound = float(plugin.get("bound", BOUND))
     server = plugin.get("server")
+    argv = baked["argv"]
     if server is not None:
         started = time.monotonic()
-        answered = warm(native, data, server, bound)
+        try:
+            answered = warm(native, data, server, bound)
+        except Taken as taken:
+            left = bound - (time.monotonic() - started)
+            if left <= 0:
+                raise Unanswered(str(taken)) from None
+            # No index to say what is owed: the client's command says it (``--unanswered``:
+            # the cold path while time is left, else its fallback), in the time left.
+            argv = [*argv, "--unanswered", "--timeout", f"{left:g}"]
+            answered = None
         if answered is not None:
             return answered
         bound -= time.monotonic() - started
-    return spawn(baked["argv"], data, bound)
+    return spawn(argv, data, bound)
 
 
 #: The warm server's client module, loaded from its file once (see :func:`client`).
@@ -186,14 +200,19 @@ def client(path: str) -> Any:
 def warm(native: str, data: bytes, server: dict[str, Any], bound: float) -> bytes | None:
     """The warm server's stdout for one call, as the client asks it (docs/client.md);
     None when no server answers (absent, stale, refused, cut short: the command then
-    runs). Unanswered when it took the call and did not answer within ``bound`` s."""
-    deadline = time.monotonic() + bound
+    runs). When it took the call and gave no answer (it said so, or the client's deadline
+    came: the call's timeout less the client's margin, within ``bound`` s), what the
+    index owes, as the client answers: the refusal of a fail-closed handler that may want
+    the call, even one enabled since the install, else Unanswered (the baked fallback);
+    Taken when there is no index to tell."""
+    began = time.monotonic()
     try:
         found = client(server["client"])
     except Exception:  # hookbus's file gone or broken: the command's fallback says so
         return None
     opts = found.Options()
     opts.host, opts.event, opts.timeout = "hermes", native, float(server["timeout"])
+    wait = min(bound, max(0.05, opts.timeout - found.MARGIN))
     opts.env = list(server["env"])
     try:
         gate = found.consult(opts, data, "eof")
@@ -207,12 +226,16 @@ def warm(native: str, data: bytes, server: dict[str, Any], bound: float) -> byte
     if found.dir_problem(folder) is not None:
         return None  # never connected to; the command's client says why
     head = found.header(opts, os.environb)
-    reply = found.request(found._join(folder, "server.sock"), head, data, deadline)
-    if reply.kind == "late":
-        raise Unanswered(f"no answer from the warm server within {bound:g} s")
-    if reply.kind == "unanswered":
-        raise Unanswered(reply.reason)
-    if reply.kind != "answered":
+    reply = found.request(found._join(folder, "server.sock"), head, data, began + wait)
+    if reply.kind in found.TOOK_IT:
+        why = reply.reason or f"no answer from the warm server within {wait:g} s"
+        if gate is None:
+            raise Taken(why)
+        if gate.refusal is None:
+            raise Unanswered(why)
+        _diagnose(native, f"{why}; answered the refusal the index holds")
+        reply.stdout, reply.stderr, reply.exit = gate.refusal
+    elif reply.kind != "answered":
         return None
     if reply.exit != 0:
         last = reply.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]

@@ -45,9 +45,11 @@ def _exact(conn: socket.socket, n: int) -> bytes:
 class FakeServer:
     """Listens on ``path`` in a thread; ``requests`` holds each (header, payload) read."""
 
-    def __init__(self, path: Path, mode: Mode = "answer") -> None:
+    def __init__(self, path: Path, mode: Mode = "answer", exit: str = str(EXIT)) -> None:
         self.path = path
         self.mode = mode
+        #: The JSON text of the answer's ``exit`` (mode ``answer``): any value, valid or not.
+        self.exit = exit
         self.requests: list[tuple[dict[str, object], bytes]] = []
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -91,7 +93,7 @@ class FakeServer:
                 time.sleep(LATE)
             conn.sendall(frame(b'{"ok": true, "exit": 0}') + frame(STDOUT)[:7])
         else:
-            status = json.dumps({"ok": True, "exit": EXIT}).encode()
+            status = f'{{"ok": true, "exit": {self.exit}}}'.encode()
             conn.sendall(frame(status) + frame(STDOUT) + frame(STDERR))
         conn.close()
 

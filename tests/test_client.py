@@ -473,3 +473,193 @@ def test_stdin_closed_at_once_is_the_end_of_input() -> None:
     reader = _Reader(60.0)
     reader.close()
     assert reader.result() == (b"", "eof")
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_an_alarm_that_lands_before_the_read_begins_still_gets_an_answer(
+    project: Path, state: Path
+) -> None:
+    """The stdin timer firing outside the read (a loaded machine: every ``setitimer``
+    held 0.2 s by strace, so the 1 ms wait for more bytes after a whole object expires
+    before its read begins) is absorbed: the call is answered (the cold path's deny),
+    never exit 1 with nothing written."""
+    argv = ["strace", "-qq", "-o", "/dev/null", "-e", "trace=setitimer",
+            "-e", "inject=setitimer:delay_exit=200000", sys.executable, "-I", "-S",
+            str(CLIENT), "--host", "claude", "--event", "PreToolUse", "--timeout", "30"]  # fmt: skip
+    result = subprocess.run(argv, input=pre_tool("rm -rf /", project), capture_output=True,
+                            cwd=project, timeout=120, check=False)  # fmt: skip
+    assert_cold_deny(result)
+
+
+#: Exit codes no process can exit with, as a server might send them.
+BAD_EXITS = ["256", "-1", "1" + "0" * 30, "2.0", '"2"', "true", "null", "[0]"]
+
+
+@pytest.mark.parametrize("code", BAD_EXITS)
+def test_an_exit_code_that_is_no_exit_status_is_a_reply_cut_short(
+    project: Path, state: Path, code: str
+) -> None:
+    """A server's ``exit`` that is not an int in 0..255 is not passed on (256 would reach
+    the host as 0, 10**30 as a traceback): the reply is not trusted, and the cold path
+    answers, as for a reply cut short, with nothing on stderr but its own."""
+    server = FakeServer(state / "run" / "server.sock", exit=code)
+    try:
+        assert_cold_deny(run_client(project, pre_tool("rm -rf /", project)))
+    finally:
+        server.close()
+    assert len(server.requests) == 1
+    wait_for(lambda: fallbacks(state), "the client-fallback diagnostic")
+    assert "no exit status" in str(fallbacks(state)[0]["reason"])
+
+
+# -- the socket's identity -------------------------------------------------------------
+
+
+def test_a_state_root_others_may_write_is_never_connected_to(project: Path, state: Path) -> None:
+    """A state root writable by every user lets any of them swap its ``run/`` for a
+    folder of their choosing with a server listening in it (here a private-looking
+    ``run/`` renamed into place, the stand-in listening there): the client never
+    connects, the cold path answers, and no server is started into that folder."""
+    state.chmod(0o777)
+    swapped = state / "elsewhere"
+    impostor = FakeServer(swapped / "server.sock")  # 0700, this user's: looks private
+    try:
+        swapped.rename(state / "run")
+        result = run_client(project, pre_tool("rm -rf /", project))
+        assert impostor.requests == []
+    finally:
+        impostor.close()
+    assert (result.returncode, json.loads(result.stdout)) == (0, DENY)
+    assert not (state / "run" / "server.lock").exists()
+    # The state folder is refused, so the cold path's diagnostics go to stderr.
+    said = [json.loads(line[line.index(b"{") :]) for line in result.stderr.splitlines()
+            if b'"client-fallback"' in line]  # fmt: skip
+    assert f"{state} is writable by group or others" in said[0]["reason"]
+
+
+IMPOSTOR = """
+import socket, sys
+listener = socket.socket(socket.AF_UNIX)
+listener.bind(sys.argv[1])
+listener.listen(8)
+print("listening", flush=True)
+while True:
+    conn, _ = listener.accept()
+    conn.settimeout(5)
+    try:
+        got = conn.recv(1 << 20)
+        if got:
+            conn.sendall(b'\\0\\0\\0\\x17{"ok": true, "exit": 0}\\0\\0\\0\\x05allow\\0\\0\\0\\0')
+    except OSError:
+        got = b""
+    print("received", len(got), flush=True)
+    conn.close()
+"""
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv"
+)
+def test_a_socket_another_user_listens_on_gets_no_payload(project: Path, state: Path) -> None:
+    """A socket in the user's own folder whose listener is another uid (bound by uid
+    65534 elsewhere, renamed into place): the client reads the listener's uid from the
+    kernel before sending anything, sends nothing, never uses its answer, starts no
+    server, and one ``client-fallback`` names the uid."""
+    elsewhere = Path(tempfile.mkdtemp(prefix="hbi", dir="/tmp"))
+    os.chown(elsewhere, 65534, 65534)
+    (state / "run").mkdir(mode=0o700)
+    impostor = subprocess.Popen(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-I",
+         "-c", IMPOSTOR, str(elsewhere / "s.sock")], stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert impostor.stdout is not None
+        assert impostor.stdout.readline() == "listening\n"
+        os.rename(elsewhere / "s.sock", state / "run" / "server.sock")
+        assert_cold_deny(run_client(project, pre_tool("rm -rf /", project)))
+        assert impostor.stdout.readline() == "received 0\n"  # connected, then closed
+    finally:
+        impostor.kill()
+        impostor.communicate()
+        shutil.rmtree(elsewhere, ignore_errors=True)
+    assert not (state / "run" / "server.lock").exists()
+    wait_for(lambda: fallbacks(state), "the client-fallback diagnostic")
+    assert "uid 65534 listens on it" in str(fallbacks(state)[0]["reason"])
+
+
+def _owned(path: Path, uid: int, mode: int) -> Path:
+    path.mkdir(exist_ok=True)
+    os.chown(path, uid, uid)
+    path.chmod(mode)
+    return path
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give folders to another uid")
+def test_the_whole_path_to_the_socket_folder_is_checked(tmp_path: Path) -> None:
+    """Every folder above the socket's is root's or this user's and writable by no one
+    else, a root sticky folder only with this user's folder next; a link on the way is
+    followed and the path it names checked the same way."""
+    me, other = os.geteuid(), 65534
+    base = _owned(tmp_path / "base", me, 0o755)
+    mine = _owned(base / "mine", me, 0o700)
+    _owned(mine / "run", me, 0o700)
+    assert client.dir_problem(str(mine / "run")) is None
+    assert client.dir_problem(str(mine / "missing" / "run")) is None  # absent: no server
+    base.chmod(0o775)
+    assert client.dir_problem(str(mine / "run")) == f"{base} is writable by group or others"
+    base.chmod(0o1777)  # like /tmp: root's and sticky
+    assert client.dir_problem(str(mine / "run")) is None
+    theirs = _owned(base / "theirs", other, 0o755)
+    _owned(theirs / "run", me, 0o700)
+    assert client.dir_problem(str(theirs / "run")) == (
+        f"{theirs} is owned by uid {other}, in a folder others may write")  # fmt: skip
+    (base / "link").symlink_to(mine)
+    os.lchown(base / "link", other, other)  # in a sticky folder: theirs to replace
+    assert "a folder others may write" in str(client.dir_problem(str(base / "link" / "run")))
+    base.chmod(0o755)
+    assert client.dir_problem(str(theirs / "run")) == f"{theirs} is owned by uid {other}"
+    assert "symbolic link of uid" in str(client.dir_problem(str(base / "link" / "run")))
+    os.lchown(base / "link", me, me)
+    assert client.dir_problem(str(base / "link" / "run")) is None
+    (base / "up").symlink_to("theirs/..")  # relative, through a folder of another uid
+    assert client.dir_problem(str(base / "up" / "mine" / "run")) == (
+        f"{theirs} is owned by uid {other}")  # fmt: skip
+    (mine / "run").chmod(0o755)
+    assert client.dir_problem(str(base / "link" / "run")) is None
+    (mine / "run").chmod(0o770)
+    assert client.dir_problem(str(mine / "run")) == f"{mine}/run is writable by group or others"
+    assert client.dir_problem(str(mine / "run"), private=2) == (
+        f"{mine}/run is writable by group or others")  # fmt: skip
+
+
+@pytest.mark.parametrize("server", ["hang"], indirect=True)
+def test_server_that_never_answers_gets_the_refusal_the_index_holds(
+    project: Path, server: FakeServer, state: Path
+) -> None:
+    """A server that took the request and never answers, with a fresh index: at the
+    call's deadline the client answers the refusal the index holds for the fail-closed
+    guard (the call is not run again), leaving the host its margin."""
+    compile_now(project)
+    began = time.monotonic()
+    result = run_client(project, pre_tool("ls", project), timeout=3)
+    took = time.monotonic() - began
+    assert (result.returncode, result.stderr) == (0, b"")
+    reason = json.loads(result.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason == "hookbus: no answer in time; fail-closed guard:guard wants it"
+    assert len(server.requests) == 1
+    assert 2.0 <= took < 5.0
+
+
+def test_unanswered_flag_answers_what_the_index_owes_and_asks_no_server(
+    project: Path, server: FakeServer, state: Path
+) -> None:
+    """``--unanswered`` (a shim whose server took the call and gave no answer): the
+    client asks no server and answers what the index owes, the guard's refusal; with no
+    index to read, the cold path decides, as for ``unanswered`` from the server."""
+    assert_cold_deny(run_client(project, pre_tool("rm -rf /", project), "--unanswered"))
+    compile_now(project)
+    result = run_client(project, pre_tool("ls", project), "--unanswered")
+    assert (result.returncode, result.stderr) == (0, b"")
+    reason = json.loads(result.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason == "hookbus: no answer in time; fail-closed guard:guard wants it"
+    assert server.requests == []

@@ -142,11 +142,13 @@ def test_installed_client_command_answers_from_a_server(project: Path, state: Pa
 
 
 def test_hung_server_gets_the_commands_fallback(project: Path, state: Path) -> None:
-    """A server that never answers: the client exits 1 with no output by the deadline
-    and the wrapper answers the fallback, here the refusal a fail-closed guard owes."""
+    """A server that never answers, and no index the client can read: the client exits
+    1 with no output by the deadline and the wrapper answers the fallback, here the
+    refusal a fail-closed guard owes."""
     command = installed_command(project, "--server")
     short = re.sub(r"--timeout \S+", "--timeout 3", command)
     assert short != command
+    shutil.rmtree(state / "index")
     server = FakeServer(state / "run" / "server.sock", "hang")
     try:
         result = host_runs(short, project, pre_tool("ls", project))
@@ -236,3 +238,41 @@ def test_hook_files_keep_their_form_and_verify_clean(project: Path) -> None:
         report = json.loads(hookbus_cli(project, "doctor", "--json", "--host", "cline").stdout)
         (install,) = [i for i in report["hosts"][0]["installs"] if i["installed"]]
         assert (install["form"], install["drift"]) == (form, [])
+
+
+LENIENT = (
+    GUARD
+    + """
+
+@hookbus.handler("before-tool", tools="shell", timeout=2)
+def lenient(event):
+    return None
+"""
+)
+
+
+def test_a_guard_enabled_after_install_is_honoured_when_the_server_never_answers(
+    project: Path, state: Path
+) -> None:
+    """Installed with a handler that is not fail-closed (the wrapper's fallback: no
+    opinion), then a fail-closed guard enabled: a server that takes the call and never
+    answers gets, at the client's deadline, the refusal the fresh index holds for the
+    guard, not the fallback written before it."""
+    (project / "guard_mod.py").write_text(LENIENT)
+    (project / ".hookbus.toml").write_text('enable = ["guard_mod:lenient"]\n')
+    command = installed_command(project, "--server")
+    assert UNANSWERED_GUARD not in command
+    short = re.sub(r"--timeout \S+", "--timeout 3", command)
+    (project / ".hookbus.toml").write_text('enable = ["guard_mod:lenient", "guard_mod:guard"]\n')
+    assert hookbus_cli(project, "manifest", "--host", "claude").returncode == 0  # the index
+    server = FakeServer(state / "run" / "server.sock", "hang")
+    try:
+        result = host_runs(short, project, pre_tool("ls", project))
+    finally:
+        server.close()
+    assert (result.returncode, result.stderr) == (0, b"")
+    assert json.loads(result.stdout)["hookSpecificOutput"] == {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny",
+        "permissionDecisionReason": "hookbus: no answer in time; fail-closed guard_mod:guard "
+                                    "wants it"}  # fmt: skip
+    assert len(server.requests) == 1

@@ -7,10 +7,12 @@ takes the call and never answers gets the event's fallback at the shim's wait.""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,10 @@ from typing import Any
 import pytest
 from fake_server import FakeServer
 from support import hookbus_cli, install_project, wait_for
+from test_client import IMPOSTOR
 from test_server import stop_all
+
+from hookbus import client
 
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH")
@@ -225,31 +230,67 @@ def test_a_refusing_server_leaves_the_call_to_the_command(
     assert not (state / "run" / "server.pid").exists()
 
 
-@pytest.mark.parametrize("host", HOSTS)
-def test_a_server_that_never_answers_gets_the_fallback_at_the_wait(
-    project: Path, state: Path, host: str
-) -> None:
-    """A server that takes the call and never answers: the fail-closed guard's fallback
-    (the block) at the shim's wait, here 3 s, with one diagnostic naming the server; the
-    request carried the call's host, event, timeout, folder and environment."""
-    text = install(project, host, "--server")
-    wait = re.search(r'"(wait_ms|waitMs)": (\d+)', text)
-    assert wait is not None
-    edit(project, host, wait.group(0), f'"{wait.group(1)}": 3000')
+#: What the index owes a call a fail-closed ``hooks_mod:shell`` may want, when the server
+#: that took it gave no answer.
+OWED = "hookbus: no answer in time; fail-closed hooks_mod:shell wants it"
+#: A handler on the same tools that is not fail-closed: installed alone, the event's baked
+#: fallback is "change nothing".
+LENIENT = 'enable = ["hooks_mod:lenient"]\n'
+LENIENT_HANDLER = """
+
+@hookbus.handler("before-tool", tools="shell", timeout=5)
+def lenient(event):
+    return None
+"""
+
+
+def hang_after(project: Path, state: Path, host: str, commands: list[str]) -> tuple[
+        list[dict[str, Any]], str, FakeServer]:  # fmt: skip
+    """The installed shim's answers with a server that takes each call and never answers,
+    the event's timeout made 3 s (the shim waits for it until 2.75 s)."""
+    edit(project, host, '"timeout": 10', '"timeout": 3')
     fake = FakeServer(state / "run" / "server.sock", "hang")
     try:
-        [answer], stderr = drive(project, host, COMMANDS[2:])
+        answers, stderr = drive(project, host, commands)
     finally:
         fake.close()
-    assert answer["block"] == GUARD_FALLBACK and 3000 <= answer["ms"] < 30000
-    [line] = problems(state)
-    assert "no answer from the warm server in 3" in line["message"]
-    assert stderr.count("hookbus: ") == 1
-    [(head, payload)] = fake.requests
+    return answers, stderr, fake
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_server_that_never_answers_gets_what_the_index_owes(
+    project: Path, state: Path, host: str
+) -> None:
+    """A server that takes the call and never answers: at the client's deadline (the
+    timeout less 0.25 s) the shim runs the client's command with ``--unanswered``, which
+    answers the refusal the index holds for the fail-closed guard, without running the
+    call again; the request carried the call's host, event, timeout, folder and
+    environment."""
+    install(project, host, "--server")
+    [answer], stderr, fake = hang_after(project, state, host, COMMANDS[2:])
+    assert answer["block"] == OWED and 2750 <= answer["ms"] < 30000, stderr
+    [(head, payload)] = fake.requests  # the command asked no server
     assert (head["proto"], head["op"], head["host"], head["timeout"], head["cwd"]) == (
-        1, "run", host, 10, str(project))  # fmt: skip
+        1, "run", host, 3, str(project))  # fmt: skip
     assert head["env"]["HOOKBUS_STATE_DIR"] == str(state)
     assert "ls" in payload.decode()
+
+
+@pytest.mark.parametrize("host", ["opencode", "pi"])
+def test_a_guard_enabled_after_install_is_honoured_when_the_server_never_answers(
+    project: Path, state: Path, host: str
+) -> None:
+    """Installed with a handler that is not fail-closed (the baked fallback: change
+    nothing), then a fail-closed guard enabled: a server that never answers gets the
+    guard's refusal from the index, not the fallback baked before it."""
+    (project / "hooks_mod.py").write_text(REWRITE + LENIENT_HANDLER)
+    (project / ".hookbus.toml").write_text(LENIENT)
+    text = install(project, host, "--server")
+    assert GUARD_FALLBACK not in text
+    (project / ".hookbus.toml").write_text('enable = ["hooks_mod:lenient", "hooks_mod:shell"]\n')
+    assert hookbus_cli(project, "manifest", "--host", host).returncode == 0  # the index
+    [answer], _, _ = hang_after(project, state, host, COMMANDS[2:])
+    assert answer["block"] == OWED
 
 
 def test_a_socket_path_past_the_address_limit_is_reached(
@@ -359,11 +400,12 @@ def test_hermes_plugin_without_a_server_runs_the_client_which_starts_one(
     assert (stderr, problems(state)) == ("", [])
 
 
-def test_hermes_plugin_a_server_that_never_answers_gets_the_fallback_at_the_bound(
+def test_hermes_plugin_a_server_that_never_answers_gets_what_the_index_owes(
     project: Path, state: Path, hermes: Path
 ) -> None:
-    """A server that takes the call and never answers: the guard's block at the plugin's
-    bound (here 3 s), one diagnostic; the request named the host, event and timeout."""
+    """A server that takes the call and never answers: at the plugin's wait (its bound,
+    here 3 s, within the client's deadline) the guard's refusal the index holds, one
+    diagnostic; the request named the host, event and timeout."""
     plugin = hermes_install(project, hermes, "--server")
     text = plugin.read_text()
     assert "'bound': 10.0" in text
@@ -373,9 +415,185 @@ def test_hermes_plugin_a_server_that_never_answers_gets_the_fallback_at_the_boun
         [answer], _ = hermes_drive(project, plugin, COMMANDS[2:])
     finally:
         fake.close()
-    assert answer["got"] == {"action": "block", "message": GUARD_FALLBACK}
+    assert answer["got"] == {"action": "block", "message": OWED}
     assert 3000 <= answer["ms"] < 30000
     [line] = problems(state)
     assert "no answer from the warm server within 3 s" in line["message"]
     [(head, _)] = fake.requests
     assert (head["host"], head["event"], head["timeout"]) == ("hermes", "pre_tool_call", 8)
+
+
+def test_hermes_plugin_a_guard_enabled_after_install_is_honoured_when_the_server_never_answers(
+    project: Path, state: Path, hermes: Path
+) -> None:
+    """Installed with a handler that is not fail-closed (the baked fallback: no opinion),
+    then a fail-closed guard enabled: a server that never answers gets the guard's
+    refusal from the index, through the client's own functions."""
+    (project / "hooks_mod.py").write_text(REWRITE + LENIENT_HANDLER)
+    (project / ".hookbus.toml").write_text('python_path = ["."]\n' + LENIENT)
+    plugin = hermes_install(project, hermes, "--server")
+    assert GUARD_FALLBACK not in plugin.read_text()
+    plugin.write_text(plugin.read_text().replace("'bound': 10.0", "'bound': 3.0"))
+    (project / ".hookbus.toml").write_text(
+        'python_path = ["."]\nenable = ["hooks_mod:lenient", "hooks_mod:shell"]\n')  # fmt: skip
+    assert hookbus_cli(project, "manifest", "--host", "hermes").returncode == 0  # the index
+    fake = FakeServer(state / "run" / "server.sock", "hang")
+    try:
+        [answer], _ = hermes_drive(project, plugin, COMMANDS[2:])
+    finally:
+        fake.close()
+    assert answer["got"] == {"action": "block", "message": OWED}
+
+
+@pytest.mark.parametrize("code", ["256", "1" + "0" * 30, "-1"])
+def test_a_server_exit_code_that_is_no_exit_status_leaves_the_call_to_the_command(
+    project: Path, state: Path, code: str
+) -> None:
+    """A server answering an ``exit`` that is no exit status (Node reads 10**30 as an
+    integer) is a reply not to trust: the shim runs the client's command, which does
+    not trust it either and answers from the cold path, not the event's fallback."""
+    install(project, "opencode", "--server")
+    fake = FakeServer(state / "run" / "server.sock", exit=code)
+    try:
+        answers, _ = drive(project, "opencode", COMMANDS[2:])
+    finally:
+        fake.close()
+    assert [{k: v for k, v in r.items() if k != "ms"} for r in answers] == ANSWERS[2:]
+    assert len(fake.requests) == 2  # the shim's, then its command's
+    assert [d["event"] for d in problems(state)] == ["client-fallback"]
+
+
+def test_hermes_plugin_a_server_exit_code_that_is_no_exit_status_is_not_trusted(
+    project: Path, state: Path, hermes: Path
+) -> None:
+    """The Hermes plugin reads the reply with the client's own functions: an ``exit`` of
+    256 is not trusted, and the client's command answers from the cold path."""
+    plugin = hermes_install(project, hermes, "--server")
+    fake = FakeServer(state / "run" / "server.sock", exit="256")
+    try:
+        [answer], stderr = hermes_drive(project, plugin, COMMANDS[2:])
+    finally:
+        fake.close()
+    assert answer["got"] is None and stderr == ""
+    assert [d["event"] for d in problems(state)] == ["client-fallback"]
+
+
+@pytest.mark.parametrize("host", ["opencode", "pi"])
+def test_a_state_root_others_may_write_is_never_connected_to(
+    project: Path, state: Path, host: str
+) -> None:
+    """The shim checks the whole path to the socket as the client does: under a state
+    root every user may write (its ``run/`` swapped for one with a stand-in listening),
+    it never connects; its command, the client, does not either, and answers from the
+    cold path."""
+    install(project, host, "--server")
+    swapped = state / "elsewhere"
+    fake = FakeServer(swapped / "server.sock")
+    try:
+        stop_all(state / "run")
+        shutil.rmtree(state / "run", ignore_errors=True)
+        swapped.rename(state / "run")
+        state.chmod(0o777)
+        answers, _ = drive(project, host, COMMANDS[:1])
+    finally:
+        state.chmod(0o700)
+        fake.close()
+    assert [{k: v for k, v in r.items() if k != "ms"} for r in answers] == ANSWERS[:1]
+    assert fake.requests == []
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv"
+)
+def test_a_socket_another_user_listens_on_gets_nothing_from_the_shim(
+    project: Path, state: Path
+) -> None:
+    """Node cannot ask the kernel who listens: the shim refuses a socket file another
+    uid owns (bound by uid 65534, renamed into the user's own folder), sends it nothing,
+    and leaves the call to its command (the client, which asks the kernel)."""
+    install(project, "opencode", "--server")
+    elsewhere = Path(tempfile.mkdtemp(prefix="hbi", dir="/tmp"))
+    os.chown(elsewhere, 65534, 65534)
+    (state / "run").mkdir(mode=0o700, exist_ok=True)
+    impostor = subprocess.Popen(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-I",
+         "-c", IMPOSTOR, str(elsewhere / "s.sock")], stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert impostor.stdout is not None
+        assert impostor.stdout.readline() == "listening\n"
+        os.rename(elsewhere / "s.sock", state / "run" / "server.sock")
+        answers, _ = drive(project, "opencode", COMMANDS[:1])
+        assert [{k: v for k, v in r.items() if k != "ms"} for r in answers] == ANSWERS[:1]
+        # One connection only, the client's, closed before a byte was sent.
+        assert impostor.stdout.readline() == "received 0\n"
+    finally:
+        impostor.kill()
+        out, _ = impostor.communicate()
+        shutil.rmtree(elsewhere, ignore_errors=True)
+    assert out == ""
+
+
+def test_hermes_plugin_a_state_root_others_may_write_is_never_connected_to(
+    project: Path, state: Path, hermes: Path
+) -> None:
+    """The Hermes plugin checks the socket's path with the client's own function: under
+    a state root every user may write (its ``run/`` swapped for one with a stand-in
+    listening), neither it nor its command connects; the cold path answers."""
+    plugin = hermes_install(project, hermes, "--server")
+    swapped = state / "elsewhere"
+    fake = FakeServer(swapped / "server.sock")
+    try:
+        stop_all(state / "run")
+        shutil.rmtree(state / "run", ignore_errors=True)
+        swapped.rename(state / "run")
+        state.chmod(0o777)
+        [answer], _ = hermes_drive(project, plugin, COMMANDS[:1])
+    finally:
+        state.chmod(0o700)
+        fake.close()
+    assert answer["got"]["action"] == "block" and "not that" in answer["got"]["message"]
+    assert fake.requests == []
+
+
+def _folder(path: Path, uid: int, mode: int) -> Path:
+    path.mkdir(exist_ok=True)
+    os.chown(path, uid, uid)
+    path.chmod(mode)
+    return path
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give folders to another uid")
+def test_the_shims_path_check_is_the_clients(tmp_path: Path) -> None:
+    """server.js's ``dirProblem`` says what the client's ``dir_problem`` says, word for
+    word, over layouts of folders, links, owners and modes (sticky or not)."""
+    other = 65534
+    base = _folder(tmp_path / "base", 0, 0o1777)
+    mine = _folder(base / "mine", 0, 0o700)
+    _folder(mine / "run", 0, 0o700)
+    theirs = _folder(base / "theirs", other, 0o755)
+    _folder(theirs / "run", 0, 0o700)
+    _folder(_folder(base / "open", 0, 0o777) / "run", 0, 0o700)
+    _folder(mine / "wide", 0, 0o770)
+    (mine / "file").write_text("")
+    (base / "link").symlink_to(mine)
+    (base / "their-link").symlink_to(mine)
+    os.lchown(base / "their-link", other, other)
+    (mine / "up").symlink_to("../theirs/..")
+    (mine / "loop").symlink_to("loop")
+    paths = [mine / "run", theirs / "run", base / "open" / "run", mine / "wide",
+             mine / "file", base / "link" / "run", base / "their-link" / "run",
+             mine / "up" / "mine" / "run", mine / "loop" / "run", mine / "nothing" / "run",
+             Path("/"), mine / "run" / ".." / "run"]  # fmt: skip
+    source = (Path(client.__file__).parent / "shims" / "server.js").read_text()
+    function = re.search(r"^function dirProblem\(folder\) \{\n.*?^\}\n", source, re.S | re.M)
+    assert function is not None
+    script = ('import { lstatSync, readlinkSync } from "node:fs"\n' + function.group(0)
+              + "console.log(JSON.stringify(JSON.parse(process.argv[2]).map(dirProblem)))\n")  # fmt: skip
+    (tmp_path / "check.mjs").write_text(script)
+    done = subprocess.run([NODE or "node", str(tmp_path / "check.mjs"), json.dumps(list(map(str, paths)))],
+                          capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    expected = [client.dir_problem(str(p)) for p in paths]
+    assert json.loads(done.stdout) == expected
+    # mine/run, reached also through a link and through "..", a missing one, and "/".
+    assert sum(e is None for e in expected) == 5

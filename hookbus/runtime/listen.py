@@ -4,7 +4,9 @@ The server holds an exclusive ``flock`` of its pid file for its whole life, so a
 one sees a live server without asking it (and ``serve --stop`` sees it gone); it binds a
 temporary name, then renames it over a socket only found stale (no lock held, no
 answer), so a client never finds a half-made socket and junk in the folder is left
-alone. The peer's uid is the kernel's word (``SO_PEERCRED``).
+alone. The peer's uid is the kernel's word (``SO_PEERCRED``, read by the client's
+:func:`~hookbus.client.peer_uid`: the client checks the server's as the server checks
+the client's).
 """
 
 from __future__ import annotations
@@ -13,18 +15,11 @@ import contextlib
 import fcntl
 import os
 import socket
-import struct
 
+from hookbus.client import peer_uid
 from hookbus.runtime import wire
 
-_UCRED = struct.Struct("3i")
-
-
-def peer_uid(sock: socket.socket) -> tuple[int, int]:
-    """The (pid, uid) of the process at the other end of a Unix socket."""
-    pid, uid, _ = _UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                                _UCRED.size))  # fmt: skip
-    return pid, uid
+__all__ = ["AnotherServer", "Listener", "peer_uid", "running"]
 
 
 def running() -> bool:

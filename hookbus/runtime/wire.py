@@ -138,14 +138,15 @@ def socket_dir(*, create: bool = False) -> str:
 
 def check_dir(path: str) -> None:
     """:class:`FolderRefused` unless ``path`` is a real folder of this user's that no one
-    else may write to."""
-    st = os.lstat(path)
-    if not stat.S_ISDIR(st.st_mode):
-        raise FolderRefused(f"{path} is not a folder")
-    if st.st_uid != os.geteuid():
-        raise FolderRefused(f"{path} is owned by uid {st.st_uid}, not by this user")
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise FolderRefused(f"{path} is writable by others (mode {st.st_mode & 0o777:o})")
+    else may write to, on a path no one else can change: the client's rule
+    (:func:`hookbus.client.dir_problem`, one rule for both ends); FileNotFoundError when
+    it is missing."""
+    from hookbus.client import dir_problem
+
+    problem = dir_problem(path)
+    if problem is not None:
+        raise FolderRefused(f"socket folder {path}: {problem}")
+    os.lstat(path)  # absent: FileNotFoundError, as the callers expect
 
 
 def socket_path() -> str:

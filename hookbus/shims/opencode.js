@@ -26,7 +26,7 @@
 // handler owes. It leaves one line on stderr and one in hookbus's diagnostics log. This
 // file never throws except to block on purpose.
 import { spawn } from "node:child_process"
-import { appendFileSync, closeSync, constants as fsConstants, lstatSync, mkdirSync, openSync, statSync } from "node:fs"
+import { appendFileSync, closeSync, constants as fsConstants, lstatSync, mkdirSync, openSync, readlinkSync, statSync } from "node:fs"
 import { connect } from "node:net"
 import { homedir } from "node:os"
 import { join, resolve as resolvePath } from "node:path"
@@ -99,10 +99,10 @@ function ask(native, payload, viaServer = true) {
     const timer = setTimeout(() => finish(null, child
       ? `no answer from hookbus in ${spec.wait_ms} ms, killed it`
       : `no answer from the warm server in ${spec.wait_ms} ms`), spec.wait_ms)
-    const run = () => {
+    const run = (argv = spec.argv) => {
       try {
         // detached: its own process group, so a kill takes hookbus's workers with it.
-        child = spawn(spec.argv[0], spec.argv.slice(1), { stdio: ["pipe", "pipe", "ignore"], detached: true })
+        child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "ignore"], detached: true })
       } catch (e) {
         return finish(null, `cannot run ${spec.argv[0]} (${e.message})`)
       }
@@ -120,10 +120,24 @@ function ask(native, payload, viaServer = true) {
       }
     }
     if (!SERVER || !viaServer) return run()
-    sock = askServer(CONFIG.host, native, spec.timeout, body, (answer) => {
-      if (done) return
+    const began = Date.now()
+    let waiting = true
+    // The server took the call and gave no answer: the command answers what is owed.
+    const owed = () => {
+      if (done || !waiting) return
+      waiting = false
+      clearTimeout(late)
+      if (sock) sock.destroy()
       sock = null
-      if (answer.kind === "unanswered") return finish(null, `the warm server gave no answer (${answer.reason})`)
+      run(owedArgv(spec.argv, spec.wait_ms - (Date.now() - began)))
+    }
+    const late = setTimeout(owed, serverWaitMs(spec.timeout, spec.wait_ms))
+    sock = askServer(CONFIG.host, native, spec.timeout, body, (answer) => {
+      if (done || !waiting) return
+      if (answer.kind === "unanswered") return owed()
+      waiting = false
+      clearTimeout(late)
+      sock = null
       if (answer.kind !== "answered") return run()
       if (answer.exit !== 0) return finish(null, `hookbus exited ${answer.exit}`)
       read(answer.stdout)

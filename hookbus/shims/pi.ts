@@ -23,7 +23,7 @@
 // hookbus/shims/server.js); when no server answers, the event's command (the client's)
 // runs as below; `install --no-server` bakes `hookbus run` only.
 import { spawn } from "node:child_process";
-import { appendFileSync, closeSync, constants as fsConstants, lstatSync, mkdirSync, openSync, statSync } from "node:fs";
+import { appendFileSync, closeSync, constants as fsConstants, lstatSync, mkdirSync, openSync, readlinkSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { homedir } from "node:os";
 import { join, resolve as resolvePath } from "node:path";
@@ -98,13 +98,13 @@ function ask(name, spec, input) {
       try { process.kill(-child.pid, "SIGKILL"); } catch { try { child.kill("SIGKILL"); } catch {} }
       end(`no answer in ${waitMs / 1000} s; hookbus was killed`);
     }, waitMs);
-    const run = () => {
+    const run = (command = argv) => {
       try {
-        child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "ignore"], detached: true });
+        child = spawn(command[0], command.slice(1), { stdio: ["pipe", "pipe", "ignore"], detached: true });
       } catch (e) {
-        return end(`cannot run ${argv[0]}: ${e && e.message}`);
+        return end(`cannot run ${command[0]}: ${e && e.message}`);
       }
-      child.on("error", (e) => end(`cannot run ${argv[0]}: ${e && e.message}`));
+      child.on("error", (e) => end(`cannot run ${command[0]}: ${e && e.message}`));
       child.stdout.setEncoding("utf8");
       child.stdout.on("data", (chunk) => { out += chunk; });
       child.on("close", (code, sig) => {
@@ -115,10 +115,24 @@ function ask(name, spec, input) {
       child.stdin.end(input);
     };
     if (!SERVER) return run();
-    sock = askServer("pi", name, spec.timeout, input, (answer) => {
-      if (done) return;
+    const began = Date.now();
+    let waiting = true;
+    // The server took the call and gave no answer: the command answers what is owed.
+    const owed = () => {
+      if (done || !waiting) return;
+      waiting = false;
+      clearTimeout(late);
+      if (sock) sock.destroy();
       sock = null;
-      if (answer.kind === "unanswered") return end(`the warm server gave no answer (${answer.reason})`);
+      run(owedArgv(argv, waitMs - (Date.now() - began)));
+    };
+    const late = setTimeout(owed, serverWaitMs(spec.timeout, waitMs));
+    sock = askServer("pi", name, spec.timeout, input, (answer) => {
+      if (done || !waiting) return;
+      if (answer.kind === "unanswered") return owed();
+      waiting = false;
+      clearTimeout(late);
+      sock = null;
       if (answer.kind !== "answered") return run();
       if (answer.exit !== 0) return end(`hookbus exited ${answer.exit}`);
       read(answer.stdout);
