@@ -121,8 +121,9 @@ class Bench:
         self.home.mkdir()
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("HOOKBUS_", "PYTHON", "XDG_", "CLAUDE_"))}  # fmt: skip
+        # A log that is never rotated: every diagnostic of the run is read at its end.
         self.env = {**env, "HOME": str(self.home), "XDG_CONFIG_HOME": str(root / "config"),
-                    "HOOKBUS_STATE_DIR": str(state)}  # fmt: skip
+                    "HOOKBUS_STATE_DIR": str(state), "HOOKBUS_LOG_MAX_BYTES": str(1 << 30)}  # fmt: skip
         self.state = state
 
     def hookbus(self, *args: str) -> subprocess.CompletedProcess[str]:
@@ -364,7 +365,12 @@ def wrong_answer(c: Case, got: HookOutput) -> str | None:
         if native in before | stop:
             return None if refused else f"owed the refusal {driver.refusal(native, '...')}"
         return None if got == no_opinion else f"owed {no_opinion}"
-    # wrong-type, invalid-utf8: read (the handler's answer) or not (the refusal).
-    if got == (answered or no_opinion) or refused:
+    # wrong-type, invalid-utf8: read (the handler's answer) or not (the refusal); a
+    # mistyped loop guard (Cursor's ``loop_count``) may also make a stop the stop guard
+    # stood aside from one it answers.
+    read = [answered or no_opinion]
+    if native in stop:
+        read.append(driver.encode(native, KEEP_WORKING).output)
+    if got in read or refused:
         return None
-    return f"owed {answered or no_opinion} or the refusal"
+    return f"owed {' or '.join(map(str, read))} or the refusal"
