@@ -94,7 +94,7 @@ class Base:
 
 @dataclass(frozen=True)
 class Case:
-    """One payload, its mutation and what it is owed."""
+    """One payload and its mutation (:func:`wrong_answer` says what it is owed)."""
 
     number: int
     base: Base
