@@ -22,8 +22,8 @@ Claude Code runs, at that rate:
   they run: the server re-executes itself each time (``server-reloading``).
 
 The command's own fallback (what the shell answers when the client exits 1 with no
-reply) is marked: it also writes ``hookbus-wrapper-fallback`` to stderr, so a call the
-client left unanswered fails the run instead of passing as an answer.
+reply) is marked: it also writes ``hookbus-wrapper-fallback after exit N`` to stderr, so
+a call the client left unanswered fails the run instead of passing as an answer.
 
 Every answer is checked (exit 0, nothing on stderr, the decision and reason the command
 deserves), then the store: exactly one row per call id, with the action that call was
@@ -83,8 +83,8 @@ def record(event, ctx):
     return hookbus.Reply.allow("stress: fine")
 """
 REASONS = {"deny": "stress: no rm", "allow": "stress: fine"}
-#: What the marked command's fallback writes to stderr.
-WRAPPER_FALLBACK = "hookbus-wrapper-fallback"
+#: What the marked command's fallback writes to stderr, then how its hook exited.
+WRAPPER_FALLBACK = "hookbus-wrapper-fallback after exit "
 
 
 class StressError(Exception):
@@ -210,8 +210,10 @@ class Setup:
 
 def mark_fallback(command: str) -> str:
     """``command`` with its shell fallback (after the ``fi`` of its ``if``: see
-    ``hookbus.manifests.base.shell_command``) also writing :data:`WRAPPER_FALLBACK`."""
-    marked = command.replace("; fi; ", f"; fi; printf {WRAPPER_FALLBACK} >&2; ", 1)
+    ``hookbus.manifests.base.shell_command``) also writing :data:`WRAPPER_FALLBACK` and
+    the hook's exit status (``$s``) to stderr."""
+    mark = f"printf '{WRAPPER_FALLBACK}%s' \"$s\" >&2"
+    marked = command.replace("; fi; ", f"; fi; {mark}; ", 1)
     if marked == command:
         raise StressError(f"no shell fallback found in the installed command: {command}")
     return marked

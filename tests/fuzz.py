@@ -369,8 +369,8 @@ def wrong_answer(c: Case, got: HookOutput) -> str | None:
     # mistyped loop guard (Cursor's ``loop_count``) may also make a stop the stop guard
     # stood aside from one it answers.
     read = [answered or no_opinion]
-    if native in stop:
-        read.append(driver.encode(native, KEEP_WORKING).output)
+    if native in stop and (kept := driver.encode(native, KEEP_WORKING).output) not in read:
+        read.append(kept)
     if got in read or refused:
         return None
     return f"owed {' or '.join(map(str, read))} or the refusal"

@@ -3,28 +3,17 @@ row, with and without the server reloading every 3 s (benchmarks/warm_stress.py 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from support import warm_stress
 
-BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "warm_stress.py"
 CLIENTS, REQUESTS = 32, 200
 #: The server re-executes itself this often while the clients run.
 RELOAD_EVERY = 3.0
-
-
-def _benchmark() -> Any:
-    spec = importlib.util.spec_from_file_location("warm_stress", BENCHMARK)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["warm_stress"] = module  # its dataclass looks itself up there
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.stress
@@ -35,7 +24,7 @@ def test_every_call_is_answered_by_hookbus_with_one_row(
 ) -> None:
     """Every one of 32 x 200 calls of the installed command answered right by hookbus
     (never by the command's shell fallback), with exactly one store row each."""
-    stress = _benchmark()
+    stress = warm_stress()
     setup = stress.Setup(sys.executable, tmp_path)
     try:
         run = stress.measure(setup, CLIENTS, REQUESTS, reload_every)
