@@ -1,6 +1,7 @@
 """Many concurrent hooks against one warm server: every answer right, every row stored.
 
-Usage: ``python benchmarks/warm_stress.py [--clients 32] [--requests 200] [--python PATH]``
+Usage: ``python benchmarks/warm_stress.py [--clients 32] [--requests 200] [--reload-every S]
+[--python PATH]``
 
 Issue 12 asks for "32 concurrent clients x 200 requests each: all answered, none lost, no
 row lost in the store, server RSS and p99 reported". This benchmark runs exactly what
@@ -16,7 +17,13 @@ Claude Code runs, at that rate:
   hooks, with a PreToolUse Bash payload on stdin whose ``tool_use_id`` is unique;
 - ``hookbus serve --detach`` started first and warmed up (the handler module kept warm,
   both workers idle), then ``--clients`` threads released together, each running the
-  command ``--requests`` times one after another.
+  command ``--requests`` times one after another;
+- with ``--reload-every S``, the handler module's mtime moved on every S seconds while
+  they run: the server re-executes itself each time (``server-reloading``).
+
+The command's own fallback (what the shell answers when the client exits 1 with no
+reply) is marked: it also writes ``hookbus-wrapper-fallback after exit N`` to stderr, so
+a call the client left unanswered fails the run instead of passing as an answer.
 
 Every answer is checked (exit 0, nothing on stderr, the decision and reason the command
 deserves), then the store: exactly one row per call id, with the action that call was
@@ -76,6 +83,8 @@ def record(event, ctx):
     return hookbus.Reply.allow("stress: fine")
 """
 REASONS = {"deny": "stress: no rm", "allow": "stress: fine"}
+#: What the marked command's fallback writes to stderr, then how its hook exited.
+WRAPPER_FALLBACK = "hookbus-wrapper-fallback after exit "
 
 
 class StressError(Exception):
@@ -142,6 +151,7 @@ class Setup:
         self.command: str = group["hooks"][0]["command"]
         if "client" not in self.command:
             raise StressError(f"the installed command does not run the client: {self.command}")
+        self.command = mark_fallback(self.command)
 
     def hookbus(self, *args: str) -> str:
         done = subprocess.run([self.python, "-m", "hookbus", *args], cwd=self.project,
@@ -196,6 +206,33 @@ class Setup:
                 os.killpg(child, signal.SIGKILL)
         if alive(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+def mark_fallback(command: str) -> str:
+    """``command`` with its shell fallback (after the ``fi`` of its ``if``: see
+    ``hookbus.manifests.base.shell_command``) also writing :data:`WRAPPER_FALLBACK` and
+    the hook's exit status (``$s``) to stderr."""
+    mark = f"printf '{WRAPPER_FALLBACK}%s' \"$s\" >&2"
+    marked = command.replace("; fi; ", f"; fi; {mark}; ", 1)
+    if marked == command:
+        raise StressError(f"no shell fallback found in the installed command: {command}")
+    return marked
+
+
+class Reloader(threading.Thread):
+    """Moves the handler module's mtime on every ``every`` seconds: the server, which
+    watches the modules it keeps warm, re-executes itself."""
+
+    def __init__(self, module: Path, every: float) -> None:
+        super().__init__(daemon=True)
+        self.module = module
+        self.every = every
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(self.every):
+            stamp = time.time_ns()
+            os.utime(self.module, ns=(stamp, stamp))
 
 
 def alive(pid: int) -> bool:
@@ -352,7 +389,7 @@ class Run:
     sampler: Sampler
 
 
-def measure(setup: Setup, clients: int, requests: int) -> Run:
+def measure(setup: Setup, clients: int, requests: int, reload_every: float | None = None) -> Run:
     setup.hookbus("serve", "--detach")
     setup.warm_up()
     server = int(str(setup.status()["pid"]))
@@ -362,7 +399,14 @@ def measure(setup: Setup, clients: int, requests: int) -> Run:
     load = os.getloadavg()[0]
     print(f"{clients} clients x {requests} requests, load {load:.2f}, server {server}; "
           f"command: {setup.command}\n")  # fmt: skip
+    reloader = None
+    if reload_every is not None:
+        reloader = Reloader(setup.project / "stress_rows.py", reload_every)
+        reloader.start()
     times, failures, wall = drive(setup, clients, requests)
+    if reloader is not None:
+        reloader.done.set()
+        reloader.join()
     sampler.done.set()
     sampler.join()
     sampler.sample()  # the end
@@ -422,13 +466,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument(
+        "--reload-every",
+        type=float,
+        default=None,
+        metavar="S",
+        help="touch the handler module every S seconds: the server reloads",
+    )
     parser.add_argument("--python", default=sys.executable, help="the interpreter with hookbus")
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="warm-stress-") as tmp:
         setup: Setup | None = None
         try:
             setup = Setup(os.path.abspath(opts.python), Path(tmp))
-            run = measure(setup, opts.clients, opts.requests)
+            run = measure(setup, opts.clients, opts.requests, opts.reload_every)
         except (StressError, OSError, subprocess.SubprocessError) as exc:
             print(f"warm_stress: {exc}", file=sys.stderr)
             return 1

@@ -299,3 +299,17 @@ def json_values() -> object:
         lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
         max_leaves=8,
     )
+
+
+def warm_stress() -> Any:
+    """benchmarks/warm_stress.py as a module (the suite's stress tests run its code)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "warm_stress.py"
+    if "warm_stress" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("warm_stress", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["warm_stress"] = module  # its dataclass looks itself up there
+        spec.loader.exec_module(module)
+    return sys.modules["warm_stress"]
