@@ -15,6 +15,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from hookbus.interpreter import python_argv
+
 if TYPE_CHECKING:
     from hookbus.manifests.base import CommandForm, Manifest, Scope
     from hookbus.runtime.index import IndexData
@@ -232,7 +234,7 @@ def _checked_python(python: str | None) -> str:
         raise HostConfigError(f"--python {python}: no such interpreter")
     python = os.path.abspath(found)
     try:
-        probe = subprocess.run([python, "-P", "-c", "import hookbus"], capture_output=True,
+        probe = subprocess.run(python_argv(python, "-c", "import hookbus"), capture_output=True,
                                timeout=30, check=False)  # fmt: skip
     except OSError as exc:
         raise HostConfigError(f"--python {python}: cannot run it ({exc})") from None

@@ -102,13 +102,13 @@ class OpenCodeManifest(grouped.GroupedManifest):
         return budget + 5, None
 
     def argv(self, python: str, native: str, seconds: float, form: CommandForm) -> list[str]:
-        from hookbus.manifests.base import MODULE_LAUNCHER, hook_argv
+        from hookbus.manifests.base import MODULE_LAUNCHER, console_argv, hook_argv
 
         args = ["run", "--host", self.facts.name, "--event", native, "--timeout", f"{seconds:g}"]
         if form == "path":
-            return ["hookbus", *args]
+            return console_argv(*args)
         if form == "module":
-            return ["python3", "-c", MODULE_LAUNCHER, *args]
+            return ["python3", "-E", "-c", MODULE_LAUNCHER, *args]
         return hook_argv(python, self.facts.name, native, seconds)
 
     def config(self, index: IndexData | None, python: str, form: CommandForm) -> dict[str, Any]:
