@@ -65,14 +65,14 @@ def project(tmp_path: Path, user: Path) -> Path:
     return root
 
 
-def install(project: Path, *args: str) -> str:
+def install(project: Path, *args: str, plant: bool = True) -> str:
     """Install hookbus for Claude Code for the user (``args``: the form), then plant
-    :data:`PLANTED` in ``project``; the PreToolUse command."""
+    :data:`PLANTED` in ``project`` (unless not to); the PreToolUse command."""
     done = hookbus_cli(project, "install", "--host", "claude", "--scope", "user", *args)
     assert done.returncode == 0, done.stderr
     settings = json.loads((Path(os.environ["HOME"], ".claude", "settings.json")).read_text())
     (group,) = settings["hooks"]["PreToolUse"]
-    for name in PLANTED:
+    for name in PLANTED if plant else ():
         (project / f"{name}.py").write_text(
             f"open({str(project.parent / 'markers' / name)!r}, 'a').write('imported')\n"
             "raise ImportError('planted')\n"
@@ -225,3 +225,28 @@ def test_a_handler_signalling_its_group_on_the_warm_path_leaves_the_hook_answeri
     assert specific(done)["permissionDecisionReason"] == "no rm -rf"
     assert server_pid(isolated_environment) == pid
     os.kill(pid, 0)  # alive
+
+
+@pytest.mark.parametrize("form", [(), ("--no-server",)])
+def test_try_runs_the_installed_form_and_agrees_with_the_hook(
+    project: Path, isolated_environment: Path, form: tuple[str, ...]
+) -> None:
+    """``hookbus try`` runs the command installed for the host: through the warm server
+    when that is the client (after a first call started it, with another ``X``), else
+    ``hookbus run``; it says which path answered, and the host would get the same bytes
+    from the installed hook in the same environment."""
+    command = install(project, *form, plant=False)
+    host_runs(project, command, "ls", X="first caller")
+    if not form:
+        warm_server(project, isolated_environment)
+    show = ("try", "--host", "claude", "--event", "PreToolUse", "--json",
+            "--input", '{"command": "show"}')  # fmt: skip
+    tried = hookbus_cli(project, *show, env={"X": "second"})
+    assert tried.returncode == 0, tried.stderr
+    report = json.loads(tried.stdout)
+    assert report["path"] == ("cold" if form else "warm-server")
+    context = json.loads(json.loads(report["stdout"])["hookSpecificOutput"]["additionalContext"])
+    hook = json.loads(
+        specific(host_runs(project, command, "show", X="second"))["additionalContext"]
+    )
+    assert context["X"] == hook["X"] == "second"

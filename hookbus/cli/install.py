@@ -286,6 +286,17 @@ def _host(opts: argparse.Namespace) -> int:
     return _install(opts, manifest, plan, scope, form, python)
 
 
+def form_in_effect(manifest: Manifest, index: IndexData | None) -> CommandForm:
+    """The form of the command the host runs for this project: the first of its scopes
+    where hookbus is installed (the host runs every scope's hooks), else the form
+    ``install`` would write."""
+    for scope in manifest.scopes:
+        form = _installed(manifest, index, sys.executable, scope, argparse.Namespace())
+        if form is not None:
+            return form
+    return "server" if manifest.server_default else "absolute"
+
+
 def _installed(
     manifest: Manifest,
     index: IndexData | None,

@@ -172,6 +172,10 @@ def hook_argv(python: str, host: str, native: str, timeout: float | None) -> lis
     return argv
 
 
+#: Where :func:`hook_argv` names hookbus's ``__main__.py``.
+MAIN_AT = 1 + len(FLAGS)
+
+
 #: The server form's program (``-c``): :mod:`hookbus.client` imported from the package's
 #: folder (the word after it), so that its bytecode is cached (run as a script, a file is
 #: compiled on every call: 4 ms, a third of the interpreter's own start), then that folder
@@ -181,24 +185,18 @@ CLIENT_LAUNCHER = (
 )
 
 
-def client_argv(
-    python: str, host: str, native: str, timeout: float | None, env: tuple[str, ...] = ()
-) -> list[str]:
-    """``python -I -S -c CLIENT_LAUNCHER <hookbus> --host HOST --event NATIVE --timeout S
-    [--env NAMES]``: the warm server's client (docs/client.md). Always a timeout (the
-    host's default when none is set): the client's deadline is its own. ``--env``: the
-    variables the server's handlers need from the host's environment (``env``, which the
-    enabled handlers declare, and the host's project and payload variables)."""
+def client_argv(python: str, host: str, native: str, timeout: float | None) -> list[str]:
+    """``python -I -S -c CLIENT_LAUNCHER <hookbus> --host HOST --event NATIVE --timeout S``:
+    the warm server's client (docs/client.md), which sends the server its whole
+    environment (earlier versions named the variables to send with ``--env``, which the
+    client still reads, and ignores). Always a timeout (the host's default when none is
+    set): the client's deadline is its own."""
     from hookbus.hosts import facts
 
-    host_facts = facts(host)
     folder = os.path.dirname(hookbus_file(python))
-    seconds = timeout if timeout is not None else host_facts.timeout_for(native)
-    own = (*host_facts.project_env, *filter(None, [host_facts.payload_env]))
-    argv = [python, "-I", "-S", "-c", CLIENT_LAUNCHER, folder, "--host", host,
+    seconds = timeout if timeout is not None else facts(host).timeout_for(native)
+    return [python, "-I", "-S", "-c", CLIENT_LAUNCHER, folder, "--host", host,
             "--event", native, "--timeout", f"{seconds:g}"]  # fmt: skip
-    names = sorted({*own, *env})
-    return [*argv, "--env", ",".join(names)] if names else argv
 
 
 #: Why a hook's fallback refuses: what the host reads when hookbus itself cannot answer.
@@ -230,7 +228,6 @@ def hook_command(  # noqa: PLR0917
     native: str,
     timeout: float | None,
     fallback: HookOutput,
-    env: tuple[str, ...] = (),
 ) -> str:
     """The shell command a host runs for ``native``, in one of three forms:
 
@@ -239,8 +236,8 @@ def hook_command(  # noqa: PLR0917
       but the file then names one machine's interpreter;
     - ``path``: the ``hookbus`` command found on PATH (``pipx``/``uv tool`` installs);
     - ``module``: ``python3`` found on PATH, importing hookbus;
-    - ``server``: as ``absolute``, through the warm server's client (:func:`client_argv`,
-      which forwards ``env``); with no server it runs the same cold path itself.
+    - ``server``: as ``absolute``, through the warm server's client (:func:`client_argv`);
+      with no server it runs the same cold path itself.
 
     Each answers ``fallback`` (the host's no-opinion, or the refusal a fail-closed handler
     owes) itself when what it runs is gone, so a missing install is never a silent pass
@@ -251,9 +248,9 @@ def hook_command(  # noqa: PLR0917
         args += ["--timeout", f"{timeout:g}"]
     if form == "absolute":
         argv = hook_argv(python, host, native, timeout)
-        return shell_command(argv, fallback, requires=(argv[1 + len(FLAGS)],))
+        return shell_command(argv, fallback, requires=(argv[MAIN_AT],))
     if form == "server":
-        argv = client_argv(python, host, native, timeout, env)
+        argv = client_argv(python, host, native, timeout)
         return shell_command(argv, fallback, requires=(os.path.join(argv[5], "client.py"),))
     if form == "path":
         # A console script's ``#!`` line takes no -E: the shell unsets what -E ignores.
