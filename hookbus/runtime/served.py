@@ -179,7 +179,12 @@ def exactly(env: dict[str, str]) -> None:
         os.environ.clear()
         os.environ.update(env)
         return
-    wanted = {os.fsencode(name): os.fsencode(value) for name, value in env.items()}
+    # os.fsencode's own rule, without its call per string (a third of the time here).
+    encoding, errors = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+    wanted = {name.encode(encoding, errors): value.encode(encoding, errors)
+              for name, value in env.items()}  # fmt: skip
+    if wanted == raw:
+        return
     for name in [name for name in raw if name not in wanted]:
         del os.environb[name]
     for name, value in wanted.items():
