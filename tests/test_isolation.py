@@ -21,7 +21,7 @@ from tests.support import hookbus_cli, pre_tool, wait_for
 #: project): a fail-closed guard denying ``rm -rf``, one that reports what the call sees,
 #: and one that signals its own process group when the command asks it to.
 HANDLERS = """
-import json, os, signal, sys
+import json, os, signal, sys, time
 import hookbus
 
 @hookbus.handler("before-tool", tools="shell", timeout=5, fail_closed=True)
@@ -34,7 +34,7 @@ def guard(event):
         return hookbus.Reply.deny("no rm -rf")
     if command == "show":
         seen = {"X": os.environ.get("X", "unset"), "FIRST": os.environ.get("FIRST", "unset"),
-                "path": sys.path, "pid": os.getpid()}
+                "path": sys.path, "pid": os.getpid(), "zone": time.strftime("%z")}
         return hookbus.Reply.add_context(json.dumps(seen))
     return None
 """
@@ -179,7 +179,8 @@ def test_a_warm_call_sees_exactly_its_callers_environment(
     project: Path, isolated_environment: Path
 ) -> None:
     """Through one server, each call's handler sees its own caller's ``X`` (or none),
-    and never a variable only the caller that started the server had."""
+    never a variable only the caller that started the server had, and its caller's
+    local time (``TZ``)."""
     command = install(project)
     host_runs(project, command, "ls", FIRST="first caller", X="first")
     warm_server(project, isolated_environment)
@@ -193,6 +194,8 @@ def test_a_warm_call_sees_exactly_its_callers_environment(
     assert {one["FIRST"], two["FIRST"], none["FIRST"]} == {"unset"}
     with_first = seen(FIRST="mine")
     assert with_first["FIRST"] == "mine"
+    # The C library's local time too (POSIX TZ strings: no time zone database needed).
+    assert (seen(TZ="UTC0")["zone"], seen(TZ="JST-9")["zone"]) == ("+0000", "+0900")
 
 
 SIGNALLED = ["signal killpg SIGTERM", "signal killpg SIGKILL", "signal kill SIGTERM"]

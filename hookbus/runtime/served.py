@@ -185,6 +185,7 @@ def exactly(env: dict[str, str]) -> None:
               for name, value in env.items()}  # fmt: skip
     if wanted == raw:
         return
+    zone = raw.get(b"TZ")
     for name in [name for name in raw if name not in wanted]:
         del os.environb[name]
     for name, value in wanted.items():
@@ -193,6 +194,8 @@ def exactly(env: dict[str, str]) -> None:
                 os.environb[name] = value
             except ValueError:  # no variable can be so named ("=" in it, empty)
                 continue
+    if raw.get(b"TZ") != zone:
+        time.tzset()  # local time as the caller's: the C library read TZ at its start
 
 
 def raw_environ() -> dict[bytes, bytes] | None:
