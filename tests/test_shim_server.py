@@ -7,6 +7,7 @@ takes the call and never answers gets the event's fallback at the shim's wait.""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -227,11 +228,13 @@ def test_a_refusing_server_leaves_the_call_to_the_command(
 
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_server_that_never_answers_gets_the_fallback_at_the_wait(
-    project: Path, state: Path, host: str
+    project: Path, state: Path, host: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A server that takes the call and never answers: the fail-closed guard's fallback
     (the block) at the shim's wait, here 3 s, with one diagnostic naming the server; the
-    request carried the call's host, event, timeout, folder and environment."""
+    request carried the call's host, event, timeout, folder and the host's whole
+    environment."""
+    monkeypatch.setenv("SHIM_ENV_PROBE", "seen")
     text = install(project, host, "--server")
     wait = re.search(r'"(wait_ms|waitMs)": (\d+)', text)
     assert wait is not None
@@ -249,6 +252,7 @@ def test_a_server_that_never_answers_gets_the_fallback_at_the_wait(
     assert (head["proto"], head["op"], head["host"], head["timeout"], head["cwd"]) == (
         1, "run", host, 10, str(project))  # fmt: skip
     assert head["env"]["HOOKBUS_STATE_DIR"] == str(state)
+    assert (head["env"]["SHIM_ENV_PROBE"], head["env"]["PATH"]) == ("seen", os.environ["PATH"])
     assert "ls" in payload.decode()
 
 
