@@ -175,6 +175,30 @@ def test_the_server_starts_from_root_with_a_fixed_environment(
     assert str(project) not in seen["path"] and "/nonexistent" not in seen["path"]
 
 
+def test_serve_detach_starts_the_server_as_the_client_does(
+    project: Path, isolated_environment: Path
+) -> None:
+    """``hookbus serve --detach`` run in a project, with a PYTHONPATH naming it: the
+    server works from ``/``, keeps none of the starter's other variables, and imports
+    nothing from the project."""
+    install(project, plant=False)
+    # Imported by the server, not by the command that starts it (which, a console script
+    # a person runs with that PYTHONPATH, would import it itself).
+    (project / "socket.py").write_text(
+        f"open({str(project.parent / 'markers' / 'socket')!r}, 'a').write('imported')\n"
+    )
+    env = {"FIRST": "starter", "PYTHONPATH": ".", "PWD": str(project)}
+    python = Path(sys.executable).parent / "hookbus"  # the console script, as a person runs it
+    done = subprocess.run([str(python), "serve", "--detach"], cwd=project, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, **env}, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    pid = warm_server(project, isolated_environment)
+    assert os.readlink(f"/proc/{pid}/cwd") == "/"
+    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    assert not any(e.startswith((b"FIRST=", b"PYTHONPATH=")) for e in environ)
+    assert markers(project) == []
+
+
 def test_a_warm_call_sees_exactly_its_callers_environment(
     project: Path, isolated_environment: Path
 ) -> None:
