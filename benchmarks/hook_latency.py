@@ -569,13 +569,14 @@ def importtime(case: Case, python: str, payload: bytes, module: str) -> dict[str
     """Median ``-X importtime`` figures of ``case``'s command, in the parent and in the
     forked worker."""
     argv = shlex.split(hooked(case.command))
-    if argv[:2] != [python, "-P"] or not argv[2].endswith("__main__.py") or argv[3] != "run":
+    if argv[:3] != [python, "-E", "-P"] or not argv[3].endswith("__main__.py") or argv[4] != "run":
         raise BenchmarkError(f"unexpected hook command {case.command!r}")
     runs: list[Imports] = []
     for i in range(IMPORTTIME_RUNS):
         capture = case.cwd.parent / f"worker-stdio-{i}.txt"
         capture.touch()
-        cmd = [python, "-P", "-X", "importtime", "-c", _IMPORTTIME_PRELUDE, str(capture), *argv[2:]]
+        cmd = [python, "-E", "-P", "-X", "importtime", "-c", _IMPORTTIME_PRELUDE, str(capture),
+               *argv[3:]]  # fmt: skip
         done = subprocess.run(
             cmd, input=payload, capture_output=True, cwd=case.cwd, env=case.env, check=False
         )

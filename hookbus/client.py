@@ -1,6 +1,6 @@
 # The warm server's client: what an installed hook runs when the server path is enabled.
 #
-# ``'<python>' -I -S '<hookbus>/client.py' --host H --event E --timeout T [--env A,B]``
+# ``'<python>' -I -S '<hookbus>/client.py' --host H --event E --timeout T``
 #
 # A host starts a fresh process per hook call, so this file is the whole warm path: it
 # imports nothing of hookbus and only builtin modules (``_socket`` not ``socket``, whose
@@ -10,15 +10,14 @@
 #
 # 1. reads the payload within a bound of size and time (as :mod:`hookbus.runtime.intake`);
 # 2. consults the subscription index as ``hookbus run`` does (:func:`consult`): an event
-#    nobody wants is answered with the host's no-opinion here, with no server; for one
-#    someone may want, the index names the variables the handlers declare, which are sent;
-#    where this process cannot restate hookbus's rule exactly, it leaves that to whoever
-#    answers, with the variables the command names;
+#    nobody wants is answered with the host's no-opinion here, with no server; where this
+#    process cannot restate hookbus's rule exactly, it leaves that to whoever answers;
 # 3. finds the server's socket (:func:`socket_dir`: the rule ``hookbus serve`` uses),
 #    checks that no other user can change any part of the path to it (:func:`dir_problem`,
 #    the server's own check) and, once connected, that this user listens (:func:`peer_uid`),
-#    then sends a request of wire protocol v1 (:func:`request`) and writes back the
-#    reply's stdout, stderr and exit code;
+#    then sends a request of wire protocol v1 (:func:`request`: the call, its working
+#    folder and this process's whole environment) and writes back the reply's stdout,
+#    stderr and exit code;
 # 4. when no server answers (no socket, a stale one, a refused connection, no room to
 #    connect within :data:`CONNECT_WAIT`, a refusal: another version, busy; a path or a
 #    listener that is not this user's alone), runs the full cold path in this same
@@ -76,8 +75,6 @@ COLD_MINIMUM = 0.5
 #: The start lock's name (``hookbus.runtime.wire.START_LOCK``: the server removes it once
 #: it listens).
 START_LOCK = "server.lock"
-#: Forwarded whatever the command names: they decide the configuration and state.
-OWN_ENV = ("XDG_CONFIG_HOME", "HOME", "XDG_STATE_HOME")
 SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
 #: The package's folder (``__file__`` is absolute: the command names it so).
 _HERE = __file__.rpartition("/")[0]
@@ -137,7 +134,8 @@ class Options:
         self.host = ""
         self.event: str | None = None
         self.timeout: float | None = None
-        #: The variables the command forwards besides hookbus's own.
+        #: What ``--env`` named (older commands; and plugins installed by earlier
+        #: versions set it): unused, as the whole environment is sent (:func:`header`).
         self.env: list[str] = []
         #: ``--unanswered``: the caller (a shim in the host's process) handed this call to
         #: the server, which took it and gave no answer; no server is asked again.
@@ -425,21 +423,23 @@ def _str(text: str) -> str:
 
 
 def header(opts: Options, environ: dict[bytes, bytes]) -> bytes:
-    # The request's first frame (JSON): who calls, and exactly the environment the
-    # command forwards (its ``--env`` names, hookbus's own ``HOOKBUS_*``, and what decides
-    # the configuration).
-    names = [n.encode() for n in (*opts.env, *OWN_ENV)]
-    env = {n: environ[n] for n in names if n in environ}
-    env.update((n, v) for n, v in environ.items() if n.startswith(b"HOOKBUS_"))
-    pairs = ", ".join(f"{_str(n.decode('utf-8', 'surrogateescape'))}: "
-                      f"{_str(v.decode('utf-8', 'surrogateescape'))}"
-                      for n, v in env.items())  # fmt: skip
+    # The request's first frame (JSON): who calls, and this process's whole environment,
+    # which the server's worker makes the call's, exactly (docs/server.md): a handler sees
+    # what it would see in ``hookbus run``, never the server's nor another caller's. A
+    # variable that is not UTF-8 is left out: JSON cannot carry it, and the server would
+    # refuse the whole request.
+    pairs = []
+    for name, value in environ.items():
+        try:
+            pairs.append(f"{_str(name.decode())}: {_str(value.decode())}")
+        except UnicodeDecodeError:
+            continue
     event = "null" if opts.event is None else _str(opts.event)
     timeout = "null" if opts.timeout is None else repr(opts.timeout)
     return (
         f'{{"proto": {PROTO}, "version": {_str(VERSION)}, "op": "run", '
         f'"host": {_str(opts.host)}, "event": {event}, "timeout": {timeout}, '
-        f'"cwd": {_str(working_folder())}, "env": {{{pairs}}}}}'
+        f'"cwd": {_str(working_folder())}, "env": {{{", ".join(pairs)}}}}}'
     ).encode()
 
 
@@ -622,8 +622,9 @@ INDEX_FORMAT = 5  # hookbus.runtime.index.FORMAT (a test holds them equal)
 
 class Gate:
     # What the index says of this call: ``nobody`` (``reply`` is the host's no-opinion)
-    # or someone may want it (``env``: the variables to send; ``refusal``: the answer
-    # owed to a fail-closed handler that may want it, None when none may).
+    # or someone may want it (``refusal``: the answer owed to a fail-closed handler that
+    # may want it, None when none may; ``env``: the variables the handlers declare, read
+    # by plugins installed by earlier versions only).
 
     __slots__ = ("env", "nobody", "refusal", "reply")
 
@@ -862,8 +863,7 @@ def _wanted(data: dict, host: str, native: str, tool: object) -> bool:  # type: 
 
 def consult(opts: Options, data: bytes, end: str) -> Gate | None:
     # What the index says of this call, or None where this process cannot tell what
-    # ``hookbus run`` would: the server (or the cold path) decides, with the variables the
-    # command names.
+    # ``hookbus run`` would: the server (or the cold path) decides.
     if end not in ("eof", "complete"):
         return None  # unread, too large, late: the cold path's diagnostics say so
     try:
@@ -996,12 +996,10 @@ def main(argv: list[str]) -> int:
         gate = consult(opts, data, end)
     except (LookupError, TypeError, AttributeError, ValueError, OSError):
         gate = None  # an index of an unexpected shape: not an answer
-    if gate is not None:
-        if gate.nobody:
-            stdout, stderr, code = gate.reply
-            write(stdout, stderr)
-            return code
-        opts.env = gate.env  # what the handlers declare now
+    if gate is not None and gate.nobody:
+        stdout, stderr, code = gate.reply
+        write(stdout, stderr)
+        return code
     folder = socket_dir()
     path = _join(folder, "server.sock")
     if opts.unanswered:

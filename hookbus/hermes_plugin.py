@@ -53,7 +53,7 @@ from typing import Any
 #: Written by ``hookbus install --host hermes`` into the copy it installs (see the module
 #: docstring): ``{"events": {native: {"argv": [...], "fallback": "...", "tools": regex
 #: or None}}, "bound": seconds}``, and with the server form ``"server": {"client": path
-#: of client.py, "timeout": seconds, "env": names}``. None here: the entry point,
+#: of client.py, "timeout": seconds}``. None here: the entry point,
 #: dispatching in-process.
 BAKED: dict[str, Any] | None = None
 
@@ -213,19 +213,16 @@ def warm(native: str, data: bytes, server: dict[str, Any], bound: float) -> byte
     opts = found.Options()
     opts.host, opts.event, opts.timeout = "hermes", native, float(server["timeout"])
     wait = min(bound, max(0.05, opts.timeout - found.MARGIN))
-    opts.env = list(server["env"])
     try:
         gate = found.consult(opts, data, "eof")
     except Exception:  # an index of an unexpected shape: not an answer (the client's rule)
         gate = None
-    if gate is not None:
-        if gate.nobody:  # nobody wants the call now: the host's no-opinion, as the client
-            return bytes(gate.reply[0])
-        opts.env = gate.env
+    if gate is not None and gate.nobody:  # nobody wants it now: the no-opinion, as the client
+        return bytes(gate.reply[0])
     folder = found.socket_dir()
     if found.dir_problem(folder) is not None:
         return None  # never connected to; the command's client says why
-    head = found.header(opts, os.environb)
+    head = found.header(opts, os.environb)  # Hermes's whole environment, live
     reply = found.request(found._join(folder, "server.sock"), head, data, began + wait)
     if reply.kind in found.TOOK_IT:
         why = reply.reason or f"no answer from the warm server within {wait:g} s"

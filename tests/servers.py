@@ -1,13 +1,13 @@
 """The warm servers a test's hooks started, found and stopped at teardown.
 
 Install's default command is the warm server's client: with no server answering, the
-client runs the cold path itself and starts ``hookbus serve --detach`` in the state
+client runs the cold path itself and starts ``hookbus serve`` in the state
 folder the hook was given, in a session of its own (outside the process group a host
 is killed with). Left running, each would idle for 900 s and CI would pile them up, so
 a test's teardown stops every one of them: a server and its workers are the processes
 whose command line runs ``serve`` and whose environment names the test's state folder
-(``HOOKBUS_STATE_DIR``), found through ``/proc`` so that one still detaching (the
-parent of ``--detach`` forks twice before the pid file is written) is found too. A start
+(``HOOKBUS_STATE_DIR``, which the server keeps), found through ``/proc`` so that one
+still starting (before its pid file is written) is found too. A start
 the client just made may not be visible there yet: the client resumes (and the hook
 ends) while its child is still inside ``execve``, whose ``/proc`` command line reads
 empty until it is done. So the start lock the client takes first (``run/server.lock``,

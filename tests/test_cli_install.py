@@ -177,7 +177,7 @@ def test_project_scope_warns_about_the_machines_interpreter_and_offers_portable_
     portable = hookbus_cli(project, "install", "--host", "claude", "--command", "path")
     assert "committed with the project" not in portable.stderr
     command = pre_tool_command(project)
-    assert sys.executable not in command and "then hookbus run --host claude" in command
+    assert sys.executable not in command and "; hookbus run --host claude" in command
 
 
 def test_user_scope_reads_the_user_configuration_only(
@@ -309,8 +309,11 @@ def test_the_module_form_refuses_when_python3_imports_a_broken_hookbus(
     (broken / "__init__.py").write_text("raise RuntimeError('half removed')\n")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
+    # A python3 whose hookbus is the broken one (it takes the command's -E off: the
+    # package it imports comes from PYTHONPATH, as if installed there).
+    python3 = Path(sys.base_prefix) / "bin" / "python3"
     (bin_dir / "python3").write_text(
-        f'#!/bin/sh\nPYTHONPATH={broken.parent} exec {Path(sys.base_prefix) / "bin" / "python3"} "$@"\n'
+        f'#!/bin/sh\n[ "$1" = -E ] && shift\nPYTHONPATH={broken.parent} exec {python3} "$@"\n'
     )
     (bin_dir / "python3").chmod(0o755)
     reply = run_entry(pre_tool_command(project), project, f"{bin_dir}:/usr/bin:/bin")
@@ -340,17 +343,28 @@ def test_a_half_removed_hookbus_is_no_pass_for_the_guard(project: Path, tmp_path
 
     import hookbus
 
+    # a working hook's own answer passes through alone
     assert hookbus_cli(project, "install", "--host", "claude", "--no-server").returncode == 0
-    broken = tmp_path / "broken"
-    shutil.copytree(Path(hookbus.__file__).parent, broken / "hookbus")
-    shutil.rmtree(broken / "hookbus" / "runtime")
-    reply = run_entry(pre_tool_command(project), project, os.environ["PATH"],
-                      env={"PYTHONPATH": str(broken)})  # fmt: skip
-    assert reply["permissionDecision"] == "deny"
-    assert "hookbus could not run" in str(reply["permissionDecisionReason"])
-    # and a working hook's own answer passes through alone
     assert run_entry(pre_tool_command(project), project, os.environ["PATH"])[
         "permissionDecisionReason"] == "not that"  # fmt: skip
+    # An interpreter whose hookbus is a copy (it takes the command's -E off: the package
+    # comes from PYTHONPATH, as if installed there), installed whole, then half removed.
+    broken = tmp_path / "broken"
+    shutil.copytree(Path(hookbus.__file__).parent, broken / "hookbus")
+    python = tmp_path / "bin" / "python"
+    python.parent.mkdir()
+    python.write_text(f'#!/bin/sh\n[ "$1" = -E ] && shift\nPYTHONPATH={broken} exec '
+                      f'{sys.executable} "$@"\n')  # fmt: skip
+    python.chmod(0o755)
+    done = hookbus_cli(
+        project, "install", "--host", "claude", "--no-server", "--python", str(python)
+    )
+    assert done.returncode == 0, done.stderr
+    assert str(broken / "hookbus" / "__main__.py") in pre_tool_command(project)
+    shutil.rmtree(broken / "hookbus" / "runtime")
+    reply = run_entry(pre_tool_command(project), project, os.environ["PATH"])
+    assert reply["permissionDecision"] == "deny"
+    assert "hookbus could not run" in str(reply["permissionDecisionReason"])
 
 
 # -- found by review ------------------------------------------------------------------

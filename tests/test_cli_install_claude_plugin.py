@@ -69,8 +69,8 @@ def test_the_guard_brings_the_module_with_the_guard_command_baked_in(project: Pa
         f"// {OWNED_MARK}: written by 'hookbus install --host claude --plugin'"
     )
     argv = guard_argv(sys.executable)
-    assert argv[0] == sys.executable and argv[1] == "-P" and argv[3:] == ["guard", "--json"]
-    assert Path(argv[2]).name == "__main__.py" and Path(argv[2]).is_file()
+    assert argv[:3] == [sys.executable, "-E", "-P"] and argv[4:] == ["guard", "--json"]
+    assert Path(argv[3]).name == "__main__.py" and Path(argv[3]).is_file()
     assert f"const ARGV = {json.dumps(argv)}\n" in module
     assert f"const WAIT_MS = {GUARD_WAIT_MS}\n" in module
     assert "@@" not in module
@@ -151,13 +151,9 @@ def test_user_scope_is_the_users_skills_folder(project: Path, tmp_path: Path) ->
     session."""
     (tmp_path / "xdg-config" / "hookbus").mkdir(parents=True)
     (tmp_path / "xdg-config" / "hookbus" / "config.toml").write_text(
-        (project / ".hookbus.toml").read_text()
-    )
-    os.environ["PYTHONPATH"] = str(project)  # the user config names hooks_mod
-    try:
-        done = hookbus_cli(project, "install", "--host", "claude", "--plugin", "--scope", "user")
-    finally:
-        del os.environ["PYTHONPATH"]
+        f'python_path = ["{project}"]\n' + (project / ".hookbus.toml").read_text()
+    )  # the user config names hooks_mod, in the project's folder
+    done = hookbus_cli(project, "install", "--host", "claude", "--plugin", "--scope", "user")
     assert done.returncode == 0, done.stdout + done.stderr
     home = Path(os.environ["HOME"])
     assert plugin_dir("user") == str(home / ".claude" / "skills" / "hookbus")

@@ -99,8 +99,8 @@ def test_the_plugin_bakes_only_wanted_events_their_commands_and_fallbacks(home: 
     events = found["events"]
     assert list(events) == ["pre_llm_call", "pre_tool_call", "pre_verify"]
     argv = events["pre_tool_call"]["argv"]
-    assert argv[0] == sys.executable and argv[1] == "-P" and argv[2].endswith("__main__.py")
-    assert argv[3:] == ["run", "--host", "hermes", "--event", "pre_tool_call", "--timeout", "8"]
+    assert argv[:3] == [sys.executable, "-E", "-P"] and argv[3].endswith("__main__.py")
+    assert argv[4:] == ["run", "--host", "hermes", "--event", "pre_tool_call", "--timeout", "8"]
     assert events["pre_tool_call"]["fallback"].startswith('{"action":"block","message":"hookbus')
     assert events["pre_tool_call"]["tools"] == "execute_code|process|terminal|mcp_github_.*"
     assert (events["pre_llm_call"]["fallback"], events["pre_llm_call"]["tools"]) == ("", None)
@@ -266,7 +266,7 @@ def test_hermes_asks_the_server_unless_told_not_to(home: Path) -> None:
     assert cli("install", "--host", "hermes").returncode == 0
     assert "server" not in baked(home)
     for event in baked(home)["events"].values():
-        assert event["argv"][2].endswith("__main__.py") and event["argv"][3] == "run"
+        assert event["argv"][3].endswith("__main__.py") and event["argv"][4] == "run"
     assert cli("install", "--host", "hermes", "--server").returncode == 0
     assert cli("install", "--host", "hermes").returncode == 0
     assert "server" in baked(home)

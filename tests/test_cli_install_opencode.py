@@ -59,8 +59,8 @@ def test_install_bakes_only_the_wanted_events_with_their_fallbacks(
     assert before["tools"] == {"names": ["bash", "shell"], "prefixes": []}
     assert events["session.idle"]["fallback"] == {}
     argv = before["argv"]
-    assert os.path.isabs(argv[0]) and argv[1:3] == ["-P", argv[2]]
-    assert argv[3:] == ["run", "--host", host, "--event", "tool.execute.before", "--timeout", "10"]
+    assert os.path.isabs(argv[0]) and argv[1:4] == ["-E", "-P", argv[3]]
+    assert argv[4:] == ["run", "--host", host, "--event", "tool.execute.before", "--timeout", "10"]
     assert before["wait_ms"] == 12000
     package = "@opencode-ai/plugin" if host == "opencode" else "@kilocode/plugin"
     assert f"note: {host} waits for {package} in {project / ('.' + host)}" in result.stdout

@@ -89,9 +89,9 @@ def test_install_writes_an_extension_with_only_the_wanted_events(project: Path) 
     baked = wanted(project)
     assert list(baked) == ["session_start", "tool_call"]
     call = baked["tool_call"]
-    assert call["argv"][:3] == [sys.executable, "-P", call["argv"][2]]
-    assert call["argv"][2].endswith("hookbus/__main__.py")
-    assert call["argv"][3:] == ["run", "--host", "pi", "--event", "tool_call", "--timeout", "10"]
+    assert call["argv"][:4] == [sys.executable, "-E", "-P", call["argv"][3]]
+    assert call["argv"][3].endswith("hookbus/__main__.py")
+    assert call["argv"][4:] == ["run", "--host", "pi", "--event", "tool_call", "--timeout", "10"]
     assert call["waitMs"] == 12000
     assert call["tools"]["names"] == ["bash"]
     assert call["fallback"]["result"]["block"] is True

@@ -197,12 +197,12 @@ def test_a_hosts_own_no_opinion_is_answered(project: Path, state: Path) -> None:
     assert no_server_was_asked_nor_started(state)
 
 
-def test_a_wanted_event_carries_the_variables_the_handlers_declare_now(
+def test_a_wanted_event_carries_the_whole_environment(
     tmp_path: Path, state: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A handler declaring ``GUARD_MODE`` after the hook was installed: the request sends
-    it (the index says so), and not a variable the command named at install that no
-    handler declares any more; the host's project variable still goes."""
+    it, as it sends every variable of the hook's (one an older command named with
+    ``--env``, the host's project variable), whatever the index declares."""
     root = tmp_path / "moded"
     root.mkdir()
     (root / "moded.py").write_text(ENV_HANDLER)
@@ -217,7 +217,7 @@ def test_a_wanted_event_carries_the_variables_the_handlers_declare_now(
     sent = head["env"]
     assert isinstance(sent, dict)
     assert (sent["GUARD_MODE"], sent["CLAUDE_PROJECT_DIR"]) == ("strict", str(root))
-    assert "OLD_NAME" not in sent
+    assert sent["OLD_NAME"] == "x"
 
 
 @pytest.mark.parametrize("case", ["stale", "group-writable", "dialect", "unknown-host"])

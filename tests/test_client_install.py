@@ -80,20 +80,20 @@ def test_a_plain_reinstall_keeps_the_form_installed(project: Path) -> None:
     installed_command(project, "--no-server")
     assert "__main__.py run --host claude" in installed_command(project)
     installed_command(project, "--command", "path")
-    assert "then hookbus run --host claude" in installed_command(project)
-    assert "then hookbus run --host claude" in installed_command(project, "--no-server")
+    assert "; hookbus run --host claude" in installed_command(project)
+    assert "; hookbus run --host claude" in installed_command(project, "--no-server")
     installed_command(project, "--server")
     assert CLIENT_LAUNCHER in installed_command(project)
 
 
-def test_server_install_runs_the_client_and_forwards_declared_env(project: Path) -> None:
+def test_server_install_runs_the_client(project: Path) -> None:
     """``--server`` writes the client's command (absolute interpreter, ``-I -S``), with
-    the host's default timeout and the variables the handler and the host declare."""
+    the host's default timeout, and no ``--env`` (the client sends its whole environment)."""
     command = installed_command(project, "--server")
     assert CLIENT_LAUNCHER in command
     assert "-I -S -c" in command
     assert "--host claude --event PreToolUse --timeout " in command
-    assert "--env CLAUDE_PROJECT_DIR,GUARD_MODE" in command
+    assert "--env" not in command
     program, main = interpreter_of(command) or ("", None)
     assert program.endswith("python")
     assert main is not None

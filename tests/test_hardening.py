@@ -308,12 +308,13 @@ def test_a_broken_user_file_does_not_let_a_project_weaken_the_users_guard(
     assert decision(result.stdout) == "deny", result.stdout
 
 
-def test_an_edit_to_a_module_a_handler_imports_from_pythonpath_is_noticed(
+def test_an_edit_to_a_module_a_handler_imports_from_python_path_is_noticed(
     tmp_path: Path,
 ) -> None:
-    """A handler whose tools come from a rules module on ``PYTHONPATH`` (not under the
-    configuration's folder): editing the rules recompiles the index, and the guard the
-    edit makes is applied on the next call."""
+    """A handler whose tools come from a rules module on the configuration's
+    ``python_path``, outside its folder (installed hooks ignore ``PYTHONPATH``): editing
+    the rules recompiles the index, and the guard the edit makes is applied on the next
+    call."""
     lib = tmp_path / "extlib"
     (lib / "extpkg").mkdir(parents=True)
     (lib / "extpkg" / "__init__.py").write_text("")
@@ -327,8 +328,10 @@ def test_an_edit_to_a_module_a_handler_imports_from_pythonpath_is_noticed(
     )
     root = tmp_path / "project"
     root.mkdir()
-    (root / ".hookbus.toml").write_text('enable = ["extpkg.hooks:guard", "extpkg.hooks:logger"]\n')
-    env = {**os.environ, "PYTHONPATH": str(lib)}
+    (root / ".hookbus.toml").write_text(
+        f'python_path = ["{lib}"]\nenable = ["extpkg.hooks:guard", "extpkg.hooks:logger"]\n'
+    )
+    env = dict(os.environ)
     compile_now(root, env)
     assert run_cli("claude", pre_tool("ls", root), cwd=root, env=env, args=HOOK).stdout == b""
     rules = lib / "extpkg" / "rules.py"

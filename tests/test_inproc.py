@@ -267,3 +267,35 @@ def test_an_unknown_host_is_answered_not_raised() -> None:
     result = inproc.dispatch("no-such-host", {"hook_event_name": "PreToolUse"})
     assert result.output.exit_code == 1
     assert b"no-such-host" in result.output.stderr
+
+
+LAZY = """
+import hookbus
+
+@hookbus.handler("before-tool", tools="shell", fail_closed=True, timeout=5)
+def lazy(event):
+    import colorsys  # first imported here, in the worker
+
+    return hookbus.Reply.deny(f"colorsys from {colorsys.__file__}")
+"""
+
+
+def test_a_worker_imports_nothing_from_a_relative_entry_of_the_hosts_path(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host started with an empty entry on its import path (``PYTHONPATH=:/opt/x``), in
+    the agent's folder: a module its handler imports first in the worker comes from the
+    standard library, not from a file the agent planted there."""
+    (project / "inproc_guards" / "lazy.py").write_text(LAZY)
+    configure(project, 'enable = ["inproc_guards.lazy:lazy"]')
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    marker = tmp_path / "marker"
+    (agent / "colorsys.py").write_text(f"open({str(marker)!r}, 'w').write('planted')\n")
+    monkeypatch.chdir(agent)
+    monkeypatch.setattr(sys, "path", ["", *sys.path])
+    monkeypatch.delitem(sys.modules, "colorsys", raising=False)
+    result = inproc.dispatch("claude", pre_tool("ls", project), project=str(project))
+    reason = str(decision(result)["permissionDecisionReason"])
+    assert reason.startswith("colorsys from /") and str(agent) not in reason
+    assert not marker.exists()

@@ -66,8 +66,8 @@ def test_manifest_registers_only_subscribed_events_and_tools(project: Path, serv
     """One entry per wanted event, absolute interpreter, timeouts in seconds; SessionEnd
     keeps Claude's 1.5 s budget (no timeout that would raise it for every hook). By
     default the command is the warm server's client, which always has a deadline (Claude's
-    own 1.5 s for SessionEnd) and forwards the host's project variable; with
-    ``--no-server``, ``hookbus run`` itself."""
+    own 1.5 s for SessionEnd) and names no variables (it sends its whole environment);
+    with ``--no-server``, ``hookbus run`` itself, with ``-E -P``."""
     proc = cli(project, "manifest", *(() if server else ("--no-server",)))
     assert proc.returncode == 0, proc.stderr
     folder = Path(hookbus.__file__).parent
@@ -76,12 +76,11 @@ def test_manifest_registers_only_subscribed_events_and_tools(project: Path, serv
         launcher = shlex.quote(CLIENT_LAUNCHER)
         checks = f"if [ -x {python} ] && [ -f {folder / 'client.py'} ]; then"
         command = f"{checks} {python} -I -S -c {launcher} {folder} --host claude --event"
-        end = "SessionEnd --timeout 1.5 --env CLAUDE_PROJECT_DIR"
-        tail = " --env CLAUDE_PROJECT_DIR"
+        end, tail = "SessionEnd --timeout 1.5", ""
     else:
         main = folder / "__main__.py"
         checks = f"if [ -x {python} ] && [ -f {main} ]; then"
-        command = f"{checks} {python} -P {main} run --host claude --event"
+        command = f"{checks} {python} -E -P {main} run --host claude --event"
         end, tail = "SessionEnd", ""
     # The hook's own exit passes through; Claude's no-opinion should Python or hookbus be
     # gone, or fail before answering.

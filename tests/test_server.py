@@ -517,19 +517,20 @@ import hookbus
 
 @hookbus.handler("before-tool", tools="shell", env=("SRV_TEST_MODEL",))
 def model(event, ctx):
-    return hookbus.Reply.deny("model=" + ctx.env.get("SRV_TEST_MODEL", "unset"))
+    own = os.environ.get("HOOKBUS_SRV_OWN", "unset")
+    return hookbus.Reply.deny("model=" + ctx.env.get("SRV_TEST_MODEL", "unset") + " own=" + own)
 """
 
 
-def test_the_request_carries_the_declared_environment(tmp_path: Path, state: Path) -> None:
-    """A declared variable the request sends is the handler's; one it does not send is
-    unset in the call, even though the server's own environment has it."""
+def test_a_call_sees_exactly_the_requests_environment(tmp_path: Path, state: Path) -> None:
+    """The variables the request sends are the call's, and only they: one it does not
+    send is unset in the call, even though the server's own environment has it."""
     root = tmp_path / "proj"
     root.mkdir()
-    (root / "envmod.py").write_text(ENV_HANDLER)
+    (root / "envmod.py").write_text("import os\n" + ENV_HANDLER)
     (root / ".hookbus.toml").write_text('enable = ["envmod:model"]\n')
     compile_now(root)
-    started = hookbus_cli(root, "serve", "--detach", env={"SRV_TEST_MODEL": "servers"})
+    started = hookbus_cli(root, "serve", "--detach", env={"HOOKBUS_SRV_OWN": "servers"})
     assert started.returncode == 0, started.stderr
     path = sock(state)
 
@@ -537,8 +538,9 @@ def test_the_request_carries_the_declared_environment(tmp_path: Path, state: Pat
         _, out, _ = ask(path, root, pre_tool("ls", root), env={**header(root)["env"], **env})  # type: ignore[dict-item]
         return str(json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"])
 
-    assert reason({"SRV_TEST_MODEL": "opus"}) == "model=opus"
-    assert reason({}) == "model=unset"
+    assert reason({"SRV_TEST_MODEL": "opus"}) == "model=opus own=unset"
+    assert reason({"HOOKBUS_SRV_OWN": "mine"}) == "model=unset own=mine"
+    assert reason({}) == "model=unset own=unset"
 
 
 def warm_count() -> int:

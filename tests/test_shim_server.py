@@ -259,13 +259,14 @@ def hang_after(project: Path, state: Path, host: str, commands: list[str]) -> tu
 
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_server_that_never_answers_gets_what_the_index_owes(
-    project: Path, state: Path, host: str
+    project: Path, state: Path, host: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A server that takes the call and never answers: at the client's deadline (the
     timeout less 0.25 s) the shim runs the client's command with ``--unanswered``, which
     answers the refusal the index holds for the fail-closed guard, without running the
     call again; the request carried the call's host, event, timeout, folder and
-    environment."""
+    environment, whole."""
+    monkeypatch.setenv("SHIM_ENV_PROBE", "seen")
     install(project, host, "--server")
     [answer], stderr, fake = hang_after(project, state, host, COMMANDS[2:])
     assert answer["block"] == OWED and 2750 <= answer["ms"] < 30000, stderr
@@ -273,6 +274,7 @@ def test_a_server_that_never_answers_gets_what_the_index_owes(
     assert (head["proto"], head["op"], head["host"], head["timeout"], head["cwd"]) == (
         1, "run", host, 3, str(project))  # fmt: skip
     assert head["env"]["HOOKBUS_STATE_DIR"] == str(state)
+    assert (head["env"]["SHIM_ENV_PROBE"], head["env"]["PATH"]) == ("seen", os.environ["PATH"])
     assert "ls" in payload.decode()
 
 

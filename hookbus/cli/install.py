@@ -15,6 +15,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from hookbus.interpreter import python_argv
+
 if TYPE_CHECKING:
     from hookbus.manifests.base import CommandForm, Manifest, Scope
     from hookbus.runtime.index import IndexData
@@ -232,7 +234,7 @@ def _checked_python(python: str | None) -> str:
         raise HostConfigError(f"--python {python}: no such interpreter")
     python = os.path.abspath(found)
     try:
-        probe = subprocess.run([python, "-P", "-c", "import hookbus"], capture_output=True,
+        probe = subprocess.run(python_argv(python, "-c", "import hookbus"), capture_output=True,
                                timeout=30, check=False)  # fmt: skip
     except OSError as exc:
         raise HostConfigError(f"--python {python}: cannot run it ({exc})") from None
@@ -282,6 +284,17 @@ def _host(opts: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         return 1
     return _install(opts, manifest, plan, scope, form, python)
+
+
+def form_in_effect(manifest: Manifest, index: IndexData | None) -> CommandForm:
+    """The form of the command the host runs for this project: the first of its scopes
+    where hookbus is installed (the host runs every scope's hooks), else the form
+    ``install`` would write."""
+    for scope in manifest.scopes:
+        form = _installed(manifest, index, sys.executable, scope, argparse.Namespace())
+        if form is not None:
+            return form
+    return "server" if manifest.server_default else "absolute"
 
 
 def _installed(

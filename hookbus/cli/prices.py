@@ -19,6 +19,8 @@ import subprocess
 import sys
 from typing import Any
 
+from hookbus.interpreter import python_argv
+
 #: Seconds a refresh may take before it is stopped.
 TIMEOUT = 30.0
 
@@ -55,7 +57,7 @@ def main_refresh(opts: argparse.Namespace) -> int:
     if not opts.timeout > 0:
         sys.stderr.write("hookbus: --timeout must be a positive number of seconds\n")
         return 2
-    argv = [sys.executable, "-m", "hookbus.prices.refresh"]
+    argv = python_argv(sys.executable, "-m", "hookbus.prices.refresh")
     if opts.url:
         argv += ["--url", opts.url]
     if opts.max_bytes is not None:

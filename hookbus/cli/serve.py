@@ -25,6 +25,7 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
                         help="exit after this long without a request (default "
                         "$HOOKBUS_SERVE_IDLE, else 900)")  # fmt: skip
     parser.add_argument("--inherit", help=argparse.SUPPRESS)  # a re-executing server's own
+    parser.add_argument("--ready-fd", type=int, help=argparse.SUPPRESS)  # --detach's own
     parser.set_defaults(main=main)
 
 
@@ -33,67 +34,72 @@ def main(opts: argparse.Namespace) -> int:
         return _status(as_json=opts.json)
     if opts.stop:
         return _stop()
+    if opts.detach:
+        return _detach(opts.idle)
+    # The server answers every project: it runs from a folder none of them owns, and
+    # imports nothing from the one it was started in (installed hooks start it with
+    # -E -P from /; ``python -m hookbus serve`` put that folder first on the path, a
+    # PYTHONPATH of ``.`` or ``:/x`` names it too).
+    try:
+        here = os.getcwd()
+    except OSError:
+        here = ""
+    os.chdir("/")
+    sys.path[:] = [p for p in sys.path if os.path.isabs(p) and p != here]
     from hookbus.runtime import server
 
-    if not sys.flags.safe_path and sys.path and sys.path[0] in ("", os.getcwd()):
-        # python -m put the folder it was started in first on the path: a project's
-        # modules there would shadow every other project's of the same name.
-        del sys.path[0]
     idle = server.idle_seconds(opts.idle)
     if opts.inherit:
         sock_fd, lock_fd, started, served = opts.inherit.split(",")
         listener = server.Listener.inherited(int(sock_fd), int(lock_fd))
         return server.Server(listener, idle=idle, started=float(started),
                              served=int(served)).run()  # fmt: skip
-    if opts.detach:
-        return _detach(idle)
     try:
         listener = server.Listener.bind()
     except (server.AnotherServer, OSError) as exc:
-        sys.stderr.write(f"hookbus serve: {exc}\n")
+        _ready(opts.ready_fd, str(exc), f"{exc}")
         return 1
-    sys.stderr.write(f"hookbus serve: listening on {listener.path} (pid {os.getpid()})\n")
+    _ready(opts.ready_fd, f"ok {os.getpid()} {listener.path}",
+           f"listening on {listener.path} (pid {os.getpid()})")  # fmt: skip
     return server.Server(listener, idle=idle).run()
 
 
-def _detach(idle: float) -> int:
-    """Fork a daemon (new session, stdio on /dev/null, working folder /); wait until it
-    says it is bound, or why it is not."""
-    from hookbus.runtime import server
+def _ready(fd: int | None, said: str, person: str) -> None:
+    """Tell ``serve --detach`` (on ``fd``: ``said``) or the person at the terminal
+    (``person``) whether the server listens."""
+    if fd is None:
+        sys.stderr.write(f"hookbus serve: {person}\n")
+        return
+    try:
+        os.write(fd, f"{said}\n".encode())
+    finally:
+        os.close(fd)
+
+
+def _detach(idle: str | None) -> int:
+    """Start a server as installed hooks do (:func:`hookbus.interpreter.spawn_server`: a
+    fresh interpreter in its own session, from /, with a fixed environment); wait until
+    it says it is bound, or why it is not."""
+    import hookbus
+    from hookbus.interpreter import spawn_server
 
     read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        code = 1
-        try:
-            os.setsid()
-            if os.fork():
-                os._exit(0)
-            os.chdir("/")
-            null = os.open(os.devnull, os.O_RDWR)
-            for std in (0, 1, 2):
-                os.dup2(null, std)
-            os.close(null)
-            try:
-                listener = server.Listener.bind()
-            except (server.AnotherServer, OSError) as exc:
-                os.write(write_end, f"{exc}\n".encode())
-                os._exit(1)
-            os.write(write_end, f"ok {os.getpid()} {listener.path}\n".encode())
-            os.close(write_end)
-            code = server.Server(listener, idle=idle).run()
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    os.waitpid(pid, 0)
+    main = os.path.join(os.path.dirname(os.path.abspath(hookbus.__file__)), "__main__.py")
+    args = [f"--ready-fd={write_end}", *(["--idle", idle] if idle is not None else [])]
+    try:
+        spawn_server(main, *args, keep_fd=write_end)
+    except OSError as exc:
+        sys.stderr.write(f"hookbus serve: cannot start the server: {exc}\n")
+        return 1
+    finally:
+        os.close(write_end)
     said = b""
     until = time.monotonic() + START_WITHIN
     import select
 
-    while time.monotonic() < until and select.select([read_end], [], [], 0.5)[0]:
+    while (left := until - time.monotonic()) > 0 and select.select([read_end], [], [], left)[0]:
         chunk = os.read(read_end, 4096)
-        if not chunk:
+        if not chunk:  # it said all, or ended
             break
         said += chunk
     os.close(read_end)

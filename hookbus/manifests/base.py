@@ -25,6 +25,7 @@ from typing import Any, Literal, Protocol
 import msgspec
 
 from hookbus.hosts import HostFacts
+from hookbus.interpreter import FLAGS, IMPORT_ENV, python_argv
 from hookbus.manifests.documents import Format
 from hookbus.manifests.npm import Prefetch
 from hookbus.output import HookOutput
@@ -157,17 +158,22 @@ def load(host: str) -> Manifest:
 
 
 def hook_argv(python: str, host: str, native: str, timeout: float | None) -> list[str]:
-    """``python -P <hookbus>/__main__.py run --host HOST --event NATIVE [--timeout S]``.
+    """``python -E -P <hookbus>/__main__.py run --host HOST --event NATIVE [--timeout S]``.
 
-    -P: the hook runs in the agent's working folder, whose files (a json.py, a token.py)
-    must not shadow the standard library or hookbus itself. The package's ``__main__.py``
-    by path rather than ``-m hookbus``: runpy's machinery costs every call ~1.5 ms.
+    -E -P (:data:`hookbus.interpreter.FLAGS`): the hook runs in the agent's working
+    folder, whose files (a json.py, a token.py) must not shadow the standard library or
+    hookbus itself, whatever ``PYTHONPATH`` holds. The package's ``__main__.py`` by path
+    rather than ``-m hookbus``: runpy's machinery costs every call ~1.5 ms.
     """
     main = os.path.join(os.path.dirname(hookbus_file(python)), "__main__.py")
-    argv = [python, "-P", main, "run", "--host", host, "--event", native]
+    argv = python_argv(python, main, "run", "--host", host, "--event", native)
     if timeout is not None:
         argv += ["--timeout", f"{timeout:g}"]
     return argv
+
+
+#: Where :func:`hook_argv` names hookbus's ``__main__.py``.
+MAIN_AT = 1 + len(FLAGS)
 
 
 #: The server form's program (``-c``): :mod:`hookbus.client` imported from the package's
@@ -179,24 +185,18 @@ CLIENT_LAUNCHER = (
 )
 
 
-def client_argv(
-    python: str, host: str, native: str, timeout: float | None, env: tuple[str, ...] = ()
-) -> list[str]:
-    """``python -I -S -c CLIENT_LAUNCHER <hookbus> --host HOST --event NATIVE --timeout S
-    [--env NAMES]``: the warm server's client (docs/client.md). Always a timeout (the
-    host's default when none is set): the client's deadline is its own. ``--env``: the
-    variables the server's handlers need from the host's environment (``env``, which the
-    enabled handlers declare, and the host's project and payload variables)."""
+def client_argv(python: str, host: str, native: str, timeout: float | None) -> list[str]:
+    """``python -I -S -c CLIENT_LAUNCHER <hookbus> --host HOST --event NATIVE --timeout S``:
+    the warm server's client (docs/client.md), which sends the server its whole
+    environment (earlier versions named the variables to send with ``--env``, which the
+    client still reads, and ignores). Always a timeout (the host's default when none is
+    set): the client's deadline is its own."""
     from hookbus.hosts import facts
 
-    host_facts = facts(host)
     folder = os.path.dirname(hookbus_file(python))
-    seconds = timeout if timeout is not None else host_facts.timeout_for(native)
-    own = (*host_facts.project_env, *filter(None, [host_facts.payload_env]))
-    argv = [python, "-I", "-S", "-c", CLIENT_LAUNCHER, folder, "--host", host,
+    seconds = timeout if timeout is not None else facts(host).timeout_for(native)
+    return [python, "-I", "-S", "-c", CLIENT_LAUNCHER, folder, "--host", host,
             "--event", native, "--timeout", f"{seconds:g}"]  # fmt: skip
-    names = sorted({*own, *env})
-    return [*argv, "--env", ",".join(names)] if names else argv
 
 
 #: Why a hook's fallback refuses: what the host reads when hookbus itself cannot answer.
@@ -228,7 +228,6 @@ def hook_command(  # noqa: PLR0917
     native: str,
     timeout: float | None,
     fallback: HookOutput,
-    env: tuple[str, ...] = (),
 ) -> str:
     """The shell command a host runs for ``native``, in one of three forms:
 
@@ -237,8 +236,8 @@ def hook_command(  # noqa: PLR0917
       but the file then names one machine's interpreter;
     - ``path``: the ``hookbus`` command found on PATH (``pipx``/``uv tool`` installs);
     - ``module``: ``python3`` found on PATH, importing hookbus;
-    - ``server``: as ``absolute``, through the warm server's client (:func:`client_argv`,
-      which forwards ``env``); with no server it runs the same cold path itself.
+    - ``server``: as ``absolute``, through the warm server's client (:func:`client_argv`);
+      with no server it runs the same cold path itself.
 
     Each answers ``fallback`` (the host's no-opinion, or the refusal a fail-closed handler
     owes) itself when what it runs is gone, so a missing install is never a silent pass
@@ -249,16 +248,26 @@ def hook_command(  # noqa: PLR0917
         args += ["--timeout", f"{timeout:g}"]
     if form == "absolute":
         argv = hook_argv(python, host, native, timeout)
-        return shell_command(argv, fallback, requires=(argv[2],))
+        return shell_command(argv, fallback, requires=(argv[MAIN_AT],))
     if form == "server":
-        argv = client_argv(python, host, native, timeout, env)
+        argv = client_argv(python, host, native, timeout)
         return shell_command(argv, fallback, requires=(os.path.join(argv[5], "client.py"),))
     if form == "path":
-        return shell_command(["hookbus", *args], fallback, on_path=True)
-    return shell_command(["python3", "-c", MODULE_LAUNCHER, *args], fallback, on_path=True)
+        # A console script's ``#!`` line takes no -E: the shell unsets what -E ignores.
+        return shell_command(["hookbus", *args], fallback, on_path=True, unset=IMPORT_ENV)
+    return shell_command(["python3", "-E", "-c", MODULE_LAUNCHER, *args], fallback, on_path=True)
 
 
-#: The ``module`` form's program. ``-c`` puts the working folder first on the import
+def console_argv(*args: str) -> list[str]:
+    """The ``hookbus`` console script found on PATH, run with ``args`` by a shim that
+    spawns it without a shell: through ``sh -c`` after all, which unsets what the
+    script's ``#!`` line cannot be told to ignore (:data:`~hookbus.interpreter.IMPORT_ENV`)
+    and then becomes the script (``exec``: no process more)."""
+    return ["/bin/sh", "-c", f'unset {" ".join(IMPORT_ENV)}; exec hookbus "$@"', "hookbus", *args]
+
+
+#: The ``module`` form's program, run with ``-E`` (``PYTHONPATH`` may name the working
+#: folder: :mod:`hookbus.interpreter`). ``-c`` puts the working folder first on the import
 #: path: it is taken off before anything is imported (``-P`` would do it, but a Python
 #: older than 3.11 exits 2 on it, a block for Claude). An interpreter too old, or one
 #: that cannot import hookbus (not installed, half removed), exits 1 in a line: the
@@ -287,10 +296,15 @@ def interpreter_of(command: str) -> tuple[str, str | None] | None:
     rest = words[words.index("then") + 1 :]
     if rest[:1] == ["exec"]:  # as versions before 0.2 wrote it
         rest = rest[1:]
+    if rest[:1] == ["unset"]:  # the ``path`` form's ``unset NAMES;``
+        rest = rest[next((i + 1 for i, w in enumerate(rest) if w.endswith(";")), len(rest)) :]
     if not rest:
         return None
-    if len(rest) > 2 and rest[1] == "-P" and rest[2].endswith("__main__.py"):
-        return rest[0], rest[2]
+    program, flags = rest[0], 1
+    while flags < len(rest) and rest[flags] in ("-E", "-P"):  # older installs: -P alone
+        flags += 1
+    if 1 < flags < len(rest) and rest[flags].endswith("__main__.py"):
+        return program, rest[flags]
     if len(rest) > 5 and rest[1:5] == ["-I", "-S", "-c", CLIENT_LAUNCHER]:
         return rest[0], os.path.join(rest[5], "__main__.py")  # the client's package
     return rest[0], None
@@ -317,12 +331,14 @@ def shell_command(
     requires: tuple[str, ...] = (),
     *,
     on_path: bool = False,
+    unset: tuple[str, ...] = (),
 ) -> str:
     """``argv`` as a shell command that answers ``fallback`` itself when the hook cannot
     run: the program (``argv[0]``) or a file it ``requires`` (hookbus's own package in
     that interpreter) is gone, or it failed before answering, as a Python that cannot
     import hookbus does (a half-removed install, a broken console script): exit 1, or 126
-    and above from the shell (cannot execute, not found, killed).
+    and above from the shell (cannot execute, not found, killed). The variables ``unset``
+    are taken out of the hook's environment first (a builtin too).
 
     The fallback is the host's no-opinion, or the refusal when a fail-closed handler
     wants the event: a guard is not lost with the interpreter. ``hookbus run`` itself
@@ -336,6 +352,8 @@ def shell_command(
         checks = " && ".join(f"[ {flag} {shlex.quote(path)} ]" for flag, path in (
             ("-x", argv[0]), *(("-f", p) for p in requires)))  # fmt: skip
     command = " ".join(shlex.quote(a) for a in argv)
+    if unset:
+        command = f"unset {' '.join(unset)}; {command}"
     parts = []
     if fallback.stdout:
         text = fallback.stdout.decode()
@@ -361,7 +379,7 @@ def hookbus_file(python: str) -> str:
     import subprocess
 
     probe = subprocess.run(
-        [python, "-P", "-c", "import hookbus; print(hookbus.__file__)"],
+        python_argv(python, "-c", "import hookbus; print(hookbus.__file__)"),
         capture_output=True, text=True, timeout=30, check=False,
     )  # fmt: skip
     return probe.stdout.strip()

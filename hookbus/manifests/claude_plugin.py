@@ -72,9 +72,11 @@ def module_source() -> str:
 
 
 def guard_argv(python: str) -> list[str]:
-    """``python -P <hookbus>/__main__.py guard --json``: by absolute path, no shell."""
+    """``python -E -P <hookbus>/__main__.py guard --json``: by absolute path, no shell."""
+    from hookbus.interpreter import python_argv
+
     main = os.path.join(os.path.dirname(hookbus_file(python)), "__main__.py")
-    return [python, "-P", main, GUARD, "--json"]
+    return python_argv(python, main, GUARD, "--json")
 
 
 def render_module(argv: list[str], wait_ms: int = GUARD_WAIT_MS) -> str:

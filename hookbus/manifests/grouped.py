@@ -185,15 +185,14 @@ class GroupedManifest:
         *,
         guarded: bool = False,
         form: CommandForm = "absolute",
-        env: tuple[str, ...] = (),
     ) -> str:
         """The hook command for ``native``: its fallback, should Python or hookbus be gone,
         refuses when ``guarded`` (a fail-closed handler wants the event), else it is the
-        host's no-opinion; ``env``: what the server form forwards (the handlers' own)."""
+        host's no-opinion."""
         from hookbus.manifests.base import fallback, hook_command
 
         answer = fallback(self.driver, native, guarded=guarded)
-        return hook_command(form, python, self.facts.name, native, timeout, answer, env)
+        return hook_command(form, python, self.facts.name, native, timeout, answer)
 
     def wanted(self, index: IndexData | None) -> list[tuple[str, RouteData, bool, float]]:
         """(native, its route, whether a fail-closed handler wants it, the budget) for each
@@ -206,16 +205,12 @@ class GroupedManifest:
         """The hooks block for what ``index`` subscribes to, in the host's event order."""
         import sys
 
-        from hookbus.runtime.index import Lookup
-
         python = python or sys.executable
         hooks: Hooks = {}
-        env = tuple(Lookup([], "fresh", index).declared_env(self.facts.name))
         for native, route, guarded, budget in self.wanted(index):
             seconds, value = self.timeouts(native, budget)
             entry: dict[str, Any] = {"type": "command", **self.entry_fields}
-            entry["command"] = self.command(python, native, seconds, guarded=guarded,
-                                            form=form, env=env)  # fmt: skip
+            entry["command"] = self.command(python, native, seconds, guarded=guarded, form=form)
             if value is not None:
                 entry["timeout"] = value
             if guarded:

@@ -35,6 +35,7 @@ from hookbus.drivers.hermes import ALL_EVENTS, driver
 from hookbus.hosts import HOSTS
 from hookbus.manifests import grouped
 from hookbus.manifests.base import (
+    MAIN_AT,
     OWNED_MARK,
     CommandForm,
     Scope,
@@ -106,7 +107,7 @@ def shell_hook(event: Wanted, argv: list[str]) -> str:
     answers the event's fallback (no opinion, or the block a fail-closed handler owes)
     when hookbus's interpreter or package is gone, where Hermes would run the tool."""
     answer = fallback(driver, event.native, guarded=event.guarded)
-    return shlex.join(["/bin/sh", "-c", shell_command(argv, answer, requires=(argv[2],))])
+    return shlex.join(["/bin/sh", "-c", shell_command(argv, answer, requires=(argv[MAIN_AT],))])
 
 
 def plugin_text(baked: dict[str, Any]) -> str:
@@ -167,7 +168,7 @@ class HermesManifest:
         # client's command (the cold path, and a server started for the next call).
         # Shell hooks keep ``hookbus run``: Hermes runs them without the shell wrapper
         # that answers a client's exit 1.
-        served = {w.native: warm.shim_argv(python, HOST, w.native, timeout, index)
+        served = {w.native: warm.shim_argv(python, HOST, w.native, timeout)
                   for w in events} if form == "server" else argv  # fmt: skip
         entries: dict[str, Any] = {}
         owned: tuple[OwnedFile, ...] = ()
@@ -181,8 +182,7 @@ class HermesManifest:
             if form == "server":
                 some = served[events[0].native]
                 baked["server"] = {"client": os.path.join(some[5], "client.py"),
-                                   "timeout": warm.timeout_of(some),
-                                   "env": warm.env_names(list(served.values()))}  # fmt: skip
+                                   "timeout": warm.timeout_of(some)}  # fmt: skip
             manifest_path, init_path = self.owned_paths(scope)
             # kind: said, not guessed (hermes_cli/plugins.py sniffs __init__.py otherwise).
             yaml = f"# {NOTE}\nname: {PLUGIN}\nversion: 1\ndescription: hookbus\n"

@@ -102,13 +102,13 @@ class OpenCodeManifest(grouped.GroupedManifest):
         return budget + 5, None
 
     def argv(self, python: str, native: str, seconds: float, form: CommandForm) -> list[str]:
-        from hookbus.manifests.base import MODULE_LAUNCHER, hook_argv
+        from hookbus.manifests.base import MODULE_LAUNCHER, console_argv, hook_argv
 
         args = ["run", "--host", self.facts.name, "--event", native, "--timeout", f"{seconds:g}"]
         if form == "path":
-            return ["hookbus", *args]
+            return console_argv(*args)
         if form == "module":
-            return ["python3", "-c", MODULE_LAUNCHER, *args]
+            return ["python3", "-E", "-c", MODULE_LAUNCHER, *args]
         return hook_argv(python, self.facts.name, native, seconds)
 
     def config(self, index: IndexData | None, python: str, form: CommandForm) -> dict[str, Any]:
@@ -122,7 +122,7 @@ class OpenCodeManifest(grouped.GroupedManifest):
             seconds = self.timeouts(native, budget)[0] or budget
             answer = fallback(self.driver, native, guarded=guarded)
             tools = route["tools"]
-            argv = (warm.shim_argv(python, self.facts.name, native, seconds, index)
+            argv = (warm.shim_argv(python, self.facts.name, native, seconds)
                     if form == "server" else self.argv(python, native, seconds, form))  # fmt: skip
             events[native] = {
                 "argv": argv,
@@ -138,7 +138,7 @@ class OpenCodeManifest(grouped.GroupedManifest):
                 events[native]["timeout"] = seconds
         config: dict[str, Any] = {"host": self.facts.name, "events": events}
         if form == "server" and events:
-            config["server"] = warm.server_config([e["argv"] for e in events.values()])
+            config["server"] = warm.server_config()
         return config
 
     def shim(self, config: dict[str, Any]) -> str:

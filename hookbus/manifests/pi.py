@@ -109,7 +109,7 @@ class PiManifest(grouped.GroupedManifest):
         for native, route, guarded, budget in self.wanted(index):
             seconds, _ = self.timeouts(native, budget)
             answer = fallback(self.driver, native, guarded=guarded)
-            argv = (warm.shim_argv(python, HOST, native, seconds, index) if form == "server"
+            argv = (warm.shim_argv(python, HOST, native, seconds) if form == "server"
                     else hook_argv(python, HOST, native, seconds))  # fmt: skip
             baked[native] = {
                 "argv": argv,
@@ -138,8 +138,7 @@ class PiManifest(grouped.GroupedManifest):
         wanted = self.baked(index, python, form)
         if not wanted:
             return Plan()
-        server = (warm.server_config([spec["argv"] for spec in wanted.values()])
-                  if form == "server" else None)  # fmt: skip
+        server = warm.server_config() if form == "server" else None
         owned = OwnedFile(path=self.path(scope, project_dir), text=extension(wanted, server))
         notes = () if form in ("absolute", "server") else (
             f"Pi's extension runs hookbus by absolute path ({python}); --command {form} "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable
 
@@ -94,6 +95,12 @@ class Emergency:
 
     def _fire(self, signum: int, frame: object) -> None:
         code = self.answer(self.current()) if not self.answered else self.exit_code
+        # A worker still at work would outlive the hook: its process group is its own
+        # (hookbus.runtime.isolate), out of reach of a signal sent to the hook's. Looked
+        # up, not imported: a hook that forked none never loaded the module.
+        isolate = sys.modules.get("hookbus.runtime.isolate")
+        if isolate is not None:
+            isolate.kill_waited()
         if self.on_fire is not None:
             try:  # noqa: SIM105 (contextlib is not loaded on the cold path)
                 self.on_fire(signal.Signals(signum).name)

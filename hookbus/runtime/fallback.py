@@ -9,7 +9,6 @@ unmarshalled on every warm call, so what only a call without a server needs live
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 from hookbus import diagnostics
@@ -47,21 +46,17 @@ def cold(
 
 
 def start_server(lock: str, package: str) -> None:
-    """Start ``hookbus serve --detach`` for the next call, unless a start is under way
-    (``lock``, next to the socket: made ``O_EXCL``, taken over after :data:`LOCK_STALE`
-    seconds). Detached (its own session), stdio on /dev/null. The caller has checked the
-    socket's folder (the client's ``dir_problem``)."""
+    """Start ``hookbus serve`` for the next call, unless a start is under way (``lock``,
+    next to the socket: made ``O_EXCL``, taken over after :data:`LOCK_STALE` seconds):
+    in its own session, from ``/``, with none of this call's folder, import path or
+    variables but the few it keeps (:func:`hookbus.interpreter.spawn_server`). The
+    caller has checked the socket's folder (the client's ``dir_problem``)."""
+    from hookbus.interpreter import spawn_server
+
     try:
         if not take_lock(lock):
             return
-        main = os.path.join(package, "__main__.py")
-        os.posix_spawn(
-            sys.executable,
-            [sys.executable, "-P", main, "serve", "--detach"],
-            os.environ,
-            file_actions=[(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)],
-            setsid=True,
-        )
+        spawn_server(os.path.join(package, "__main__.py"))
     except OSError:
         pass  # the next call tries again; this one is answered already
 

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, cast
@@ -329,9 +330,13 @@ def _worker(  # noqa: PLR0917
 
 def _enter_child() -> None:
     """First in a child: its diagnostics are the parent's to record (the child lets go
-    of the host loop's signal wakeup fd in :mod:`~hookbus.runtime.isolate`)."""
+    of the host loop's signal wakeup fd in :mod:`~hookbus.runtime.isolate`), and what it
+    imports comes from no relative entry of the host's import path (an empty or ``.``
+    entry of the ``PYTHONPATH`` the host was started with is the working folder, the
+    agent's: see :mod:`hookbus.interpreter`)."""
     diagnostics.take()
     diagnostics.defer()
+    sys.path[:] = [p for p in sys.path if os.path.isabs(p)]
 
 
 def _run(

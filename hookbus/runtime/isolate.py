@@ -10,6 +10,15 @@ timer, armed in the child, ends it by the kernel's hand once its lifetime is ove
 whatever the parent does; a Python-level timeout could not fire while the child is stuck
 in C code holding the GIL.
 
+The child is the leader of a process group of its own: a handler that signals its own
+group (``os.killpg(0, ...)``, ``os.kill(0, ...)``) ends the child and what it started,
+never the process the host waits on, nor the shell around it (which share the host's
+group), so the parent still answers: the refusal a fail-closed handler is owed when the
+child died. The parent kills the whole group (the handlers' own children too) when the
+child is late or dies without a result, and when the parent itself must give up at once
+(:func:`kill_waited`: a signal, the hook's last-resort timer), as a signal the host sent
+to the hook's group once did.
+
 The parent never waits for a child that has answered: it may go on writing the index
 or diagnostics after its reply, on its own time.
 
@@ -111,6 +120,10 @@ def run_child(
     if pid == 0:
         os.close(read_end)
         _child(work, write_end, lifetime, blocked)
+    # Here as well as in the child: whichever runs first, the group exists before the
+    # parent may kill it, and before a handler may signal its own.
+    _own_group(pid)
+    _waited.add(pid)
     signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     os.close(write_end)
     if notes is None:
@@ -119,6 +132,7 @@ def run_child(
         data = _receive(read_end, deadline, notes)
     finally:
         os.close(read_end)
+        _waited.discard(pid)
     if data is None:
         if kill_late:
             _kill(pid)
@@ -161,12 +175,36 @@ class _fork_warning_off:
                 _filters().remove(_FORK_WARNING)
 
 
+#: The children a :func:`run_child` is waiting for (forked, no result yet).
+_waited: set[int] = set()
+
+
+def _own_group(pid: int) -> None:
+    try:  # noqa: SIM105 (contextlib is not loaded on the cold path)
+        os.setpgid(pid, pid)
+    except OSError:
+        pass  # the child has made it already, or is gone
+
+
+def kill_waited() -> None:
+    """Kill the children still owing a result, with their groups: this process must end
+    now (a signal, its last-resort timer), and they would run on without it."""
+    for pid in list(_waited):
+        _kill_group(pid)
+
+
+def _kill_group(pid: int) -> None:
+    for kill in (os.killpg, os.kill):  # the group, else the child alone
+        try:
+            kill(pid, signal.SIGKILL)
+            return
+        except ProcessLookupError:
+            continue
+
+
 def _kill(pid: int) -> None:
     # (try/except, not contextlib.suppress: contextlib is not loaded on the cold path)
-    try:  # noqa: SIM105
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    _kill_group(pid)
     try:  # noqa: SIM105
         os.waitpid(pid, 0)
     except ChildProcessError:
@@ -201,6 +239,7 @@ def _send(fd: int, kind: bytes, payload: bytes) -> None:
 
 def _child(work: Work, fd: int, lifetime: float, mask: set[int | signal.Signals]) -> None:
     try:
+        _own_group(0)
         for sig in _RESET:
             signal.signal(sig, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)

@@ -377,11 +377,14 @@ class _Clean:
             return
         if now == then:
             return
+        zone = now.get(b"TZ")
         for name in [name for name in now if name not in then]:
             del os.environb[name]
         for name, value in then.items():
             if now.get(name) != value:
                 os.environb[name] = value
+        if now.get(b"TZ") != zone:
+            time.tzset()
 
     def _projects(self, module: object) -> bool:
         """Whether ``module`` came from a project's folder (another call may not see it)."""

@@ -35,6 +35,7 @@ import msgspec
 
 from hookbus import __version__, diagnostics
 from hookbus.hosts import HOSTS
+from hookbus.interpreter import python_argv
 from hookbus.runtime import pool, served, wire
 from hookbus.runtime.listen import AnotherServer, Listener, peer_uid, running
 from hookbus.runtime.pool import rss_kb
@@ -538,9 +539,9 @@ class Server:
         os.set_inheritable(lock_fd, True)
         main = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                             "__main__.py")  # fmt: skip
-        os.execv(sys.executable, [sys.executable, "-P", main, "serve", "--idle", repr(self.idle),
-                                  f"--inherit={sock_fd},{lock_fd},{self.started!r},"
-                                  f"{self.served}"])  # fmt: skip
+        os.execv(sys.executable, python_argv(sys.executable, main, "serve", "--idle",
+                                             repr(self.idle), f"--inherit={sock_fd},{lock_fd},"
+                                             f"{self.started!r},{self.served}"))  # fmt: skip
 
     def status(self) -> wire.ServerStatus:
         return wire.ServerStatus(pid=os.getpid(), version=__version__, started=self.started,

@@ -56,7 +56,8 @@ class Request(msgspec.Struct, frozen=True, kw_only=True):
     event: str | None = None
     timeout: float | None = None
     cwd: str = "/"
-    #: Exactly the variables the client forwards (see docs/server.md).
+    #: The calling hook's whole environment, which its handlers see exactly (see
+    #: docs/server.md).
     env: dict[str, str] = {}
 
 

@@ -73,6 +73,9 @@ class Trace(msgspec.Struct, frozen=True, kw_only=True):
     stdout: bytes = b""
     stderr: bytes = b""
     exit_code: int = 0
+    #: The process the worker was forked from: the hook's own on the cold path (the
+    #: watchdog, or the client running it), the warm server's on the warm path.
+    parent: int = 0
 
 
 class Candidates:
@@ -277,6 +280,7 @@ class _Job:
             stdout=output.stdout,
             stderr=output.stderr,
             exit_code=output.exit_code,
+            parent=os.getppid(),
         )
 
     def announce(self, name: str) -> None:

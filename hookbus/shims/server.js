@@ -1,12 +1,12 @@
 // -- the warm server (inlined by hookbus's manifests from hookbus/shims/server.js) --------
 //
-// With the server path (install's default), SERVER is {proto, version, env} and a call is first
+// With the server path (install's default), SERVER is {proto, version} and a call is first
 // handed to a running `hookbus serve` over its Unix socket, in wire protocol v1
 // (docs/client.md): no interpreter starts when it answers. The rules are client.py's:
 // the socket is $XDG_RUNTIME_DIR/hookbus/server.sock when that names an absolute folder
 // of this user's, else <state root>/run/server.sock; a path to it that another user could
 // change, or a socket file of another user's, is never connected to (dirProblem,
-// socketProblem); the request carries exactly the variables the client forwards. Whoever
+// socketProblem); the request carries the host's whole environment, as the client's. Whoever
 // asks treats anything but an answer (no socket, a stale one, a refusal, a reply cut
 // short) by running the event's command, the client's, which runs the cold path and
 // starts a server for the next call under its lock: the host sees no difference but time.
@@ -143,14 +143,11 @@ function framed(data) {
   return [size, data]
 }
 
-// The request's first frame: client.py header(), the same fields and environment.
+// The request's first frame: client.py header(), the same fields, and the host's whole
+// environment (the call's handlers see exactly it, as a command the host ran would).
 function requestHeader(host, native, timeout) {
-  const env = process.env
-  const sent = {}
-  for (const name of SERVER.env) if (env[name] !== undefined) sent[name] = env[name]
-  for (const name of Object.keys(env)) if (name.startsWith("HOOKBUS_")) sent[name] = env[name]
   return { proto: SERVER.proto, version: SERVER.version, op: "run", host, event: native,
-    timeout, cwd: workingFolder(), env: sent }
+    timeout, cwd: workingFolder(), env: { ...process.env } }
 }
 
 // Hand one call to the server. `answer` is called once: {kind: "answered", exit, stdout}

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from hookbus.cli.doctor.local import compiled
 from hookbus.cli.doctor.report import strings
+from hookbus.interpreter import python_argv
 
 if TYPE_CHECKING:
     from hookbus.cli.doctor.report import Findings, HostData, InstallData, InterpreterData
@@ -221,7 +222,7 @@ def _interpreter(program: str, main: str | None) -> InterpreterData:
             data["problem"] = f"{main}, which the command runs, is missing"
             return data
         data["found"] = program
-        argv = [program, "-P", "-c", PROBE, main]
+        argv = python_argv(program, "-c", PROBE, main)
     else:
         data["found"] = shutil.which(program)
         if data["found"] is None:
@@ -230,7 +231,7 @@ def _interpreter(program: str, main: str | None) -> InterpreterData:
         if program == "hookbus":  # a console script: being found is all the command asks
             data["ok"] = True
             return data
-        argv = [data["found"], "-P", "-c", "import hookbus; print(hookbus.__version__)"]
+        argv = python_argv(data["found"], "-c", "import hookbus; print(hookbus.__version__)")
     try:
         probe = subprocess.run(argv, capture_output=True, timeout=30, check=False, text=True,
                                errors="replace", stdin=subprocess.DEVNULL)  # fmt: skip
@@ -274,7 +275,7 @@ def _expected(  # noqa: PLR0917
     """The entries install would write into ``path`` (see the module docstring)."""
     import shlex
 
-    from hookbus.manifests.base import hook_argv, hookbus_file
+    from hookbus.manifests.base import hookbus_file
 
     python, renames = sys.executable, []
     absolute = [i for i in interpreters if i["main"] is not None]
@@ -283,7 +284,7 @@ def _expected(  # noqa: PLR0917
         if named["ok"] and hookbus_file(named["program"]):
             python = named["program"]
         else:  # planned for this interpreter, then named as the command names it
-            here = hook_argv(sys.executable, manifest.facts.name, "-", None)[2]
+            here = os.path.join(os.path.dirname(hookbus_file(sys.executable)), "__main__.py")
             pairs = [(sys.executable, named["program"]), (here, named["main"] or "")]
             if form == "server":  # the client's command names the package's folder
                 ours, theirs = os.path.dirname(here), os.path.dirname(named["main"] or "")

@@ -7,16 +7,21 @@
    ``install`` does) when it is missing or stale: the hook then runs as an installed one
    does, and ``try`` can say who wants the event.
 3. The hook itself, as a subprocess, exactly as the host starts it: the command's argv
-   (:func:`hookbus.manifests.base.hook_argv`, with the ``--timeout`` the host's manifest
-   writes for the event), the payload on stdin, the working folder, the environment with
-   the project variable the host sets (``CLAUDE_PROJECT_DIR``) when it is not set, and
-   ``HOOKBUS_TRACE`` naming a file in a fresh private folder: the worker writes there
-   what it did (:class:`hookbus.runtime.worker.Trace`).
+   in the form installed for the host (:func:`hookbus.cli.install.form_in_effect`): the
+   warm server's client (:func:`hookbus.manifests.base.client_argv`), which asks the
+   server, or ``hookbus run`` (:func:`hookbus.manifests.base.hook_argv`), with the
+   ``--timeout`` the host's manifest writes for the event; the payload on stdin, the
+   working folder, the environment with the project variable the host sets
+   (``CLAUDE_PROJECT_DIR``) when it is not set, and ``HOOKBUS_TRACE`` naming a file in a
+   fresh private folder: the worker writes there what it did, and from which process
+   (:class:`hookbus.runtime.worker.Trace`), on either path.
 4. The report: the payload, the decoded event, each handler's outcome and time, the
    merged reply, the exact bytes and exit code the host gets, and who answered: the
    handlers' ``dispatch``, the ``worker`` without one (nobody wants the event exactly, or
    the payload is unreadable), the ``cold-path`` (no handler wants it: answered at once,
-   no worker), or the ``watchdog`` (the worker gave no reply in time, or crashed).
+   no worker), or the ``watchdog`` (the worker gave no reply in time, or crashed); and
+   on which path: the warm server, the cold path the client ran (no server answered), or
+   ``hookbus run``'s.
 
 ``try`` exits 0 when the hook ran, whatever it answered, and 1 on a usage problem.
 """
@@ -95,6 +100,10 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     #: ``dispatch``, ``worker``, ``cold-path``, ``watchdog`` or ``nobody``, and why.
     answered_by: str
     why: str
+    #: The path that answered: ``warm-server``, ``client-cold`` (the client ran the cold
+    #: path: no server answered), ``client`` (the client alone, from the index: nobody
+    #: wants the event) or ``cold`` (``hookbus run``).
+    path: str = "cold"
 
     def data(self, name: str) -> bytes:
         """The bytes of ``payload``, ``stdout`` or ``stderr``."""
@@ -108,13 +117,14 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
 
 class Ran(NamedTuple):
     """The hook command as run: its argv, exact output, exit code (None: still running
-    when ``try`` gave up on it) and wall time."""
+    when ``try`` gave up on it), wall time and pid."""
 
     argv: list[str]
     stdout: bytes
     stderr: bytes
     exit_code: int | None
     seconds: float
+    pid: int
 
 
 def main(opts: argparse.Namespace) -> int:
@@ -168,15 +178,20 @@ def run(opts: argparse.Namespace) -> Report:
     files = config_paths(facts.project_dir(env, payload))
     lookup, compiled = _index(files)
     timeout, registered = _command_timeout(host, opts.event, lookup.data)
+    warm = _form(host, lookup.data) == "server"
     private = tempfile.mkdtemp(prefix="hookbus-try-")
     try:
         env["HOOKBUS_TRACE"] = trace_path = os.path.join(private, "trace.json")
-        ran = _hook(host, opts.event, data, timeout=timeout, env=env, cwd=cwd)
+        ran = _hook(host, opts.event, data, timeout=timeout, env=env, cwd=cwd, warm=warm)
         trace, trace_problem = _read_trace(trace_path)
     finally:
         shutil.rmtree(private, ignore_errors=True)
     answered_by, why = _answered_by(ran, trace, trace_problem, lookup=lookup, files=files,
                                     where=(facts, native, tool), timeout=timeout)  # fmt: skip
+    path = "cold"
+    if warm:
+        path = "client" if trace is None else "client-cold" if trace.parent == ran.pid else (
+            "warm-server")  # fmt: skip
     event: dict[str, Any] | None = None
     if trace is not None and trace.event is not None:
         event, decoded_by = trace.event, "the hook"
@@ -195,7 +210,7 @@ def run(opts: argparse.Namespace) -> Report:
         "diagnostics": trace.diagnostics if trace else [],
         **_text("stdout", ran.stdout), **_text("stderr", ran.stderr),
         "exit_code": ran.exit_code, "seconds": ran.seconds,
-        "answered_by": answered_by, "why": why,
+        "answered_by": answered_by, "why": why, "path": path,
     }, Report)  # fmt: skip
 
 
@@ -285,6 +300,18 @@ def _command_timeout(
     return None, False
 
 
+def _form(facts: HostFacts, data: IndexData | None) -> str:
+    """The form of the command the host runs (``server``: the warm server's client)."""
+    from hookbus.cli.install import form_in_effect
+    from hookbus.manifests.base import load
+
+    try:
+        manifest = load(facts.name)
+    except KeyError:
+        return "absolute"
+    return form_in_effect(manifest, data)
+
+
 def _owned_texts(text: str) -> list[str]:
     """An owned file's strings: a script is one, a JSON file (Kiro's hook file) holds its
     commands in strings of its own; a file in another language (Pi's extension) writes
@@ -309,15 +336,17 @@ def _strings(value: object) -> list[str]:
 
 def _hook(
     facts: HostFacts, native: str, data: bytes, *, timeout: float | None, env: dict[str, str],
-    cwd: str,
+    cwd: str, warm: bool,
 ) -> Ran:  # fmt: skip
-    """Run the hook command as the host does; its exact output and how long it took."""
+    """Run the hook command as the host does (``warm``: the client's); its exact output
+    and how long it took."""
     import subprocess
     import time
 
-    from hookbus.manifests.base import hook_argv
+    from hookbus.manifests.base import client_argv, hook_argv
 
-    argv = hook_argv(sys.executable, facts.name, native, timeout)
+    command = client_argv if warm else hook_argv
+    argv = command(sys.executable, facts.name, native, timeout)
     stdin = data
     if facts.payload_env is not None:  # this host passes the payload in a variable
         env[facts.payload_env], stdin = data.decode("utf-8", "replace"), b""
@@ -325,12 +354,15 @@ def _hook(
     # a hook still running well after it is one the host would have killed.
     limit = (timeout or facts.timeout_for(native)) + 10
     started = time.perf_counter()
-    try:
-        proc = subprocess.run(argv, input=stdin, capture_output=True, cwd=cwd, env=env,
-                              timeout=limit, check=False)  # fmt: skip
-    except subprocess.TimeoutExpired as exc:
-        return Ran(argv, exc.stdout or b"", exc.stderr or b"", None, time.perf_counter() - started)
-    return Ran(argv, proc.stdout, proc.stderr, proc.returncode, time.perf_counter() - started)
+    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, cwd=cwd, env=env) as proc:  # fmt: skip
+        try:
+            stdout, stderr = proc.communicate(stdin, timeout=limit)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+            return Ran(argv, stdout, stderr, None, time.perf_counter() - started, proc.pid)
+    return Ran(argv, stdout, stderr, proc.returncode, time.perf_counter() - started, proc.pid)
 
 
 def _read_trace(path: str) -> tuple[Trace | None, str | None]:

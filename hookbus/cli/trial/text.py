@@ -20,6 +20,15 @@ ANSWERERS = {
 }
 
 
+#: Which path answered, as ``path`` says it, for a person.
+PATHS = {
+    "warm-server": "in the warm server",
+    "client-cold": "on the cold path the client ran (no server answered; it starts one)",
+    "client": "in the client, from the subscription index",
+    "cold": "on the cold path (hookbus run)",
+}
+
+
 def human(report: Report) -> list[str]:
     """The report as sections for a person (colour on a terminal only). Every text that
     comes from the payload, a handler or the log is shown :func:`printable`: an escape
@@ -52,7 +61,8 @@ def human(report: Report) -> list[str]:
             said = f"{d.get('level', '?')} {d.get('event', '?')}: {d.get('message', '')}"
             lines.append(f"  {printable(said)}")
     who = ANSWERERS.get(report.answered_by, report.answered_by)
-    section("host receives", f"answered by {who}, in {report.seconds * 1000:.0f} ms")
+    path = PATHS.get(report.path, report.path)
+    section("host receives", f"answered by {who} {path}, in {report.seconds * 1000:.0f} ms")
     lines.append(f"  why: {printable(report.why)}")
     lines.extend(f"  {line}" for line in _received(report, paint))
     return lines
