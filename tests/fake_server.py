@@ -53,7 +53,13 @@ class FakeServer:
         self.requests: list[tuple[dict[str, object], bytes]] = []
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(str(path))
+        # A path past sockaddr_un's 108 bytes (a deep pytest folder) is bound through a
+        # descriptor of its folder, as the server binds it.
+        folder = os.open(path.parent, os.O_PATH | os.O_DIRECTORY)
+        try:
+            self.listener.bind(f"/proc/self/fd/{folder}/{path.name}")
+        finally:
+            os.close(folder)
         self.listener.listen(16)
         self.held: list[socket.socket] = []
         self.thread = threading.Thread(target=self._serve, daemon=True)

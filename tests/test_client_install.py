@@ -146,7 +146,7 @@ def test_hung_server_gets_the_commands_fallback(project: Path, state: Path) -> N
     1 with no output by the deadline and the wrapper answers the fallback, here the
     refusal a fail-closed guard owes."""
     command = installed_command(project, "--server")
-    short = re.sub(r"--timeout \S+", "--timeout 3", command)
+    short = re.sub(r"--timeout [0-9.]+", "--timeout 3", command)
     assert short != command
     shutil.rmtree(state / "index")
     server = FakeServer(state / "run" / "server.sock", "hang")
@@ -262,7 +262,7 @@ def test_a_guard_enabled_after_install_is_honoured_when_the_server_never_answers
     (project / ".hookbus.toml").write_text('enable = ["guard_mod:lenient"]\n')
     command = installed_command(project, "--server")
     assert UNANSWERED_GUARD not in command
-    short = re.sub(r"--timeout \S+", "--timeout 3", command)
+    short = re.sub(r"--timeout [0-9.]+", "--timeout 3", command)
     (project / ".hookbus.toml").write_text('enable = ["guard_mod:lenient", "guard_mod:guard"]\n')
     assert hookbus_cli(project, "manifest", "--host", "claude").returncode == 0  # the index
     server = FakeServer(state / "run" / "server.sock", "hang")
