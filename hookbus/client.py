@@ -579,6 +579,36 @@ def _config_file(path: str) -> str:
     return "trusted"
 
 
+def _removed(path: str) -> bool:
+    # Whether the user's configuration ``path`` is gone by the user's own doing, as
+    # ``hookbus.discover._users_file`` judges it: no entry at all (a folder, a FIFO or
+    # a link in its place is kept in effect, not read), and its nearest existing folder
+    # is one only this user or root could have removed it from (writable by nobody
+    # else, or sticky and theirs). Stricter than hookbus on a group's write (its user's
+    # private group): then hookbus decides.
+    try:
+        posix.lstat(path)
+        return False
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    folder = path.rpartition("/")[0] or "/"
+    while True:
+        try:
+            st = posix.stat(folder)
+        except FileNotFoundError:
+            if folder == "/":
+                return True
+            folder = folder.rpartition("/")[0] or "/"
+            continue
+        except OSError:
+            return False
+        if st.st_uid not in (0, posix.geteuid()):
+            return False
+        return not st.st_mode & 0o022 or bool(st.st_mode & 0o1000)
+
+
 def _user_home() -> str:
     # ``os.path.expanduser("~")``: ``$HOME`` whenever it is set, without a trailing
     # slash (``/`` when empty), else the password database's.
@@ -608,6 +638,8 @@ def config_files(project: str | None) -> list[str] | None:
     base = getenv("XDG_CONFIG_HOME") or _join(home, ".config")
     user = _join(base, "hookbus", "config.toml")
     found = _config_file(user)
+    if found == "absent" and not _removed(user):
+        return None  # hookbus keeps it in effect (``hookbus.discover._users_file``)
     if found == "undecided":
         return None
     if found == "trusted":
