@@ -322,7 +322,8 @@ def _unreadable(  # noqa: PLR0917
     if native is None and lookup is not None and intake.end != "terminal":
         # No --event and no name at the payload's top level: it may be any event, so it
         # is refused as one a fail-closed handler wants, if there is one.
-        native = _owed_event(facts, lookup)
+        left = started + budget(DEFAULT_BUDGET, opts.timeout or facts.timeout_for(None))
+        native = _owed_event(facts, lookup, left - time.monotonic())
     no_opinion = facts.no_opinion_for(native)
     if native is None or lookup is None:
         emergency.set(no_opinion)
@@ -335,20 +336,27 @@ def _unreadable(  # noqa: PLR0917
     return emergency.answer(_dispatcher(dispatch)(call, after))
 
 
-def _owed_event(facts: HostFacts, lookup: index.Lookup) -> str | None:
+def _owed_event(facts: HostFacts, lookup: index.Lookup, seconds: float) -> str | None:
     """For a payload whose event is unknown: the first of the host's events a fail-closed
     handler may want (its refusal is the answer), or None when no handler is fail-closed.
-    With no index to tell, the host's first event that has a refusal at all."""
-    if lookup.data is None:
+    With no index yet, it is compiled first (within ``seconds``); should that fail, the
+    host's first event that has a refusal at all."""
+    data = lookup.data
+    if data is None:
+        from hookbus.runtime.compile import compile_in_child
+
+        data = compile_in_child(lookup.files, timeout=max(0.5, seconds))
+    if data is None:
         from hookbus import drivers
 
         driver = drivers.load(facts.name)
         reason = "a fail-closed handler may want it"
         return next((n for n in driver.events
                      if driver.refusal(n, reason) != driver.no_opinion(n)), None)  # fmt: skip
-    unknown = bool(lookup.unknown_handlers())
-    for native in lookup.data["refusals"].get(facts.name, {}):
-        if unknown or lookup.wanted(facts.name, native, None):
+    found = index.Lookup(lookup.files, "stale", data)
+    unknown = bool(found.unknown_handlers())
+    for native in data["refusals"].get(facts.name, {}):
+        if unknown or found.wanted(facts.name, native, None):
             return native
     return None
 
