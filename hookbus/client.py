@@ -809,11 +809,18 @@ def consult(opts: Options, data: bytes, end: str) -> Gate | None:
     facts = found["clients"].get(opts.host) if found else None  # type: ignore[attr-defined]
     if found is None or not isinstance(facts, dict) or facts["payload_env"]:
         return None
-    if any(k in payload for k in facts["dialect_keys"]) or any(
+    located, native = _first(payload, facts["event_paths"])
+    # ``hookbus.runtime.peek.dialect``: a payload naming an event of the host's own is its
+    # own but for a decisive dialect's keys; any other with a dialect's key or variable
+    # may be another host's (an index of before: every key counts).
+    own = located and isinstance(native, str) and native in facts.get("events", ())
+    if own:
+        if any(k in payload for k in facts["decisive_keys"]):
+            return None  # another host's payload: hookbus tells whose
+    elif any(k in payload for k in facts["dialect_keys"]) or any(
         getenv(v) is not None for v in facts["dialect_env"]
     ):
         return None  # maybe another host's payload: hookbus tells whose
-    located, native = _first(payload, facts["event_paths"])
     native = native if located else opts.event
     if not isinstance(native, str) or not native:
         return None

@@ -51,9 +51,16 @@ def _first(payload: dict[str, object], paths: tuple[hosts.Path, ...]) -> tuple[b
 
 
 def dialect(facts: HostFacts, payload: dict[str, object]) -> HostFacts:
-    """The host whose payload this really is (another host may run this host's hooks)."""
+    """The host whose payload this really is (another host may run this host's hooks):
+    one naming an event of this host's own is its own, unless a decisive dialect's mark
+    says otherwise (:class:`hookbus.hosts.Dialect`)."""
+    own = facts.names_own_event(payload)
     for other in facts.dialects:
-        if other.host in hosts.HOSTS and other.matches(payload, os.environ):
+        if (
+            (other.decisive or not own)
+            and other.host in hosts.HOSTS
+            and (other.matches(payload, os.environ))
+        ):
             return hosts.HOSTS[other.host]
     return facts
 
