@@ -782,6 +782,19 @@ def _wanted(data: dict, host: str, native: str, tool: object) -> bool:  # type: 
     return bool(tools["unknown"] and unknown)
 
 
+def own_dialect(payload: dict, facts: dict) -> bool:  # type: ignore[type-arg]
+    # True when ``hookbus.runtime.peek.dialect`` surely reads ``payload`` as the host's
+    # own (False: it may be another host's): one naming an event of the host's own is,
+    # but for a decisive dialect's keys; any other, with no dialect's key nor variable.
+    # (An index of before has no "events": every key counts.)
+    located, native = _first(payload, facts["event_paths"])
+    if located and isinstance(native, str) and native in facts.get("events", ()):
+        return not any(k in payload for k in facts["decisive_keys"])
+    return not any(k in payload for k in facts["dialect_keys"]) and not any(
+        getenv(v) is not None for v in facts["dialect_env"]
+    )
+
+
 def consult(opts: Options, data: bytes, end: str) -> Gate | None:
     # What the index says of this call, or None where this process cannot tell what
     # ``hookbus run`` would: the server (or the cold path) decides, with the variables the
@@ -809,18 +822,9 @@ def consult(opts: Options, data: bytes, end: str) -> Gate | None:
     facts = found["clients"].get(opts.host) if found else None  # type: ignore[attr-defined]
     if found is None or not isinstance(facts, dict) or facts["payload_env"]:
         return None
-    located, native = _first(payload, facts["event_paths"])
-    # ``hookbus.runtime.peek.dialect``: a payload naming an event of the host's own is its
-    # own but for a decisive dialect's keys; any other with a dialect's key or variable
-    # may be another host's (an index of before: every key counts).
-    own = located and isinstance(native, str) and native in facts.get("events", ())
-    if own:
-        if any(k in payload for k in facts["decisive_keys"]):
-            return None  # another host's payload: hookbus tells whose
-    elif any(k in payload for k in facts["dialect_keys"]) or any(
-        getenv(v) is not None for v in facts["dialect_env"]
-    ):
+    if not own_dialect(payload, facts):
         return None  # maybe another host's payload: hookbus tells whose
+    located, native = _first(payload, facts["event_paths"])
     native = native if located else opts.event
     if not isinstance(native, str) or not native:
         return None

@@ -14,11 +14,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support import GOLDEN, compile_now, guarded_project, hookbus_cli, pre_tool, wait_for
 
 import hookbus
-from hookbus.hosts import HOSTS
+from hookbus import client
+from hookbus.hosts import CLAUDE_EVENTS, HOSTS
 from hookbus.manifests.base import CLIENT_LAUNCHER
+from hookbus.runtime.compile import client_facts
 from hookbus.runtime.peek import dialect
 from hookbus.testing import run_cli
 
@@ -99,3 +103,25 @@ def test_the_client_reads_a_claude_payload_with_added_keys_as_claudes(
                               timeout=60, check=False)  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert claude_deny(done.stdout)["permissionDecisionReason"] == "no rm -rf"
+
+
+#: Keys of every dialect a Claude command may meet, and values to give them.
+DIALECT_KEYS = ["hook_event_name", "hookEventName", "cursor_version", "conversation_id",
+                "timestamp", "sessionId", "hookName", "toolName", "tool_name", "session_id"]  # fmt: skip
+NAMES = st.sampled_from([*CLAUDE_EVENTS[:6], "preToolUse", "pre_tool_use", "agentStop", ""])
+VALUES = NAMES | st.integers() | st.none()
+
+
+@settings(max_examples=300, deadline=None)
+@given(payload=st.dictionaries(st.sampled_from(DIALECT_KEYS), VALUES, max_size=6))
+def test_the_client_decides_a_dialect_only_as_hookbus_does(payload: dict[str, object]) -> None:
+    """Over payloads mixing every dialect's keys: wherever the client reads a payload as
+    Claude's own, hookbus does too; and a payload naming a Claude event with no
+    decisive mark is one the client reads as Claude's itself."""
+    facts = client_facts(HOSTS["claude"], [])
+    own = client.own_dialect(payload, facts)  # type: ignore[arg-type]
+    if own:
+        assert dialect(HOSTS["claude"], payload) is HOSTS["claude"]
+    named = payload.get("hook_event_name") in CLAUDE_EVENTS
+    if named and "cursor_version" not in payload and "timestamp" not in payload:
+        assert own
