@@ -324,6 +324,11 @@ def _unreadable(  # noqa: PLR0917
         # is refused as one a fail-closed handler wants, if there is one.
         left = started + budget(DEFAULT_BUDGET, opts.timeout or facts.timeout_for(None))
         native = _owed_event(facts, lookup, left - time.monotonic())
+        if native is not None:
+            owed: str = native
+            emergency.set_lazy(lambda: _guarded_answer(facts, owed, None))
+            if lookup.data is None:  # compiled just now
+                lookup = index.read(files)
     no_opinion = facts.no_opinion_for(native)
     if native is None or lookup is None:
         emergency.set(no_opinion)
