@@ -145,3 +145,22 @@ def test_a_user_file_removed_takes_its_guard_unless_others_could_remove_it(
     user.file.unlink()
     for argv in (COLD, CLIENT):
         assert denied(user.call(argv, "rm -rf /tmp/z")) is folder_writable
+
+
+def test_the_client_never_answers_from_the_index_of_the_project_alone(user: User) -> None:
+    """With a project configuration too, and a fresh index of it alone (from a time the
+    user had no file), a FIFO in place of the user's file does not make the client read
+    that index: the call goes to the server, which keeps the user's guard."""
+    (user.work / ".git").mkdir()
+    (user.work / ".hookbus.toml").write_text("enable = []\n")
+    user.file.rename(user.folder / "away.toml")
+    indexes = user.state / "index"
+    before = set(indexes.glob("*.json"))
+    assert not denied(user.call(COLD, "rm -rf /tmp/w"))  # the project's index alone
+    wait_for(lambda: len(set(indexes.glob("*.json")) - before) == 1, "the project's index")
+    (user.folder / "away.toml").rename(user.file)
+    assert denied(user.call(COLD, "rm -rf /tmp/w"))  # the index of both files
+    wait_for(lambda: len(set(indexes.glob("*.json")) - before) == 2, "the index of both")
+    user.file.unlink()
+    os.mkfifo(user.file)
+    assert denied(user.call(CLIENT, "rm -rf /tmp/w"))
