@@ -692,6 +692,36 @@ def _config_file(path: str) -> str:
     return "trusted"
 
 
+def _removed(path: str) -> bool:
+    # Whether the user's configuration ``path`` is gone by the user's own doing, as
+    # ``hookbus.discover._users_file`` judges it: no entry at all (a folder, a FIFO or
+    # a link in its place is kept in effect, not read), and its nearest existing folder
+    # is one only this user or root could have removed it from (writable by nobody
+    # else, or sticky and theirs). Stricter than hookbus on a group's write (its user's
+    # private group): then hookbus decides.
+    try:
+        posix.lstat(path)
+        return False
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    folder = path.rpartition("/")[0] or "/"
+    while True:
+        try:
+            st = posix.stat(folder)
+        except FileNotFoundError:
+            if folder == "/":
+                return True
+            folder = folder.rpartition("/")[0] or "/"
+            continue
+        except OSError:
+            return False
+        if st.st_uid not in (0, posix.geteuid()):
+            return False
+        return not st.st_mode & 0o022 or bool(st.st_mode & 0o1000)
+
+
 def _user_home() -> str:
     # ``os.path.expanduser("~")``: ``$HOME`` whenever it is set, without a trailing
     # slash (``/`` when empty), else the password database's.
@@ -721,6 +751,8 @@ def config_files(project: str | None) -> list[str] | None:
     base = getenv("XDG_CONFIG_HOME") or _join(home, ".config")
     user = _join(base, "hookbus", "config.toml")
     found = _config_file(user)
+    if found == "absent" and not _removed(user):
+        return None  # hookbus keeps it in effect (``hookbus.discover._users_file``)
     if found == "undecided":
         return None
     if found == "trusted":
@@ -861,6 +893,19 @@ def _wanted(data: dict, host: str, native: str, tool: object) -> bool:  # type: 
     return bool(tools["unknown"] and unknown)
 
 
+def own_dialect(payload: dict, facts: dict) -> bool:  # type: ignore[type-arg]
+    # True when ``hookbus.runtime.peek.dialect`` surely reads ``payload`` as the host's
+    # own (False: it may be another host's): one naming an event of the host's own is,
+    # but for a decisive dialect's keys; any other, with no dialect's key nor variable.
+    # (An index of before has no "events": every key counts.)
+    located, native = _first(payload, facts["event_paths"])
+    if located and isinstance(native, str) and native in facts.get("events", ()):
+        return not any(k in payload for k in facts["decisive_keys"])
+    return not any(k in payload for k in facts["dialect_keys"]) and not any(
+        getenv(v) is not None for v in facts["dialect_env"]
+    )
+
+
 def consult(opts: Options, data: bytes, end: str) -> Gate | None:
     # What the index says of this call, or None where this process cannot tell what
     # ``hookbus run`` would: the server (or the cold path) decides.
@@ -887,9 +932,7 @@ def consult(opts: Options, data: bytes, end: str) -> Gate | None:
     facts = found["clients"].get(opts.host) if found else None  # type: ignore[attr-defined]
     if found is None or not isinstance(facts, dict) or facts["payload_env"]:
         return None
-    if any(k in payload for k in facts["dialect_keys"]) or any(
-        getenv(v) is not None for v in facts["dialect_env"]
-    ):
+    if not own_dialect(payload, facts):
         return None  # maybe another host's payload: hookbus tells whose
     located, native = _first(payload, facts["event_paths"])
     native = native if located else opts.event

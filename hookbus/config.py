@@ -24,7 +24,7 @@ import msgspec
 
 from hookbus.budgets import DEFAULT_BUDGET
 from hookbus.bus.dispatch import HandlerSettings
-from hookbus.discover import PROJECT_FILE
+from hookbus.discover import PROJECT_FILE, read_config
 from hookbus.errors import ConfigError
 
 #: Keys of a handler's section that are hookbus's, not the handler's options.
@@ -77,8 +77,9 @@ def _read(path: str, problems: list[ConfigError]) -> _File:
     import tomllib
 
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
+        # Checked again here, and never blocking: the user's file stays in effect when
+        # another user could have written it, or it became a FIFO (hookbus.discover).
+        data = tomllib.loads(read_config(path).decode("utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
         problems.append(ConfigError(path, f"unreadable, ignored: {exc!r}"))
         return _File()

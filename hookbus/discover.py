@@ -7,15 +7,23 @@ repository root (a folder with ``.git``) or the home folder. ``HOOKBUS_CONFIG`` 
 the one file to read instead of both.
 
 A configuration names code to run, so a file another user could have written is
-ignored, with a ``config-ignored`` diagnostic (the rule is :mod:`hookbus.trust`'s).
+not read, with a ``config-ignored`` diagnostic (the rule is :mod:`hookbus.trust`'s).
+The user's own file stays *in effect* even then, and so does one that cannot be read, or
+was replaced by a folder, a FIFO, a socket or a link to one: the subscription index is
+the one of the same files, so the handlers of its last good version are kept (fail-closed
+ones deny what they cannot check), as for a file that stops parsing
+(:func:`hookbus.runtime.compile._keep_previous`). Its content is never read
+(:func:`read_config`). Only a file that is gone, from a folder nobody else could remove
+it from, is gone with its handlers: that is the user's own doing.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 
 from hookbus import diagnostics
-from hookbus.trust import file_problem
+from hookbus.trust import file_problem, writable_by_others
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,6 +47,74 @@ def _trusted(path: str) -> bool:
         file=path,
     )
     return False
+
+
+def _users_file(path: str) -> bool:
+    """Whether the user's configuration ``path`` is in effect: a trusted file, or one in
+    any other state but gone by the user's own doing (see the module docstring)."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        if _removable_by_me_only(path):
+            return False  # removed (or never written): its handlers are gone
+        problem: str | None = "is missing from a folder that other users can write"
+    except OSError:
+        problem = file_problem(path)
+    else:
+        problem = file_problem(path)
+        if problem is None and not os.access(path, os.R_OK):
+            problem = "cannot be read by you"  # chmod 000: the index of before still serves
+    if problem is None:
+        return True
+    diagnostics.emit(
+        "config-ignored",
+        f"{path} {problem}: it is not read (its handlers would run as you), and the "
+        "handlers of its last good version are kept, fail-closed ones denying; fix: make "
+        "it a regular file only you can write, in a folder only you can write (chown, "
+        "chmod go-w), or remove it to switch its handlers off",
+        file=path,
+    )
+    return True
+
+
+def _removable_by_me_only(path: str) -> bool:
+    """True when only this user (or root) could have removed ``path``: its nearest
+    existing folder passes the trust rule, or is sticky (``/tmp``: no one removes
+    another's entry there)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while True:
+        try:
+            st = os.stat(folder)
+        except (FileNotFoundError, NotADirectoryError):
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return True
+            folder = parent
+            continue
+        except OSError:
+            return False
+        if writable_by_others(st) is None:
+            return True
+        return bool(st.st_mode & stat.S_ISVTX) and st.st_uid in (0, os.geteuid())
+
+
+def read_config(path: str) -> bytes:
+    """The bytes of configuration file ``path``; OSError saying why not (another user
+    could have written it, it is not a regular file, it cannot be read). Never blocks:
+    a FIFO put in its place is not opened for reading."""
+    problem = file_problem(path)
+    if problem is not None:
+        raise OSError(f"{path} {problem}")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since it was checked
+            raise OSError(f"{path} is not a regular file")
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def project_candidates(start: str) -> Iterator[str]:
@@ -80,14 +156,14 @@ def config_paths(
     explicit = os.environ.get("HOOKBUS_CONFIG")
     if explicit:
         path = os.path.abspath(os.path.expanduser(explicit))
-        if not os.path.exists(path):
+        if not os.path.lexists(path) and _removable_by_me_only(path):
             diagnostics.emit("config-invalid", f"HOOKBUS_CONFIG names {path}, which does not "
                              "exist; no handler is enabled", file=path)  # fmt: skip
             return []
-        return [path] if _trusted(path) else []
+        return [path] if _users_file(path) else []
     paths = []
     user = user_config_path()
-    if not project_only and os.path.isfile(user) and _trusted(user):
+    if not project_only and _users_file(user):
         paths.append(user)
     if user_only:
         return paths

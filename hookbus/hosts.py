@@ -35,18 +35,27 @@ class Dialect:
 
     ``spelled`` is a key and a spelling of its value: Grok and VS Code both name the
     event in ``hookEventName``, Grok in snake_case (``pre_tool_use``), VS Code in
-    PascalCase (``PreToolUse``)."""
+    PascalCase (``PreToolUse``).
 
-    __slots__ = ("env", "host", "keys", "spelled")
+    A payload that names one of this host's own events where this host names it
+    (:meth:`HostFacts.names_own_event`) is this host's whatever else it carries: only a
+    ``decisive`` dialect's keys, which this host could not plausibly ever send (Cursor's
+    ``cursor_version``), make it another's. The others are looked for only in a payload
+    that does not name an event of this host's: a key a future version of this host may
+    add (a ``timestamp``, a ``sessionId``) must never turn its deny into a dialect it
+    ignores."""
+
+    __slots__ = ("decisive", "env", "host", "keys", "spelled")
 
     def __init__(
         self, host: str, *, keys: tuple[str, ...] = (), env: tuple[str, ...] = (),
-        spelled: tuple[str, Spelling] | None = None,
+        spelled: tuple[str, Spelling] | None = None, decisive: bool = False,
     ) -> None:  # fmt: skip
         self.host = host
         self.keys = keys
         self.env = env
         self.spelled = spelled
+        self.decisive = decisive
 
     def matches(self, payload: Mapping[str, object], environ: Mapping[str, str]) -> bool:
         if any(k in payload for k in self.keys) or any(v in environ for v in self.env):
@@ -66,8 +75,8 @@ class HostFacts:
     """What the cold path and the registry know of one host (see the module docstring)."""
 
     __slots__ = (
-        "default_timeout", "dialects", "driver", "event_paths", "event_required", "manifest",
-        "name", "no_opinion", "no_opinion_by_event", "payload_env", "project_env",
+        "default_timeout", "dialects", "driver", "event_paths", "event_required", "events",
+        "manifest", "name", "no_opinion", "no_opinion_by_event", "payload_env", "project_env",
         "project_paths", "timeout_unit", "timeouts", "tool_paths",
     )  # fmt: skip
 
@@ -84,6 +93,7 @@ class HostFacts:
         project_paths: tuple[Path, ...] = (),
         payload_env: str | None = None,
         dialects: tuple[Dialect, ...] = (),
+        events: frozenset[str] = frozenset(),
         no_opinion: HookOutput | None = None,
         no_opinion_by_event: Mapping[str, HookOutput] | None = None,
         default_timeout: float = 60.0,
@@ -106,6 +116,9 @@ class HostFacts:
         #: The payload comes from this environment variable instead of stdin.
         self.payload_env = payload_env
         self.dialects = dialects
+        #: The host's own event names, which make a payload naming one its own (see
+        #: :class:`Dialect`); empty: only its dialects' markers are looked at.
+        self.events = events
         self.no_opinion = no_opinion or HookOutput()
         self.no_opinion_by_event = dict(no_opinion_by_event or {})
         #: Seconds the host gives a hook before killing it, by default and per event.
@@ -119,6 +132,15 @@ class HostFacts:
         if native is None:
             return self.no_opinion
         return self.no_opinion_by_event.get(native, self.no_opinion)
+
+    def names_own_event(self, payload: Mapping[str, object]) -> bool:
+        """True when ``payload`` names one of this host's own events where the host puts
+        its event's name (the first of its event paths present)."""
+        for path in self.event_paths:
+            value = find(payload, path)
+            if value is not None:
+                return isinstance(value, str) and value in self.events
+        return False
 
     def timeout_for(self, native: str | None) -> float:
         """Seconds the host waits for this event's hook before it kills it."""
@@ -159,6 +181,18 @@ def find(payload: Mapping[str, object], path: Path) -> object:
     return value
 
 
+#: Claude Code's events (hooks reference, 2.1.33x): read by its driver, and by the cold
+#: path to tell a Claude payload from another host's that reaches a Claude command.
+CLAUDE_EVENTS: tuple[str, ...] = (
+    "SessionStart", "Setup", "InstructionsLoaded", "UserPromptSubmit", "UserPromptExpansion",
+    "PreToolUse", "PermissionRequest", "PermissionDenied", "PostToolUse", "PostToolUseFailure",
+    "PostToolBatch", "PreSkillShellCommand", "Notification", "MessageDisplay", "SubagentStart",
+    "SubagentStop", "TaskCreated", "TaskCompleted", "TeammateIdle", "Stop", "StopFailure",
+    "PreCompact", "PostCompact", "PreModelSwitch", "PostModelSwitch", "ConfigChange",
+    "CwdChanged", "DirectoryAdded", "FileChanged", "WorktreeCreate", "WorktreeRemove",
+    "Elicitation", "ElicitationResult", "SessionEnd",
+)  # fmt: skip
+
 #: Copilot CLI's camelCase events and their PascalCase aliases (the runtime's two name
 #: lists, 1.0.102): read by its driver, and by a Claude command that gets a Copilot
 #: payload (``hookbus.runtime.native_install``).
@@ -196,19 +230,27 @@ HOSTS: dict[str, HostFacts] = {
         event_paths=(("hook_event_name",),),
         tool_paths=(("tool_name",),),
         project_env=("CLAUDE_PROJECT_DIR",),
-        # Grok Build runs .claude/settings.json hooks with its own camelCase payload, whose
-        # hookEventName Claude never sends (it carries a timestamp and sessionId too, so it
-        # is looked for first). Copilot CLI runs them with its PascalCase dialect:
-        # hook_event_name like Claude's, plus a timestamp Claude's payloads never carry.
-        # Cursor runs them as well (cursor.com/docs/hooks, "third-party hooks"), with its
-        # own payload: conversation_id and cursor_version, which Claude never sends. Grok
-        # and VS Code name the event in hookEventName (Grok in snake_case, VS Code in
-        # PascalCase), and send a timestamp and a sessionId too: they are told apart first.
+        # Other hosts run .claude/settings.json hooks with payloads of their own. A payload
+        # whose hook_event_name is a Claude event is Claude's, whatever else it carries (a
+        # key Claude may add one day must not send its deny in a dialect it ignores),
+        # unless it has a mark Claude could not plausibly send, or one that leaves hookbus
+        # unsure. Cursor's cursor_version (cursor.com/docs/hooks, "third-party hooks") is
+        # the first. Copilot CLI's PascalCase dialect is the second: a copy of Claude's
+        # (hook_event_name "PreToolUse") whose only mark is an ISO timestamp, and Copilot
+        # ignores Claude's nested deny (a real 1.0.102 run), so a Claude-named payload
+        # with a timestamp is answered as Copilot's, the host that sends such payloads
+        # today. (A Claude that adds a timestamp would need a reply both read.) The others
+        # are looked for only in a payload naming no Claude event: Grok's and VS Code's
+        # hookEventName (Grok in snake_case, VS Code in PascalCase), and Copilot's
+        # camelCase dialect (sessionId, timestamp, hookName, toolName; no event name).
+        events=frozenset(CLAUDE_EVENTS),
         dialects=(
+            Dialect("cursor", keys=("cursor_version",), decisive=True),
+            # Before Copilot's: their payloads carry a timestamp too.
             Dialect("grok", spelled=("hookEventName", "snake_case")),
             Dialect("vscode", spelled=("hookEventName", "PascalCase")),
-            Dialect("copilot", keys=("timestamp", "sessionId")),
-            Dialect("cursor", keys=("cursor_version", "conversation_id")),
+            Dialect("copilot", keys=("timestamp",), decisive=True),
+            Dialect("copilot", keys=("sessionId", "hookName", "toolName")),
         ),
         default_timeout=600.0,
         timeouts={"UserPromptSubmit": 30.0, "SessionEnd": 1.5, "MessageDisplay": 10.0},

@@ -284,6 +284,55 @@ def test_the_shim_blocks_rewrites_in_place_and_appends_context(
     assert (stderr, diagnostics(isolated_environment)) == ("", [])
 
 
+#: Drives the shim's before hook with args JSON.stringify cannot serialise on its own.
+DRIVE_ODD = """
+const mod = await import(process.argv[2])
+const hooks = await mod.HookbusPlugin({ directory: process.cwd() })
+const cyclic = { command: "rm -rf /", description: "d" }
+cyclic.self = { parent: cyclic }
+const odd = {
+  cyclic,
+  bigint: { command: "rm -rf /", description: "d", timeout: 10n },
+  tojson: { command: "rm -rf /", toJSON() { throw new Error("no JSON here") } },
+  harmless: { command: "ls", description: "d", timeout: 10n },
+}
+const results = {}
+for (const [name, args] of Object.entries(odd)) {
+  try {
+    await hooks["tool.execute.before"]({ tool: "bash", sessionID: "s", callID: "c" }, { args })
+    results[name] = { ok: true }
+  } catch (e) {
+    results[name] = { ok: false, error: e.message }
+  }
+}
+console.log(JSON.stringify(results))
+"""
+
+
+@needs_node
+@pytest.mark.parametrize("host", ["opencode", "kilo"])
+def test_args_json_cannot_hold_are_not_let_through(
+    project: Path, host: str, isolated_environment: Path
+) -> None:
+    """A cycle or a BigInt in a tool's args reaches the fail-closed guard (a marker, a
+    string), which denies; args whose serialising throws get the refusal the guard owes;
+    harmless args with a BigInt still pass."""
+    assert hookbus_cli(project, "install", "--host", host).returncode == 0
+    script = project / "drive_odd.mjs"
+    script.write_text(DRIVE_ODD)
+    done = subprocess.run([NODE or "node", str(script), str(plugin(project, host))], cwd=project,
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)
+    assert results["cyclic"] == results["bigint"] == {"ok": False, "error": "not that"}
+    assert results["tojson"] == {"ok": False, "error": "hookbus could not run, and a "
+                                 "fail-closed handler wants this event"}  # fmt: skip
+    assert results["harmless"] == {"ok": True}
+    lines = diagnostics(isolated_environment)
+    assert [d["event"] for d in lines] == ["hook-unavailable"]
+    assert "cannot serialise the payload (no JSON here)" in lines[0]["message"]
+
+
 @needs_node
 def test_hookbus_gone_answers_the_fallback_with_one_diagnostic_each(
     project: Path, isolated_environment: Path, tmp_path: Path

@@ -16,20 +16,12 @@ from hookbus.bus import events as ev
 from hookbus.bus.replies import BLOCKED, DENIED, Reply
 from hookbus.drivers import claude_style as cs
 from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, event_name
-from hookbus.hosts import HOSTS
+from hookbus.hosts import CLAUDE_EVENTS, HOSTS
 from hookbus.types import Capabilities, Encoded
 
 # -- native events ---------------------------------------------------------------------
 
-ALL_EVENTS = (
-    "SessionStart", "Setup", "InstructionsLoaded", "UserPromptSubmit", "UserPromptExpansion",
-    "PreToolUse", "PermissionRequest", "PermissionDenied", "PostToolUse", "PostToolUseFailure",
-    "PostToolBatch", "PreSkillShellCommand", "Notification", "MessageDisplay", "SubagentStart",
-    "SubagentStop", "TaskCreated", "TaskCompleted", "TeammateIdle", "Stop", "StopFailure",
-    "PreCompact", "PostCompact", "PreModelSwitch", "PostModelSwitch", "ConfigChange",
-    "CwdChanged", "DirectoryAdded", "FileChanged", "WorktreeCreate", "WorktreeRemove",
-    "Elicitation", "ElicitationResult", "SessionEnd",
-)  # fmt: skip
+ALL_EVENTS = CLAUDE_EVENTS
 
 KIND_OF: dict[str, str] = {
     **cs.KIND_OF,

@@ -286,7 +286,9 @@ def client_facts(facts: hosts.HostFacts, env: list[str]) -> ClientData:
     return {
         "event_paths": [list(p) for p in facts.event_paths],
         "tool_paths": [list(p) for p in facts.tool_paths],
+        "events": sorted(facts.events),
         "dialect_keys": sorted(keys),
+        "decisive_keys": sorted({key for d in facts.dialects if d.decisive for key in d.keys}),
         "dialect_env": sorted({v for d in facts.dialects for v in d.env}),
         "payload_env": facts.payload_env is not None,
         "no_opinion": quiet,

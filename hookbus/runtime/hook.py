@@ -302,33 +302,68 @@ def _unreadable(  # noqa: PLR0917
     malformed or never finished)."""
     if intake.end == "timeout":
         problem = f"{problem} (stdin still open when the read's time ran out)"
-    sniffed, _ = sniff(intake.data, facts)
-    # The tool name is not trusted from a payload that cannot be read: a "tool_name" key
-    # inside the tool's own input (which the model writes) could be found first. Every
+    # The installed command names its event (--event), and nothing in the payload may
+    # overrule it: a name found inside the tool's input, which the model writes, would
+    # let a guard be skipped. Only a command without --event reads the name the payload
+    # gives at its top level (:func:`~hookbus.runtime.peek.sniff`).
+    native = opts.event or sniff(intake.data, facts)
+    # The tool name is not trusted from a payload that cannot be read either: every
     # handler of the event counts, whatever its tools.
     tool = None
-    native = sniffed or opts.event
     if intake.end == "terminal":
         problem = "stdin is a terminal: no payload (a person ran the hook by hand)"
     diagnostics.emit("input-invalid", problem, host=facts.name, native=native,
                      bytes=len(intake.data))  # fmt: skip
-    no_opinion = facts.no_opinion_for(native)
-    if native is None:
-        emergency.set(no_opinion)
-        return emergency.answer(no_opinion)
-    known: str = native
-    emergency.set_lazy(lambda: _guarded_answer(facts, known, None))
+    if native is not None:
+        known: str = native
+        emergency.set_lazy(lambda: _guarded_answer(facts, known, None))
     files = config_paths(facts.project_dir(os.environ, None))
-    if not files:
+    lookup = index.read(files) if files else None
+    if native is None and lookup is not None and intake.end != "terminal":
+        # No --event and no name at the payload's top level: it may be any event, so it
+        # is refused as one a fail-closed handler wants, if there is one.
+        left = started + budget(DEFAULT_BUDGET, opts.timeout or facts.timeout_for(None))
+        native = _owed_event(facts, lookup, left - time.monotonic())
+        if native is not None:
+            owed: str = native
+            emergency.set_lazy(lambda: _guarded_answer(facts, owed, None))
+            if lookup.data is None:  # compiled just now
+                lookup = index.read(files)
+    no_opinion = facts.no_opinion_for(native)
+    if native is None or lookup is None:
         emergency.set(no_opinion)
         return emergency.answer(no_opinion)
-    lookup = index.read(files)
     if _nobody(lookup, facts.name, native, tool):
         return emergency.answer(no_opinion)
     call = Call(facts, native, tool, intake.data, None,
                 timeout=opts.timeout or facts.timeout_for(native), started=started,
                 files=files, lookup=lookup, emergency=emergency)  # fmt: skip
     return emergency.answer(_dispatcher(dispatch)(call, after))
+
+
+def _owed_event(facts: HostFacts, lookup: index.Lookup, seconds: float) -> str | None:
+    """For a payload whose event is unknown: the first of the host's events a fail-closed
+    handler may want (its refusal is the answer), or None when no handler is fail-closed.
+    With no index yet, it is compiled first (within ``seconds``); should that fail, the
+    host's first event that has a refusal at all."""
+    data = lookup.data
+    if data is None:
+        from hookbus.runtime.compile import compile_in_child
+
+        data = compile_in_child(lookup.files, timeout=max(0.5, seconds))
+    if data is None:
+        from hookbus import drivers
+
+        driver = drivers.load(facts.name)
+        reason = "a fail-closed handler may want it"
+        return next((n for n in driver.events
+                     if driver.refusal(n, reason) != driver.no_opinion(n)), None)  # fmt: skip
+    found = index.Lookup(lookup.files, "stale", data)
+    unknown = bool(found.unknown_handlers())
+    for native in data["refusals"].get(facts.name, {}):
+        if unknown or found.wanted(facts.name, native, None):
+            return native
+    return None
 
 
 def _dispatcher(dispatch: Dispatch | None) -> Dispatch:

@@ -92,9 +92,14 @@ if TYPE_CHECKING:
         #: needed to find the index, are in the client itself: ``client.PROJECTS``).
         event_paths: list[list[str]]
         tool_paths: list[list[str]]
+        #: The host's own event names (:attr:`hookbus.hosts.HostFacts.events`): a payload
+        #: naming one at its event path is the host's own, but for ``decisive_keys``.
+        events: list[str]
         #: Payload keys and variables that may mean another host's dialect: with any of
-        #: them present the client leaves the call to hookbus.
+        #: them present the client leaves the call to hookbus; in a payload naming an
+        #: event of the host's own, only the decisive keys count.
         dialect_keys: list[str]
+        decisive_keys: list[str]
         dialect_env: list[str]
         #: The payload comes from a variable, not stdin (the client never answers then).
         payload_env: bool

@@ -184,7 +184,7 @@ def _dispatch(  # noqa: PLR0917
         event = decode(driver, data, native, diagnostics.emit)
     except (DecodeError, TypeError, msgspec.EncodeError) as exc:
         problem = str(exc)
-    native = event.native if event else native or sniff(data, driver.facts)[0]
+    native = event.native if event else native or sniff(data, driver.facts)
     fallback[0] = no_opinion = driver.no_opinion(native)
     host_timeout = timeout or driver.facts.timeout_for(native)
     files = config_paths(project or _project(driver, payload, event)) if native else []

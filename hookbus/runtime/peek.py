@@ -15,6 +15,10 @@ from hookbus import hosts
 from hookbus.hosts import HostFacts, find
 from hookbus.runtime.intake import MAX_INPUT
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 #: How much of a value a diagnostic quotes.
 _QUOTE = 80
 
@@ -47,9 +51,16 @@ def _first(payload: dict[str, object], paths: tuple[hosts.Path, ...]) -> tuple[b
 
 
 def dialect(facts: HostFacts, payload: dict[str, object]) -> HostFacts:
-    """The host whose payload this really is (another host may run this host's hooks)."""
+    """The host whose payload this really is (another host may run this host's hooks):
+    one naming an event of this host's own is its own, unless a decisive dialect's mark
+    says otherwise (:class:`hookbus.hosts.Dialect`)."""
+    own = facts.names_own_event(payload)
     for other in facts.dialects:
-        if other.host in hosts.HOSTS and other.matches(payload, os.environ):
+        if (
+            (other.decisive or not own)
+            and other.host in hosts.HOSTS
+            and (other.matches(payload, os.environ))
+        ):
             return hosts.HOSTS[other.host]
     return facts
 
@@ -81,17 +92,76 @@ def peek(data: bytes, facts: HostFacts, event: str | None) -> Peeked:
     return Peeked(facts, native, payload, tool if isinstance(tool, str) else None)
 
 
-def sniff(data: bytes, facts: HostFacts) -> tuple[str | None, str | None]:
-    """The event and tool names near the start of a payload too large or too broken to
-    parse (hosts write them before the tool's input)."""
-    head = data[:65536]
+#: How much of an unreadable payload :func:`sniff` scans: hosts write their event's name
+#: before the tool's input, so it is near the start when it is there at all.
+SNIFF_WINDOW = 65536
+#: One JSON token at a position: a whole string (escapes kept), a structural character,
+#: or a run of anything else (a number, a literal, or junk).
+_TOKEN = re.compile(rb'\s*(?:("[^"\\]*(?:\\.[^"\\]*)*")|([{}\[\]:,])|([^\s"{}\[\]:,]+))', re.DOTALL)
 
-    def value(paths: tuple[hosts.Path, ...]) -> str | None:
-        for path in paths:
-            pattern = rb'"' + re.escape(path[-1].encode()) + rb'"\s*:\s*"([^"\\]{1,200})"'
-            found = re.search(pattern, head)
-            if found:
-                return found.group(1).decode("utf-8", "replace")
+
+def top_level(data: bytes, keys: frozenset[str] | set[str]) -> list[tuple[str, str]]:
+    """The ``(key, value)`` pairs of ``keys`` whose value is a string, found as keys of the
+    top-level object of the JSON text ``data`` begins with, in order, reading as far as
+    ``data`` stays well-formed (it may be cut short or broken further on).
+
+    Nesting and strings are tracked exactly, without recursion (any depth is fine): a
+    key inside a nested object, or text inside a string, is never taken for a top-level
+    key. Used where ``json`` gave up (too deep, too large, broken), so that a name the
+    model wrote into a tool's arguments can never pass for the payload's own."""
+    found: list[tuple[str, str]] = []
+    tokens = _members(data)
+    if next(tokens, None) != b"{":
+        return found  # not an object
+    for key, colon, value in zip(tokens, tokens, tokens, strict=False):
+        # key, ':', value: the top-level object's grammar, token by token.
+        name = _string(key) if key.startswith(b'"') else None
+        if name is None or colon != b":" or value in (b":", b",", b"}", b"]"):
+            break
+        if name in keys and value.startswith(b'"') and (text := _string(value)) is not None:
+            found.append((name, text))
+        if next(tokens, None) != b",":
+            break  # '}' ends the object; anything else is broken
+    return found
+
+
+def _members(data: bytes) -> Iterator[bytes]:
+    """The tokens of ``data`` outside any nested value: the top-level object's own, with
+    each nested object or list as one ``b"["`` (its contents skipped, brackets counted),
+    until its closing brace or the end of the well-formed part of ``data``."""
+    depth, pos = 0, 0
+    while (token := _TOKEN.match(data, pos)) is not None:
+        pos = token.end()
+        text = token.group(token.lastindex or 0)
+        if text in (b"{", b"["):
+            depth += 1
+            if depth <= 2:
+                yield text if depth == 1 else b"["
+        elif text in (b"}", b"]"):
+            depth -= 1
+            if depth <= 0:
+                yield text
+                return
+        elif depth <= 1:
+            yield text
+
+
+def _string(token: bytes) -> str | None:
+    """A JSON string token's text (None when its escapes or bytes are invalid)."""
+    try:
+        text = json.loads(token)
+    except (ValueError, RecursionError):
         return None
+    return text if isinstance(text, str) else None
 
-    return value(facts.event_paths), value(facts.tool_paths)
+
+def sniff(data: bytes, facts: HostFacts) -> str | None:
+    """The event name a payload too large or too broken to parse gives at its top level,
+    within its first :data:`SNIFF_WINDOW` bytes (None when it gives none, or several).
+
+    Only a key of the top-level object counts: the same key anywhere inside the tool's
+    input (which the model writes) is not the event's name. Callers that know the
+    event from the installed command (``--event``) use that, not this."""
+    keys = {path[0] for path in facts.event_paths if len(path) == 1}
+    names = {value for _, value in top_level(data[:SNIFF_WINDOW], keys) if value}
+    return names.pop() if len(names) == 1 else None

@@ -136,4 +136,4 @@ def _named(driver: Driver, data: bytes) -> str | None:
     """The event name an unreadable payload still spells, if any."""
     from hookbus.runtime.peek import sniff
 
-    return sniff(data, driver.facts)[0]
+    return sniff(data, driver.facts)

@@ -69,11 +69,12 @@ def configured_budget(files: list[str]) -> float:
     report."""
     import tomllib
 
+    from hookbus.discover import read_config
+
     found = DEFAULT_BUDGET
     for path in files:
-        try:
-            with open(path, "rb") as f:
-                value = tomllib.load(f).get("budget")
+        try:  # a file in effect may be one not to read, or a FIFO (hookbus.discover)
+            value = tomllib.loads(read_config(path).decode("utf-8")).get("budget")
         except (OSError, ValueError, RecursionError):
             continue
         if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1e9:

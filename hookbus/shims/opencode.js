@@ -71,7 +71,15 @@ function diagnose(code, native, message, sessionID) {
 // server path, the warm server is asked first; the command runs when it gives no answer.
 function ask(native, payload, viaServer = true) {
   const spec = EVENTS[native]
-  const body = JSON.stringify(payload)
+  let body
+  try {
+    body = serialise(payload)
+  } catch (e) {
+    // A payload no JSON can hold must not let the call through unexamined: the
+    // fallback is the refusal a fail-closed handler owes (as Pi's and Hermes's shims do).
+    diagnose("hook-unavailable", native, `cannot serialise the payload (${e && e.message}); answered the fallback`)
+    return Promise.resolve(spec.fallback)
+  }
   return new Promise((resolve) => {
     let done = false
     let child
@@ -145,6 +153,23 @@ function ask(native, payload, viaServer = true) {
   })
 }
 
+// The payload as JSON, whatever a tool's args hold: a BigInt becomes its decimal string
+// and an object met again inside itself (a cycle) the string "[Circular]", where plain
+// JSON.stringify throws. A getter or toJSON that throws still throws (ask answers the
+// fallback then).
+function serialise(payload) {
+  const ancestors = []
+  return JSON.stringify(payload, function (key, value) {
+    if (typeof value === "bigint") return value.toString()
+    if (typeof value !== "object" || value === null) return value
+    // `this` is the object holding `value`: the ancestors are the chain down to it.
+    while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop()
+    if (ancestors.includes(value)) return "[Circular]"
+    ancestors.push(value)
+    return value
+  })
+}
+
 // Whether a handler filters on this tool (tools: {names, prefixes}).
 function wants(tools, tool) {
   return typeof tool === "string" && (tools.names.includes(tool) || tools.prefixes.some((p) => tool.startsWith(p)))
@@ -208,8 +233,11 @@ export const HookbusPlugin = async (ctx) => {
       let reply
       try {
         reply = await ask(native, payload(native, directory, input, output))
-      } catch {
-        return
+      } catch (e) {
+        // Building the payload failed (a getter of the host's input threw): not a reason
+        // to let the call through, so the event's fallback answers.
+        diagnose("hook-unavailable", native, `the plugin failed (${e && e.message}); answered the fallback`)
+        reply = EVENTS[native].fallback
       }
       apply(native, reply, output)
     }

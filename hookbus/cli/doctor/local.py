@@ -115,11 +115,15 @@ def configuration(found: Findings) -> ConfigurationData:
     ignored: list[IgnoredData] = []
     candidates = [explicit] if explicit else []
     for path in dict.fromkeys([*candidates, discover.user_config_path(), *_project_files()]):
-        if path in in_effect or not os.path.lexists(path):
+        if not os.path.lexists(path):
             continue
         untrusted = file_problem(path)
+        if path in in_effect and untrusted is None:
+            continue
         if untrusted is not None:
             why = f"{untrusted}: its handlers would run as you, so it is not read"
+            if path in in_effect:  # the user's own: kept in effect (hookbus.discover)
+                why += "; the handlers of its last good version are kept"
             found.problem("configuration", path, f"ignored: {why}",
                           f"chown/chmod {path} (or its folder), or remove it")  # fmt: skip
         else:
