@@ -35,12 +35,17 @@ class HandlerError(HookbusError, TypeError):
 class ConfigError(HookbusError, ValueError):
     """A configuration file or section is invalid; ``source`` names the file."""
 
-    def __init__(self, source: str, problem: str, *, invalid: bool = True) -> None:
+    def __init__(
+        self, source: str, problem: str, *, invalid: bool = True, code: str | None = None
+    ) -> None:
         self.source = source
         self.problem = problem
         #: False for a note on a valid file (a section of a handler not enabled, a project
         #: refused the power to switch off a user's guard): install does not fail on it.
         self.invalid = invalid
+        #: The diagnostic's code when it is not ``config-invalid``/``config-note`` (a
+        #: project's untrusted code: ``config-untrusted``).
+        self.code = code
         super().__init__(f"{source}: {problem}")
 
 
