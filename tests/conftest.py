@@ -90,7 +90,10 @@ def trusted_projects(
     (``@pytest.mark.untrusted_projects``)."""
     if request.node.get_closest_marker("untrusted_projects"):
         return
-    original = subprocess.Popen.__init__
+    from hookbus import project_trust
+    from hookbus.runtime import compile as compiler
+
+    original, check, stats = subprocess.Popen.__init__, project_trust.check, compiler.trust_stats
 
     def trusting(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> None:
         env = kwargs.get("env")
@@ -98,4 +101,16 @@ def trusted_projects(
             trust_projects(root, env.get("XDG_CONFIG_HOME") if env else None)
         original(self, *args, **kwargs)
 
+    # A configuration loaded, or an index compiled, in the test's own process: trusted
+    # before the index takes its stat of the trust store.
+    def trusted_check(*args: Any, **kwargs: Any) -> project_trust.Verdict:
+        trust_projects(tmp_path)
+        return check(*args, **kwargs)
+
+    def trusted_stats(files: list[str]) -> list[Any]:
+        trust_projects(tmp_path)
+        return stats(files)
+
     monkeypatch.setattr(subprocess.Popen, "__init__", trusting)
+    monkeypatch.setattr(project_trust, "check", trusted_check)
+    monkeypatch.setattr(compiler, "trust_stats", trusted_stats)
