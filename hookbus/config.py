@@ -214,7 +214,7 @@ def _without_untrusted_code(
     problems.append(ConfigError(path, f"{why}{store}: none of it runs (built-in handlers "
                                 "and your own still do); to review and trust it: "
                                 f"{project_trust.fix_for(path)}", invalid=False,
-                                code="config-untrusted"))  # fmt: skip
+                                untrusted=True))  # fmt: skip
     kept = msgspec.structs.replace(
         f,
         enable=[n for n in f.enable if ":" not in n],

@@ -43,7 +43,8 @@ def repo(tmp_path: Path) -> Path:
     library, which is not the project's."""
     root = tmp_path / "repo"
     (root / "pkg").mkdir(parents=True)
-    (root / "hooks_mod.py").write_text(textwrap.dedent("""\
+    (root / "hooks_mod.py").write_text(
+        textwrap.dedent("""\
         import json
         import helper
         from pkg import rules
@@ -51,7 +52,8 @@ def repo(tmp_path: Path) -> Path:
         def hook(event):
             import late
             return None
-        """))
+        """)
+    )
     (root / "helper.py").write_text("X = 1\n")
     (root / "late.py").write_text("Y = 2\n")
     (root / "unused.py").write_text("Z = 3\n")
@@ -145,7 +147,7 @@ def test_an_untrusted_project_contributes_no_code(repo: Path, tmp_path: Path) ->
     assert loaded.settings.budget == 4.5
     assert loaded.settings.python_path == ()
     assert loaded.settings.project_paths == (str(repo / "lib"), str(repo))
-    (problem,) = [p for p in loaded.problems if p.code == "config-untrusted"]
+    (problem,) = [p for p in loaded.problems if p.untrusted]
     assert problem.source == str(config)
     assert f"cd {repo} && hookbus trust" in problem.problem
     trust_now(config)
@@ -353,9 +355,7 @@ def hook(event):
 """
 
 
-def test_a_projects_code_cannot_change_another_projects_answers(
-    tmp_path: Path, user: Path
-) -> None:
+def test_a_projects_code_cannot_change_another_projects_answers(tmp_path: Path, user: Path) -> None:
     """A trusted project whose handler patches hookbus's dispatch in its process (every
     answer "no opinion") is served by the warm server: another project's calls, served
     by the same server afterwards, still get the user's guard's deny."""
@@ -377,3 +377,46 @@ def test_a_projects_code_cannot_change_another_projects_answers(
     assert status is not None and status.served >= 3
     for _ in range(6):
         assert host_runs(command, other, "rm -rf build") == "deny"
+
+
+def test_the_trust_command_says_what_it_did_and_exits_by_it(tmp_path: Path) -> None:
+    """``hookbus trust`` with nothing to trust exits 1 saying so; in a project with code
+    it prints each file with its hash and exits 0; ``--show`` exits 0 while all is as
+    trusted; ``--revoke`` removes the record (1 when there is none)."""
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    nothing = hookbus_cli(root, "trust")
+    assert nothing.returncode == 1 and "nothing to trust" in nothing.stderr
+    (root / ".hookbus.toml").write_text('enable = ["guard"]\n')
+    builtin = hookbus_cli(root, "trust")
+    assert builtin.returncode == 1 and "names no code of its own" in builtin.stderr
+    (root / "cli_hooks.py").write_text("def hook(event):\n    return None\n")
+    (root / ".hookbus.toml").write_text('enable = ["cli_hooks:hook"]\n')
+    done = hookbus_cli(root, "trust")
+    assert done.returncode == 0, done.stderr
+    digest = project_trust.digest((root / "cli_hooks.py").read_bytes())
+    assert f"{digest}  {os.path.realpath(root / 'cli_hooks.py')}" in done.stdout
+    assert hookbus_cli(root, "trust", "--show").returncode == 0
+    assert hookbus_cli(root, "trust", "--revoke").returncode == 0
+    assert verdict(root / ".hookbus.toml").status == "untrusted"
+    assert hookbus_cli(root, "trust", "--revoke").returncode == 1
+
+
+def test_install_in_a_project_trusts_it_after_printing_what_it_trusts(tmp_path: Path) -> None:
+    """``hookbus install`` in a project with code prints the files it trusts and records
+    them; installing again, with nothing changed, prints nothing of it."""
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    (root / "inst_hooks.py").write_text(
+        "import hookbus\n\n@hookbus.handler('before-tool', tools='shell')\n"
+        "def hook(event):\n    return None\n"
+    )
+    (root / ".hookbus.toml").write_text('enable = ["inst_hooks:hook"]\n')
+    first = hookbus_cli(root, "install", "--host", "claude", "--no-server")
+    assert first.returncode == 0, first.stderr
+    assert os.path.realpath(root / "inst_hooks.py") in first.stdout
+    assert verdict(root / ".hookbus.toml").trusted
+    settings = json.loads((root / ".claude" / "settings.json").read_text())
+    assert "PreToolUse" in settings["hooks"]  # compiled with the trusted handler
+    again = hookbus_cli(root, "install", "--host", "claude", "--no-server")
+    assert "inst_hooks.py" not in again.stdout

@@ -1,7 +1,9 @@
 """``hookbus manifest | install | verify | uninstall``: hookbus's entries in a host's own
 settings, generated from the configuration, merged keeping everything of the user's.
 
-Install fails loudly, writing nothing, when the configuration is invalid or an enabled
+Install run in a project trusts the project's code first, printing every file it trusts
+(:mod:`hookbus.cli.trust`). Install fails loudly, writing nothing, when the
+configuration is invalid or an enabled
 handler cannot be loaded (``--force`` installs anyway): a guard that silently never runs
 is worse than an install that says no. Uninstall gives the user's file back as it was:
 byte for byte when nothing else changed since install, else with only hookbus's entries
@@ -258,6 +260,12 @@ def _host(opts: argparse.Namespace) -> int:
         # Before any handler is imported: uninstall is the way out of a handler module
         # that hangs or ends its importer.
         return _uninstall(manifest, scope)
+    if opts.command == "install" and not opts.dry_run:
+        # Run in a project, install trusts its code (printing what it trusts): the user
+        # installing there is the user choosing it.
+        from hookbus.cli.trust import trust_for_install
+
+        trust_for_install()
     index = compiled_index(config_files(scope))
     invalid = print_problems(index)
     python = _checked_python(opts.python)

@@ -41,20 +41,29 @@ def main(opts: argparse.Namespace) -> int:
     return trust(config, quiet=False)
 
 
-def _project() -> str | None:
-    """The project configuration the hooks would read here, or None (said why)."""
+def _project(*, quiet: bool = False) -> str | None:
+    """The project configuration the hooks would read here, or None (said why, unless
+    ``quiet``)."""
     from hookbus.discover import find_project_config, working_folder
 
     if os.environ.get("HOOKBUS_CONFIG"):
-        print("hookbus: HOOKBUS_CONFIG is set: hooks read only the file it names, which is "
-              "yours and needs no trust; nothing to trust", file=sys.stderr)  # fmt: skip
+        if not quiet:
+            print("hookbus: HOOKBUS_CONFIG is set: hooks read only the file it names, which "
+                  "is yours and needs no trust; nothing to trust", file=sys.stderr)  # fmt: skip
         return None
     here = working_folder()
     config = find_project_config(here)
-    if config is None:
+    if config is None and not quiet:
         print(f"hookbus: no .hookbus.toml in {here} or above it (up to the repository root "
               "or your home folder): nothing to trust", file=sys.stderr)  # fmt: skip
     return config
+
+
+def trust_for_install() -> int:
+    """What ``hookbus install`` does in a project: trust its code, printing what it
+    trusts; nothing printed when it names none, or is trusted as it is already."""
+    config = _project(quiet=True)
+    return trust(config, quiet=True) if config is not None else 0
 
 
 def trust(config: str, *, quiet: bool) -> int:
@@ -74,6 +83,10 @@ def trust(config: str, *, quiet: bool) -> int:
             print(f"hookbus: {config} names no code of its own (built-in handlers need no "
                   "trust): nothing to trust", file=sys.stderr)  # fmt: skip
         return 1
+    found = project_trust.read_store().record(config)
+    if quiet and found is not None and (found.config, found.files) == (
+        code.config_digest, code.files):  # fmt: skip
+        return 0  # trusted as it is: a reinstall says nothing
     if code.refused:
         for module, why in sorted(code.refused.items()):
             print(f"hookbus: refused: {module}: {why}", file=sys.stderr)

@@ -250,7 +250,8 @@ def compile_index(
     problems = emit.found
     loaded = load_config(files)
     for problem in loaded.problems:
-        code = problem.code or ("config-invalid" if problem.invalid else "config-note")
+        code = "config-untrusted" if problem.untrusted else (
+            "config-invalid" if problem.invalid else "config-note")  # fmt: skip
         emit(code, problem.problem, file=problem.source, invalid=problem.invalid,
              level="info" if code == "config-note" else "warning")  # fmt: skip
     settings = loaded.settings
