@@ -162,8 +162,8 @@ def check(case: Case) -> None:
 def project(
     root: Path, name: str, base: dict[str, str], handler: str = HANDLER
 ) -> tuple[Path, dict[str, str]]:
-    """A project enabling the handler, with its own short state folder (a socket path is
-    limited to 107 bytes)."""
+    """A project enabling the handler, trusted (``hookbus trust``), with its own short
+    state folder (a socket path is limited to 107 bytes)."""
     folder = root / name
     (folder / ".git").mkdir(parents=True)
     (folder / "bench_sync.py").write_text(handler)
@@ -171,6 +171,10 @@ def project(
     state = tempfile.mkdtemp(prefix="hbw")
     STATE_DIRS.append(state)
     env = {**base, "HOOKBUS_STATE_DIR": state}
+    trusted = subprocess.run([sys.executable, "-m", "hookbus", "trust"], capture_output=True,
+                             cwd=folder, env=env, check=False)  # fmt: skip
+    if trusted.returncode != 0:
+        raise BenchmarkError(f"hookbus trust: {trusted.stderr.decode(errors='replace')}")
     return folder, env
 
 

@@ -420,3 +420,16 @@ def test_install_in_a_project_trusts_it_after_printing_what_it_trusts(tmp_path: 
     assert "PreToolUse" in settings["hooks"]  # compiled with the trusted handler
     again = hookbus_cli(root, "install", "--host", "claude", "--no-server")
     assert "inst_hooks.py" not in again.stdout
+
+
+def test_doctor_says_a_projects_code_is_untrusted_and_how_to_trust_it(tmp_path: Path) -> None:
+    """``hookbus doctor`` in a project whose code is not trusted reports it, with the
+    command that trusts it."""
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    (root / "doc_hooks.py").write_text("def hook(event):\n    return None\n")
+    (root / ".hookbus.toml").write_text('enable = ["doc_hooks:hook"]\n')
+    report = hookbus_cli(root, "doctor", "--json")
+    (finding,) = [p for p in json.loads(report.stdout)["problems"]
+                  if "config-untrusted" in p["message"]]  # fmt: skip
+    assert finding["fix"].endswith(f"cd {root} && hookbus trust")
