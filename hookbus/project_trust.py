@@ -25,6 +25,11 @@ is executed to find them) that is found there too; a package's ``__init__.py`` c
 module in a project path that is not Python source (an extension module, bytecode alone)
 is never trusted: hookbus would have to run bytes nobody can read.
 
+The store also keeps the sha256 of each host hooks file ``hookbus install`` wrote in a
+project (``.github/hooks/hookbus.json``, ``.cursor/hooks.json``...): a file there decides
+whether a Claude command stands aside for that host's own install
+(:mod:`hookbus.runtime.native_install`), and only the bytes this user's install wrote may.
+
 Installed code is not the project's: a file under the interpreter's prefixes, under
 hookbus's own folder or under the user's configuration folder is never recorded and never
 checked (:func:`exempt_places`), even when a project's path holds it.
@@ -34,7 +39,6 @@ Standard library only (it is read while the configuration is loaded).
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
@@ -110,13 +114,16 @@ class Record:
 
 class Store:
     """The records of the trust store, by the real path of each project configuration
-    file; ``problem`` says why the file was not read (then there are no records)."""
+    file, and the hash of each hooks file install wrote in a project (by real path);
+    ``problem`` says why the file was not read (then there are no records)."""
 
-    __slots__ = ("problem", "records")
+    __slots__ = ("hook_files", "problem", "records")
 
-    def __init__(self, records: dict[str, object], problem: str | None = None) -> None:
+    def __init__(self, records: dict[str, object], problem: str | None = None,
+                 hook_files: dict[str, str] | None = None) -> None:  # fmt: skip
         self.records = records
         self.problem = problem
+        self.hook_files = hook_files or {}
 
     def record(self, config: str) -> Record | None:
         return Record.of(self.records.get(os.path.realpath(config)))
@@ -139,15 +146,19 @@ def read_store() -> Store:
     projects = data.get("projects") if isinstance(data, dict) else None
     if not isinstance(projects, dict) or data.get("format") != FORMAT:
         return Store({}, f"{path} is not a hookbus trust store of format {FORMAT}")
-    return Store({k: v for k, v in projects.items() if isinstance(k, str)})
+    hooks = data.get("hook_files")
+    hook_files = {k: v for k, v in hooks.items() if isinstance(k, str) and isinstance(v, str)} \
+        if isinstance(hooks, dict) else {}  # fmt: skip
+    return Store({k: v for k, v in projects.items() if isinstance(k, str)}, None, hook_files)
 
 
-def _write_store(records: dict[str, object]) -> None:
+def _write_store(store: Store) -> None:
     """Write the store atomically (a new ``0600`` file renamed over the old one)."""
     path = store_path()
     folder = os.path.dirname(path)
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    data = json.dumps({"format": FORMAT, "projects": records}, indent=1, sort_keys=True)
+    data = json.dumps({"format": FORMAT, "projects": store.records,
+                       "hook_files": store.hook_files}, indent=1, sort_keys=True)  # fmt: skip
     tmp = os.path.join(folder, f".{STORE_NAME}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
@@ -161,32 +172,55 @@ def _write_store(records: dict[str, object]) -> None:
         raise
 
 
-def _records_to_change() -> dict[str, object]:
-    """The records to write back; PermissionError when the store cannot be read or
+def _to_change() -> Store:
+    """The store, to change and write back; PermissionError when it cannot be read or
     trusted (its other records would be lost, or another user's carried over)."""
     store = read_store()
     if store.problem is not None:
         raise PermissionError(f"{store.problem}; fix or remove it, then try again")
-    return dict(store.records)
+    return store
 
 
 def record(config: str, code: CodeSet) -> Record:
     """Trust ``code`` (:func:`code_set` of ``config``): write its record."""
-    records = _records_to_change()
+    store = _to_change()
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     found = Record(code.config_digest, dict(code.files), stamp)
-    records[os.path.realpath(config)] = found.to_json()
-    _write_store(records)
+    store.records[os.path.realpath(config)] = found.to_json()
+    _write_store(store)
     return found
 
 
 def revoke(config: str) -> bool:
     """Remove the record of ``config``; False when there was none."""
-    records = _records_to_change()
-    if records.pop(os.path.realpath(config), None) is None:
+    store = _to_change()
+    if store.records.pop(os.path.realpath(config), None) is None:
         return False
-    _write_store(records)
+    _write_store(store)
     return True
+
+
+def record_hook_file(path: str) -> None:
+    """Remember the bytes of the hooks file install just wrote at ``path`` (in a project)."""
+    found = file_digest(path)
+    store = _to_change()
+    if found is None or store.hook_files.get(os.path.realpath(path)) == found:
+        return
+    store.hook_files[os.path.realpath(path)] = found
+    _write_store(store)
+
+
+def forget_hook_file(path: str) -> None:
+    """Forget the hooks file at ``path`` (uninstall changed or removed it)."""
+    store = read_store()
+    if store.problem is None and store.hook_files.pop(os.path.realpath(path), "") != "":
+        _write_store(store)
+
+
+def hook_file_is_ours(path: str, data: bytes) -> bool:
+    """Whether ``data``, read from the project hooks file at ``path``, is exactly what
+    this user's ``hookbus install`` wrote there."""
+    return read_store().hook_files.get(os.path.realpath(path)) == digest(data)
 
 
 # -- what a project would run ----------------------------------------------------------
@@ -317,6 +351,8 @@ def _imports(data: bytes, module: str, package: bool) -> list[str]:
     """The modules the source ``data`` of ``module`` imports statically, anywhere in it
     (a function's own imports too), as absolute names; a name imported *from* a module
     is tried as a submodule as well."""
+    import ast
+
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError):

@@ -259,7 +259,7 @@ def _host(opts: argparse.Namespace) -> int:
     if opts.command == "uninstall":
         # Before any handler is imported: uninstall is the way out of a handler module
         # that hangs or ends its importer.
-        return _uninstall(manifest, scope)
+        return _uninstall(manifest, scope, opts.host)
     if opts.command == "install" and not opts.dry_run:
         # Run in a project, install trusts its code (printing what it trusts): the user
         # installing there is the user choosing it.
@@ -395,6 +395,9 @@ def _install(  # noqa: PLR0917
             print(line)
         if not plan.owned and not any(d.entries for d in plan.documents):
             print(f"no enabled handler wants a {opts.host} event; no hook file to install")
+    if not opts.dry_run:
+        _record_hook_files(opts.host, scope, [d.path for d in plan.documents] +
+                           [o.path for o in plan.owned])  # fmt: skip
     if form == "server" and not opts.dry_run:
         _cache_client(python)
     for note in plan.notes:
@@ -408,6 +411,22 @@ def _install(  # noqa: PLR0917
         done, said = npm.install(item)
         print(said if done else f"note: {said}")
     return 0
+
+
+def _record_hook_files(host: str, scope: Scope, paths: list[str], *, forget: bool = False) -> None:
+    """Record (or, uninstalling, ``forget``) in the trust store the bytes of the hooks
+    files of ``host`` in a project: a Claude command run by that host stands aside for
+    them only as install wrote them (:mod:`hookbus.runtime.native_install`)."""
+    from hookbus import project_trust
+    from hookbus.runtime.native_install import STANDS_ASIDE_FOR
+
+    if host not in STANDS_ASIDE_FOR or scope == "user":
+        return
+    for path in paths:
+        if forget or not os.path.isfile(path):
+            project_trust.forget_hook_file(path)
+        else:
+            project_trust.record_hook_file(path)
 
 
 def _cache_client(python: str) -> None:
@@ -507,7 +526,7 @@ def _verify(
     return status
 
 
-def _uninstall(manifest: Manifest, scope: Scope) -> int:
+def _uninstall(manifest: Manifest, scope: Scope, host: str) -> int:
     import copy
 
     from hookbus.manifests import documents
@@ -536,6 +555,8 @@ def _uninstall(manifest: Manifest, scope: Scope) -> int:
                              backup=False)  # fmt: skip
             print(f"{path}: removed hookbus entries")
     candidates = manifest.owned_paths(scope)
+    _record_hook_files(host, scope, [d.path for d in plan.documents] + list(candidates),
+                       forget=True)  # fmt: skip
     if candidates:
         from hookbus.manifests import owned
 
