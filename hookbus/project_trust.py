@@ -39,7 +39,6 @@ Standard library only (it is read while the configuration is loaded).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -71,6 +70,8 @@ def fix_for(config: str) -> str:
 
 
 def digest(data: bytes) -> str:
+    import hashlib  # not at import: a hook that hashes nothing does not load OpenSSL
+
     return hashlib.sha256(data).hexdigest()
 
 

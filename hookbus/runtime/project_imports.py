@@ -78,9 +78,13 @@ class ProjectFinder:
         spec = PathFinder.find_spec(name, path)
         if spec is None or not self.paths or spec.origin is None or not spec.has_location:
             return spec  # not found, or nothing guarded, or a namespace package (no code)
-        real = os.path.realpath(spec.origin)
-        inside = real.startswith(self.paths) or os.path.abspath(spec.origin).startswith(self.paths)
-        if not inside or real.startswith(self.exempt):
+        found = os.path.abspath(spec.origin)
+        if found.startswith(self.exempt) and not found.startswith(self.paths):
+            return spec  # the standard library, an installed package: no link to resolve
+        real = os.path.realpath(found)
+        if not (real.startswith(self.paths) or found.startswith(self.paths)) or real.startswith(
+            self.exempt
+        ):
             return spec
         if type(spec.loader) is not SourceFileLoader:
             raise ImportError(f"{spec.origin} is in a project's folder and is not Python "
