@@ -161,7 +161,7 @@ import sys
 from hookbus.config import load
 from hookbus.runtime.load import Unavailable, import_target
 
-settings = load([sys.argv[1]]).settings
+settings = load(sys.argv[1].split(",")).settings
 try:
     print(import_target(sys.argv[2], settings)())
 except Unavailable as exc:
@@ -215,6 +215,27 @@ def test_a_project_module_outside_the_record_is_refused_at_import(tmp_path: Path
         done.stderr
     )
     assert "hookbus trust" in done.stderr
+
+
+def test_a_users_handler_gets_no_untrusted_module_of_the_project(tmp_path: Path) -> None:
+    """The user's own handler importing a name only the (untrusted) project has, found
+    through the working folder on the import path (``python -c``'s, or a ``PYTHONPATH``
+    of ``.``), gets an ImportError, not the project's code."""
+    user = Path(os.environ["XDG_CONFIG_HOME"]) / "hookbus"
+    user.mkdir(parents=True)
+    (user / "user_mod.py").write_text("def who():\n    import proj_only\n    return proj_only.X\n")
+    (user / "config.toml").write_text('enable = ["user_mod:who"]\n')
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "proj_only.py").write_text("X = 'the project ran'\n")
+    (root / ".hookbus.toml").write_text('enable = ["proj_code:hook"]\n')
+    files = f"{user / 'config.toml'},{root / '.hookbus.toml'}"
+    done = subprocess.run([sys.executable, "-c", IMPORTER, files, "user_mod:who"], cwd=root,
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert "the project ran" not in done.stdout
+    assert "proj_only.py is in a project's folder and is not among the files you trusted" in (
+        done.stderr
+    )
 
 
 # -- through the installed command -----------------------------------------------------
