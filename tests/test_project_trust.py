@@ -454,3 +454,29 @@ def test_doctor_says_a_projects_code_is_untrusted_and_how_to_trust_it(tmp_path: 
     (finding,) = [p for p in json.loads(report.stdout)["problems"]
                   if "config-untrusted" in p["message"]]  # fmt: skip
     assert finding["fix"].endswith(f"cd {root} && hookbus trust")
+
+
+def test_trusting_or_changing_a_trusted_file_makes_the_index_stale_for_client_and_hook(
+    repo: Path,
+) -> None:
+    """The index watches the trust store and every file of the trust record: trusting
+    the project, or editing a trusted module no compile imports (``late.py``, imported
+    inside a function), makes it stale for ``hookbus run`` and the client alike."""
+    from hookbus import client
+    from hookbus.discover import config_paths
+    from hookbus.runtime import compile as compiler
+    from hookbus.runtime import index
+
+    files = config_paths(str(repo))
+
+    def fresh() -> tuple[bool, bool]:
+        return index.read(files).fresh, client.read_index(files) is not None
+
+    compiler.save(files, compiler.compile_index(files).data)
+    assert fresh() == (True, True)
+    trust_now(repo / ".hookbus.toml")
+    assert fresh() == (False, False)
+    compiler.save(files, compiler.compile_index(files).data)
+    assert fresh() == (True, True)
+    (repo / "late.py").write_text("Y = 'edited, longer'\n")
+    assert fresh() == (False, False)
