@@ -282,6 +282,15 @@ def cold_flags(python: str) -> tuple[str, ...]:
     return ("--no-server",) if b"--no-server" in done.stdout else ()
 
 
+def trust(python: str, project: Path, env: Mapping[str, str]) -> None:
+    """``hookbus trust`` in ``project``: its handler module runs only once trusted."""
+    argv = [python, "-m", "hookbus", "trust"]
+    done = subprocess.run(argv, capture_output=True, cwd=project, env=env, check=False)
+    if done.returncode != 0:
+        raise BenchmarkError(f"{shlex.join(argv)} failed in {project}: "
+                             + done.stderr.decode(errors="replace"))  # fmt: skip
+
+
 def manifest(python: str, project: Path, env: Mapping[str, str]) -> dict[str, Any]:
     """The hooks block ``hookbus manifest --host claude`` prints in ``project``."""
     argv = [python, "-m", "hookbus", "manifest", "--host", "claude", *cold_flags(python)]
@@ -345,6 +354,7 @@ def hookbus_cases(
         (project / f"{setup.module}.py").write_text(setup.source)
         (project / ".hookbus.toml").write_text(f'enable = ["{setup.module}:{setup.function}"]\n')
         case_env = {**env, "HOOKBUS_STATE_DIR": str(state), "CLAUDE_PROJECT_DIR": str(project)}
+        trust(python, project, case_env)
         manifests[key] = manifest(python, project, case_env)
         places[key] = (project, case_env, state)
     if "PreToolUse" in manifests["a"] or "SessionEnd" not in manifests["a"]:
@@ -378,6 +388,8 @@ def host_case(
     case_env = {**env, "HOOKBUS_STATE_DIR": str(state)}
     if row.user_only:
         case_env["HOOKBUS_CONFIG"] = str(project / ".hookbus.toml")
+    else:
+        trust(python, project, case_env)
     argv = [python, "-m", "hookbus", "manifest", "--host", host, *cold_flags(python)]
     done = subprocess.run(argv, capture_output=True, cwd=project, env=case_env, check=False)
     if done.returncode != 0:

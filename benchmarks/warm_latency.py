@@ -8,8 +8,12 @@ handler (deny ``rm -rf /``, allow the rest: ``hook_latency.py``'s case (b)), eac
 own project and state folder, with the command ``hookbus manifest --host claude`` prints:
 
   cold      ``--no-server``'s command (``hookbus run``, no server);
-  warm      ``--server``'s command with ``hookbus serve`` running (skipped, saying so, when
-            this hookbus has no ``serve``);
+  warm      ``--server``'s command with ``hookbus serve`` running, the handler enabled by
+            the user's configuration, which the server keeps warm (skipped, saying so,
+            when this hookbus has no ``serve``);
+  warm-project  the same, the handler a (trusted) project's: the server keeps no
+            project's code warm, and a worker that ran it ends after the call, so each
+            call pays a fresh worker and the module's import;
   stand-in  ``--server``'s command with a stand-in server in this process that answers
             every request at once: the client's own cost and one round trip, the floor
             the warm case approaches;
@@ -160,22 +164,33 @@ def check(case: Case) -> None:
 
 
 def project(
-    root: Path, name: str, base: dict[str, str], handler: str = HANDLER
+    root: Path, name: str, base: dict[str, str], handler: str = HANDLER, *, users: bool = False
 ) -> tuple[Path, dict[str, str]]:
-    """A project enabling the handler, with its own short state folder (a socket path is
-    limited to 107 bytes)."""
+    """A project where the handler is enabled, with its own configuration folder and short
+    state folder (a socket path is limited to 107 bytes): by the project's
+    ``.hookbus.toml``, trusted (``hookbus trust``), or with ``users`` by the user's own
+    configuration (the warm server keeps only the user's handlers warm)."""
     folder = root / name
     (folder / ".git").mkdir(parents=True)
-    (folder / "bench_sync.py").write_text(handler)
-    (folder / ".hookbus.toml").write_text('enable = ["bench_sync:deny_rm_root"]\n')
     state = tempfile.mkdtemp(prefix="hbw")
     STATE_DIRS.append(state)
-    env = {**base, "HOOKBUS_STATE_DIR": state}
+    env = {**base, "HOOKBUS_STATE_DIR": state, "XDG_CONFIG_HOME": str(root / f"{name}-config")}
+    where = root / f"{name}-config" / "hookbus" if users else folder
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "bench_sync.py").write_text(handler)
+    enable = 'enable = ["bench_sync:deny_rm_root"]\n'
+    (where / ("config.toml" if users else ".hookbus.toml")).write_text(enable)
+    if not users:
+        trusted = subprocess.run([sys.executable, "-m", "hookbus", "trust"],
+                                 capture_output=True, cwd=folder, env=env, check=False)  # fmt: skip
+        if trusted.returncode != 0:
+            raise BenchmarkError(f"hookbus trust: {trusted.stderr.decode(errors='replace')}")
     return folder, env
 
 
 def command(python: str, folder: Path, env: dict[str, str], *flags: str) -> str:
-    argv = [python, "-m", "hookbus", "manifest", "--host", "claude", *flags]
+    # The local scope: the configuration hooks read (the user's and the project's).
+    argv = [python, "-m", "hookbus", "manifest", "--host", "claude", "--scope", "local", *flags]
     done = subprocess.run(argv, capture_output=True, cwd=folder, env=env, check=False)
     if done.returncode != 0:
         raise BenchmarkError(f"{shlex.join(argv)}: {done.stderr.decode(errors='replace')}")
@@ -229,11 +244,14 @@ def hookbus_cases(python: str, root: Path, base: dict[str, str]) -> tuple[list[C
     cases.append(Case("cold", "hookbus cold path (hookbus run)",
                       command(python, folder, env, *cold), folder, env))  # fmt: skip
     if has_serve(python):
-        folder, env = project(root, "warm", base)
-        subprocess.run([python, "-m", "hookbus", "serve", "--detach"], cwd=folder, env=env,
-                       check=True, capture_output=True, timeout=60)  # fmt: skip
-        cases.append(Case("warm", "client, warm server",
-                          command(python, folder, env, "--server"), folder, env))  # fmt: skip
+        for key, label, users in (
+            ("warm", "client, warm server (a handler of the user's)", True),
+            ("warm-project", "client, warm server, a project's handler", False),
+        ):
+            folder, env = project(root, key, base, users=users)
+            subprocess.run([python, "-m", "hookbus", "serve", "--detach"], cwd=folder, env=env,
+                           check=True, capture_output=True, timeout=60)  # fmt: skip
+            cases.append(Case(key, label, command(python, folder, env, "--server"), folder, env))
     else:
         notes.append("warm: skipped, this hookbus has no `hookbus serve` yet")
     folder, env = project(root, "standin", base)

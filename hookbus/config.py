@@ -12,6 +12,10 @@ names the one file to read instead. Example::
     fail_closed = true
     words = ["--force", "-f"]         # any other key is an option of the handler
 
+A project's file runs no code of its own (a handler ``module:function``, a
+``python_path``, the modules of its folder) until the user trusts it
+(:mod:`hookbus.project_trust`); built-in handlers need no trust.
+
 A broken file or section never breaks a hook: what is valid is kept, defaults fill the
 rest, and every problem becomes a ``config-invalid`` diagnostic naming the file. A
 handler also reads the problems of its own section, as ``ctx.problems``.
@@ -24,8 +28,12 @@ import msgspec
 
 from hookbus.budgets import DEFAULT_BUDGET
 from hookbus.bus.dispatch import HandlerSettings
-from hookbus.discover import PROJECT_FILE, read_config
+from hookbus.discover import is_project_file, read_config
 from hookbus.errors import ConfigError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hookbus.project_trust import CodeSet
 
 #: Keys of a handler's section that are hookbus's, not the handler's options.
 _RESERVED = ("priority", "timeout", "fail_closed")
@@ -47,6 +55,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     python_path: tuple[str, ...] = ()
     handlers: tuple[HandlerRef, ...] = ()
     files: tuple[str, ...] = ()
+    #: The project's configuration file, and the folders its modules would come from
+    #: (its own folder and its ``python_path``, trusted or not): a module found there is
+    #: imported only as its trust record allows (:mod:`hookbus.runtime.project_imports`).
+    project: str | None = None
+    project_paths: tuple[str, ...] = ()
 
 
 class Loaded(msgspec.Struct, frozen=True, kw_only=True):
@@ -73,16 +86,23 @@ def target_of(name: str) -> str | None:
     return BUILTIN.get(name)
 
 
-def _read(path: str, problems: list[ConfigError]) -> _File:
+def read_file(path: str, problems: list[ConfigError]) -> tuple[_File, bytes]:
+    """The file at ``path`` (what is valid of it) and the bytes it was read from."""
     import tomllib
 
+    raw = b""
     try:
         # Checked again here, and never blocking: the user's file stays in effect when
         # another user could have written it, or it became a FIFO (hookbus.discover).
-        data = tomllib.loads(read_config(path).decode("utf-8"))
+        raw = read_config(path)
+        data = tomllib.loads(raw.decode("utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
         problems.append(ConfigError(path, f"unreadable, ignored: {exc!r}"))
-        return _File()
+        return _File(), raw
+    return _valid(data, path, problems), raw
+
+
+def _valid(data: dict[str, object], path: str, problems: list[ConfigError]) -> _File:
     try:
         return msgspec.convert(data, _File)
     except msgspec.ValidationError:
@@ -158,6 +178,70 @@ def _without_changes_to_the_users_handlers(
     return msgspec.structs.replace(f, disable=kept, handlers=sections)
 
 
+def _project_paths(f: _File, base: str) -> list[str]:
+    """The folders a project's modules come from: its ``python_path`` (relative to its
+    folder), then its folder itself, which is where handler modules kept beside the
+    configuration that enables them are found (``~/.config/hookbus/`` for the user's)."""
+    return [*(os.path.normpath(os.path.join(base, p)) for p in f.python_path), base]
+
+
+def _names_code(f: _File) -> bool:
+    """Whether a project file names code of its own (built-in handlers are hookbus's)."""
+    return bool(f.python_path) or any(":" in name for name in f.enable)
+
+
+def _without_untrusted_code(
+    f: _File, path: str, raw: bytes, problems: list[ConfigError]
+) -> tuple[_File, bool]:
+    """``f`` (a project file read as ``raw``) and whether its code may run: as it is when
+    the user trusts it as it is now; else without its handlers, its ``python_path`` and
+    their sections, said once (``config-untrusted``)."""
+    if not _names_code(f):
+        return f, False
+    from hookbus import project_trust
+
+    verdict = project_trust.check(path, raw)
+    if verdict.trusted:
+        return f, True
+    named = ", ".join([*(n for n in f.enable if ":" in n),
+                       *(f"python_path {p!r}" for p in f.python_path)])  # fmt: skip
+    if verdict.changed is None:
+        why = f"names code of its own ({named}) that you have not trusted"
+    elif verdict.changed == path:
+        why = f"changed since you trusted it ({named})"
+    else:
+        why = f"runs {verdict.changed}, which changed since you trusted it ({named})"
+    store = f" ({verdict.problem})" if verdict.problem else ""
+    problems.append(ConfigError(path, f"{why}{store}: none of it runs (built-in handlers "
+                                "and your own still do); to review and trust it: "
+                                f"{project_trust.fix_for(path)}", invalid=False,
+                                untrusted=True))  # fmt: skip
+    kept = msgspec.structs.replace(
+        f,
+        enable=[n for n in f.enable if ":" not in n],
+        python_path=[],
+        handlers={n: s for n, s in f.handlers.items() if ":" not in n},
+    )
+    return kept, False
+
+
+def project_code(path: str) -> "tuple[CodeSet, list[str]]":
+    """What the project file ``path`` would run, hashed now (:func:`hookbus.project_trust
+    .code_set`), and the code it names (its handlers and ``python_path``, as written);
+    :class:`ConfigError` when it cannot be read."""
+    from hookbus import project_trust
+
+    problems: list[ConfigError] = []
+    f, data = read_file(path, problems)
+    unreadable = [p for p in problems if p.problem.startswith("unreadable")]
+    if unreadable:
+        raise unreadable[0]
+    targets = [n for n in f.enable if ":" in n]
+    named = [*targets, *(f"python_path {p!r}" for p in f.python_path)]
+    entries = _project_paths(f, os.path.dirname(path))
+    return project_trust.code_set(path, data, targets, entries), named
+
+
 def load(paths: Sequence[str]) -> Loaded:
     """Read and merge ``paths`` (lowest precedence first); never raises on bad content."""
     problems: list[ConfigError] = []
@@ -168,12 +252,17 @@ def load(paths: Sequence[str]) -> Loaded:
     #: write) may add to them, but not switch them off or make a guard fail open.
     users: set[str] = set()
     sections: dict[str, tuple[str, dict[str, object]]] = {}
+    project_file: str | None = None
+    project_paths: list[str] = []
+    runs_code = False
     for path in paths:
-        f = _read(path, problems)
+        f, data = read_file(path, problems)
         base = os.path.dirname(path)
-        project = os.path.basename(path) == PROJECT_FILE
+        project = is_project_file(path)
         if project:
             f = _without_changes_to_the_users_handlers(f, users, path, problems)
+            project_file, project_paths = path, _project_paths(f, base)
+            f, runs_code = _without_untrusted_code(f, path, data, problems)
         if f.budget is not None:
             if 0 < f.budget < float("inf"):
                 budget = f.budget
@@ -181,10 +270,9 @@ def load(paths: Sequence[str]) -> Loaded:
                 problems.append(
                     ConfigError(path, f"budget must be positive finite seconds, not {f.budget}")
                 )
-        python_path += [os.path.normpath(os.path.join(base, p)) for p in f.python_path]
-        # The file's own folder too: handler modules kept next to the configuration that
-        # enables them (a project's, or ~/.config/hookbus/ for the user's) just work.
-        python_path.append(base)
+        # A project's folders only when its code may run: else nothing of it is imported.
+        if not project or runs_code:
+            python_path += _project_paths(f, base)
         enabled = [n for n in enabled if n not in f.disable]
         enabled += [n for n in f.enable if n not in enabled]
         if not project:
@@ -218,6 +306,8 @@ def load(paths: Sequence[str]) -> Loaded:
         python_path=tuple(dict.fromkeys(python_path)),
         handlers=tuple(refs),
         files=tuple(paths),
+        project=project_file,
+        project_paths=tuple(dict.fromkeys(project_paths)),
     )
     unreadable = tuple(p.source for p in problems if p.problem.startswith("unreadable"))
     return Loaded(settings=settings, problems=tuple(problems), unreadable=unreadable)

@@ -32,6 +32,12 @@ if TYPE_CHECKING:
 PROJECT_FILE = ".hookbus.toml"
 
 
+def is_project_file(path: str) -> bool:
+    """Whether ``path`` (a file in effect) is a project's: a ``.hookbus.toml`` found by
+    discovery, not the one file ``HOOKBUS_CONFIG`` names (that one is the user's choice)."""
+    return os.path.basename(path) == PROJECT_FILE and not os.environ.get("HOOKBUS_CONFIG")
+
+
 def user_config_path() -> str:
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return os.path.join(base, "hookbus", "config.toml")

@@ -35,12 +35,17 @@ class HandlerError(HookbusError, TypeError):
 class ConfigError(HookbusError, ValueError):
     """A configuration file or section is invalid; ``source`` names the file."""
 
-    def __init__(self, source: str, problem: str, *, invalid: bool = True) -> None:
+    def __init__(
+        self, source: str, problem: str, *, invalid: bool = True, untrusted: bool = False
+    ) -> None:
         self.source = source
         self.problem = problem
         #: False for a note on a valid file (a section of a handler not enabled, a project
         #: refused the power to switch off a user's guard): install does not fail on it.
         self.invalid = invalid
+        #: True when a project's code was left out because the user has not trusted it
+        #: (``config-untrusted``, a note: install does not fail on it either).
+        self.untrusted = untrusted
         super().__init__(f"{source}: {problem}")
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from servers import stop_servers
@@ -40,3 +42,75 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+#: Folders never searched for a test's projects (large, and never a project).
+_NOT_PROJECTS = frozenset({"hookbus-state", "node_modules", "site-packages", "__pycache__"})
+
+
+def trust_projects(root: Path, config_home: str | None = None) -> None:
+    """Trust every project under ``root`` as it is now, as its user would have with
+    ``hookbus trust`` (in the trust store of ``config_home``, default this process's
+    ``$XDG_CONFIG_HOME``): a record is written only when it differs."""
+    from hookbus import project_trust
+    from hookbus.config import project_code
+
+    before = os.environ.get("XDG_CONFIG_HOME")
+    if config_home is not None:
+        os.environ["XDG_CONFIG_HOME"] = config_home
+    try:
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d not in _NOT_PROJECTS and "venv" not in d]
+            if ".hookbus.toml" not in files:
+                continue
+            path = os.path.join(folder, ".hookbus.toml")
+            try:
+                code, named = project_code(path)
+            except Exception:
+                continue
+            found = project_trust.read_store().record(path)
+            if not named or code.refused or (found is not None and found.files == code.files
+                                              and found.config == code.config_digest):  # fmt: skip
+                continue
+            project_trust.record(path, code)
+    finally:
+        if before is None:
+            os.environ.pop("XDG_CONFIG_HOME", None)
+        else:
+            os.environ["XDG_CONFIG_HOME"] = before
+
+
+@pytest.fixture(autouse=True)
+def trusted_projects(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The test's projects are its user's own: each process a test starts finds every
+    project under the test's folder trusted as it is then (as if its user had run
+    ``hookbus trust`` after each edit). A test of trust itself opts out
+    (``@pytest.mark.untrusted_projects``)."""
+    if request.node.get_closest_marker("untrusted_projects"):
+        return
+    from hookbus import project_trust
+    from hookbus.runtime import compile as compiler
+
+    original, check, stats = subprocess.Popen.__init__, project_trust.check, compiler.trust_stats
+
+    def trusting(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> None:
+        env = kwargs.get("env")
+        for root in (tmp_path, ROOT / "examples"):
+            trust_projects(root, env.get("XDG_CONFIG_HOME") if env else None)
+        original(self, *args, **kwargs)
+
+    # A configuration loaded, or an index compiled, in the test's own process: trusted
+    # before the index takes its stat of the trust store.
+    def trusted_check(*args: Any, **kwargs: Any) -> project_trust.Verdict:
+        trust_projects(tmp_path)
+        return check(*args, **kwargs)
+
+    def trusted_stats(files: list[str]) -> list[Any]:
+        trust_projects(tmp_path)
+        return stats(files)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", trusting)
+    monkeypatch.setattr(project_trust, "check", trusted_check)
+    monkeypatch.setattr(compiler, "trust_stats", trusted_stats)

@@ -116,3 +116,21 @@ def test_a_commands_fallback_never_exits_1(guarded: bool) -> None:
         assert json.loads(done.stdout)["permissionDecision"] == "deny"
     else:
         assert done.stdout == ""
+
+
+def test_install_records_its_hooks_file_and_uninstall_forgets_it(project: Path) -> None:
+    """The project's ``.github/hooks/hookbus.json`` counts for a Claude command's
+    stand-aside only as install wrote it: install records its bytes in the trust store,
+    uninstall forgets them."""
+    from hookbus.runtime.native_install import copilot_handles
+
+    (project / ".git").mkdir()
+    where = {"COPILOT_HOME": "/nonexistent/copilot-home"}
+    assert hookbus_cli(project, "install", "--host", "copilot").returncode == 0
+    path = project / ".github" / "hooks" / "hookbus.json"
+    assert copilot_handles("PreToolUse", "Bash", str(project), where) == str(path)
+    written = path.read_bytes()
+    assert hookbus_cli(project, "uninstall", "--host", "copilot").returncode == 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(written)  # the same bytes, put back by someone else
+    assert copilot_handles("PreToolUse", "Bash", str(project), where) is None

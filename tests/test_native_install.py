@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import hookbus
+from hookbus import project_trust
 from hookbus.hosts import HOSTS
 from hookbus.manifests.base import CLIENT_LAUNCHER
 from hookbus.runtime.native_install import (
@@ -30,11 +31,18 @@ COMMAND = (f"if [ -x {sys.executable} ] && [ -f {MAIN} ]; then {sys.executable} 
            "&& exit $s; fi; exit 0")  # fmt: skip
 
 
-def copilot_install(folder: Path, entries: dict[str, list[dict[str, object]]]) -> Path:
-    path = folder / ".github" / "hooks" / "hookbus.json"
+def as_installed(path: Path, document: object) -> Path:
+    """``document`` written at ``path`` as ``hookbus install`` writes a hooks file: its
+    bytes recorded in the trust store (only those count, in a project)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"version": 1, "hooks": entries}))
+    path.write_text(json.dumps(document))
+    project_trust.record_hook_file(str(path))
     return path
+
+
+def copilot_install(folder: Path, entries: dict[str, list[dict[str, object]]]) -> Path:
+    return as_installed(folder / ".github" / "hooks" / "hookbus.json",
+                        {"version": 1, "hooks": entries})  # fmt: skip
 
 
 def entry(event: str, matcher: str | None = None) -> dict[str, object]:
@@ -160,6 +168,41 @@ def test_a_claude_command_leaves_the_event_to_copilots_install(project: Path) ->
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
 
 
+def test_a_hooks_file_an_agent_wrote_in_the_project_does_not_silence_the_guard(
+    project: Path,
+) -> None:
+    """A ``.github/hooks/hookbus.json`` that ``hookbus install`` did not write (an agent's,
+    whose command passes every check and does nothing), or one changed after install,
+    does not make the Claude command stand aside: the guard denies."""
+    forged = {"version": 1, "hooks": {"preToolUse": [entry("preToolUse").copy()]}}
+    forged["hooks"]["preToolUse"][0]["bash"] = COMMAND.format(event="preToolUse").replace(
+        f"{sys.executable} -P {MAIN} run", "true run"
+    )
+    path = project / ".github" / "hooks" / "hookbus.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(forged))
+    done = run_claude_command(project)
+    assert (done.returncode, json.loads(done.stdout)["permissionDecision"]) == (0, "deny")
+    copilot_install(project, {"preToolUse": [entry("preToolUse")]})
+    assert copilot_handles("PreToolUse", "Bash", str(project), NO_HOME) == str(path)
+    path.write_text(path.read_text() + " ")  # changed after install
+    assert copilot_handles("PreToolUse", "Bash", str(project), NO_HOME) is None
+
+
+def test_a_user_hooks_file_with_nan_is_not_relied_on(project: Path, tmp_path: Path) -> None:
+    """A user-scope hooks file holding ``NaN`` (which Python's json reads and JavaScript's
+    JSON.parse refuses, so the host would not run it) does not count."""
+    home = tmp_path / "copilot-home"
+    path = home / "hooks" / "hookbus.json"
+    path.parent.mkdir(parents=True)
+    good = json.dumps({"hooks": {"agentStop": [entry("agentStop")]}})
+    path.write_text(good)
+    env = {"COPILOT_HOME": str(home)}
+    assert copilot_handles("Stop", None, str(project), env) == str(path)
+    path.write_text(good[:-1] + ', "x": NaN}')
+    assert copilot_handles("Stop", None, str(project), env) is None
+
+
 @pytest.mark.parametrize(
     "checks",
     [
@@ -185,10 +228,7 @@ def test_a_copilot_command_that_would_fall_back_is_not_relied_on(
 
 
 def cursor_install(folder: Path, entries: dict[str, list[dict[str, object]]]) -> Path:
-    path = folder / ".cursor" / "hooks.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"version": 1, "hooks": entries}))
-    return path
+    return as_installed(folder / ".cursor" / "hooks.json", {"version": 1, "hooks": entries})
 
 
 def cursor_entry(event: str) -> dict[str, object]:
@@ -228,10 +268,7 @@ def grok_install(folder: Path, event: str, matcher: str | None = None,
                                            "command": command or GROK_COMMAND.format(event=event)}]}  # fmt: skip
     if matcher is not None:
         group["matcher"] = matcher
-    path = folder / "hooks" / "hookbus.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"hooks": {event: [group]}}))
-    return path
+    return as_installed(folder / "hooks" / "hookbus.json", {"hooks": {event: [group]}})
 
 
 @pytest.fixture

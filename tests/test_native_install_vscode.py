@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import hookbus
+from hookbus import project_trust
 from hookbus.hosts import HOSTS
 from hookbus.runtime.native_install import stands_aside, vscode_handles
 
@@ -38,6 +39,7 @@ def install(folder: Path, host: str, event: str, **extra: object) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     entry = {"type": "command", key: COMMAND.format(host=host, event=event), **extra}
     path.write_text(json.dumps({"hooks": {event: [entry]}}))
+    project_trust.record_hook_file(str(path))  # as install does: only those bytes count
     return path
 
 

@@ -68,6 +68,19 @@ def project(root: Path, *enable: str) -> Path:
     return root
 
 
+def users_handlers(module: str, source: str, config: str) -> Path:
+    """The user's configuration folder with ``<module>.py`` holding ``source`` and
+    ``config.toml`` holding ``config``: handlers the server may keep warm (a project's
+    code never runs in it)."""
+    folder = Path(os.environ["XDG_CONFIG_HOME"]) / "hookbus"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{module}.py").write_text(source)
+    (folder / "config.toml").write_text(config)
+    compiled = hookbus_cli(folder, "manifest", "--host", "claude", "--scope", "user")
+    assert compiled.returncode == 0, compiled.stderr  # its index, before the first call
+    return folder
+
+
 class Client:
     """One connection speaking protocol v1 (independently of :mod:`hookbus.runtime.wire`)."""
 
@@ -492,18 +505,23 @@ def test_idle_server_exits(tmp_path: Path, state: Path) -> None:
     assert "idle" in str(stopped[-1]["message"])
 
 
-def test_reload_after_the_handler_module_changes(guarded: Path, state: Path) -> None:
-    """Once the server keeps a handler module warm, editing it makes the server re-exec
-    (same pid, same socket), and the next answer uses the new code."""
+def test_reload_after_the_handler_module_changes(tmp_path: Path, state: Path) -> None:
+    """Once the server keeps a handler module of the user's warm, editing it makes the
+    server re-exec (same pid, same socket), and the next answer uses the new code."""
+    user = users_handlers("hooks_srv", HANDLERS, 'enable = ["hooks_srv:guard"]\n')
+    root = tmp_path / "proj"
+    root.mkdir()
+    compile_now(root)
+    assert start(root).returncode == 0
     path = sock(state)
-    ask(path, guarded, pre_tool("ls", guarded))
+    ask(path, root, pre_tool("ls", root))
     wait_for(lambda: warm_count() == 1, "the module kept warm")
     before = server.server_status()
     assert before is not None
-    module = guarded / "hooks_srv.py"
+    module = user / "hooks_srv.py"
     module.write_text(HANDLERS.replace('"rm -rf" in', '"git push" in').replace(
         "no rm -rf", "no pushing today"))  # fmt: skip
-    _, out, _ = ask(path, guarded, pre_tool("git push", guarded))
+    _, out, _ = ask(path, root, pre_tool("git push", root))
     assert json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"] == "no pushing today"
     wait_for(lambda: "server-reloading" in [d["event"] for d in diagnostics(state)], "the reload")
     wait_for(lambda: server.server_status() is not None, "the re-executed server's answer")
@@ -548,9 +566,10 @@ def warm_count() -> int:
     return status.warm if status is not None else -1
 
 
-def test_a_projects_warm_module_is_not_anothers(tmp_path: Path, state: Path) -> None:
-    """Two projects each with their own ``hooks_srv.py``: once the server keeps the first
-    one's warm, the second project's calls still run the second one's code."""
+def test_the_server_keeps_no_projects_module_warm(tmp_path: Path, state: Path) -> None:
+    """Two projects each with their own ``hooks_srv.py``: the server imports neither
+    (it serves every project), and each project's calls run that project's own code,
+    however they alternate."""
     first = project(tmp_path / "first", "guard")
     second = project(tmp_path / "second", "guard")
     (second / "hooks_srv.py").write_text(HANDLERS.replace('"no rm -rf"', '"second says no"'))
@@ -563,10 +582,10 @@ def test_a_projects_warm_module_is_not_anothers(tmp_path: Path, state: Path) -> 
         _, out, _ = ask(path, root, pre_tool("rm -rf /", root))
         return str(json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"])
 
-    assert reason(first) == "no rm -rf"
-    wait_for(lambda: warm_count() == 1, "the first project's module kept warm")
-    assert reason(second) == "second says no"
-    assert reason(first) == "no rm -rf"
+    for _ in range(3):
+        assert reason(first) == "no rm -rf"
+        assert reason(second) == "second says no"
+    assert warm_count() == 0
 
 
 RECORDING = """
@@ -602,10 +621,9 @@ def test_32_clients_50_requests_each_one_row_each(tmp_path: Path, state: Path) -
     every call answered with its own decision, and exactly one row per call in the
     store, with that decision (benchmarks/warm_stress.py does the same through the
     installed client and reports times and memory)."""
+    users_handlers("stress_rows", RECORDING, 'enable = ["stress_rows:record"]\n')
     root = tmp_path / "rows"
     root.mkdir()
-    (root / "stress_rows.py").write_text(RECORDING)
-    (root / ".hookbus.toml").write_text('enable = ["stress_rows:record"]\n')
     compile_now(root)
     assert start(root).returncode == 0
     path = sock(state)
@@ -718,11 +736,10 @@ def pooled(tmp_path: Path, state: Path) -> Path:
 
 
 def pool_project(root: Path) -> Path:
-    """``root`` as a project enabling ``POOL_HANDLER``, its index compiled, a server
-    started for it."""
+    """``root`` as a project where the user's own configuration enables
+    ``POOL_HANDLER``, its index compiled, a server started for it."""
+    users_handlers("poolmod", POOL_HANDLER, 'enable = ["poolmod:who"]\nbudget = 25\n')
     root.mkdir()
-    (root / "poolmod.py").write_text(POOL_HANDLER)
-    (root / ".hookbus.toml").write_text('enable = ["poolmod:who"]\nbudget = 25\n')
     compile_now(root)
     assert start(root).returncode == 0
     return root
@@ -935,14 +952,12 @@ def says(event, ctx):
 
 
 def test_a_handler_with_required_options_is_kept_warm_quietly(tmp_path: Path, state: Path) -> None:
-    """A handler whose options type has a required field is kept warm (its module
-    imported in the server) with no ``server-warm-failed``, and calls get its options."""
+    """A handler of the user's whose options type has a required field is kept warm (its
+    module imported in the server) with no ``server-warm-failed``, and calls get its options."""
+    users_handlers("opt_srv", OPTIONED,
+                   'enable = ["opt_srv:says"]\n\n[handlers."opt_srv:says"]\nreason = "configured"\n')  # fmt: skip
     root = tmp_path / "optioned"
     root.mkdir()
-    (root / "opt_srv.py").write_text(OPTIONED)
-    (root / ".hookbus.toml").write_text(
-        'enable = ["opt_srv:says"]\n\n[handlers."opt_srv:says"]\nreason = "configured"\n'
-    )
     compile_now(root)
     assert start(root).returncode == 0
     path = sock(state)

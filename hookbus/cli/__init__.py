@@ -10,7 +10,8 @@ lives in its own module with ``add_arguments(parser)`` and ``main(opts) -> int``
 - :mod:`~hookbus.cli.trial`: ``try``, one event by hand through the real hook;
 - :mod:`~hookbus.cli.prices`: ``prices refresh`` and ``prices show``;
 - :mod:`~hookbus.cli.guard`: ``guard --json``, the guard's decision for Claude's spawn module;
-- :mod:`~hookbus.cli.serve`: ``serve``, the warm server, and its ``--status`` and ``--stop``.
+- :mod:`~hookbus.cli.serve`: ``serve``, the warm server, and its ``--status`` and ``--stop``;
+- :mod:`~hookbus.cli.trust`: ``trust``, the user's trust of a project's code.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def _version() -> str:
 def _command(args: list[str]) -> int:
     import argparse
 
-    from hookbus.cli import doctor, guard, install, log, prices, serve, trial
+    from hookbus.cli import doctor, guard, install, log, prices, serve, trial, trust
 
     parser = argparse.ArgumentParser(
         prog="hookbus",
@@ -72,6 +73,7 @@ def _command(args: list[str]) -> int:
     prices.add_arguments(commands)
     guard.add_arguments(commands)
     serve.add_arguments(commands)
+    trust.add_arguments(commands)
     if args[:1] in (["-V"], ["--version"]):
         sys.stdout.write(_version())
         return 0

@@ -1,7 +1,9 @@
 """``hookbus manifest | install | verify | uninstall``: hookbus's entries in a host's own
 settings, generated from the configuration, merged keeping everything of the user's.
 
-Install fails loudly, writing nothing, when the configuration is invalid or an enabled
+Install run in a project trusts the project's code first, printing every file it trusts
+(:mod:`hookbus.cli.trust`). Install fails loudly, writing nothing, when the
+configuration is invalid or an enabled
 handler cannot be loaded (``--force`` installs anyway): a guard that silently never runs
 is worse than an install that says no. Uninstall gives the user's file back as it was:
 byte for byte when nothing else changed since install, else with only hookbus's entries
@@ -259,7 +261,13 @@ def _host(opts: argparse.Namespace) -> int:
     if opts.command == "uninstall":
         # Before any handler is imported: uninstall is the way out of a handler module
         # that hangs or ends its importer.
-        return _uninstall(manifest, scope)
+        return _uninstall(manifest, scope, opts.host)
+    if opts.command == "install" and not opts.dry_run:
+        # Run in a project, install trusts its code (printing what it trusts): the user
+        # installing there is the user choosing it.
+        from hookbus.cli.trust import trust_for_install
+
+        trust_for_install()
     index = compiled_index(config_files(scope))
     invalid = print_problems(index)
     python = _checked_python(opts.python)
@@ -400,6 +408,9 @@ def _install(  # noqa: PLR0917
             print(line)
         if not plan.owned and not any(d.entries for d in plan.documents):
             print(f"no enabled handler wants a {opts.host} event; no hook file to install")
+    if not opts.dry_run:
+        _record_hook_files(opts.host, scope, [d.path for d in plan.documents] +
+                           [o.path for o in plan.owned])  # fmt: skip
     if form == "server" and not opts.dry_run:
         _cache_client(python)
     for note in plan.notes:
@@ -413,6 +424,22 @@ def _install(  # noqa: PLR0917
         done, said = npm.install(item)
         print(said if done else f"note: {said}")
     return 0
+
+
+def _record_hook_files(host: str, scope: Scope, paths: list[str], *, forget: bool = False) -> None:
+    """Record (or, uninstalling, ``forget``) in the trust store the bytes of the hooks
+    files of ``host`` in a project: a Claude command run by that host stands aside for
+    them only as install wrote them (:mod:`hookbus.runtime.native_install`)."""
+    from hookbus import project_trust
+    from hookbus.runtime.native_install import STANDS_ASIDE_FOR
+
+    if host not in STANDS_ASIDE_FOR or scope == "user":
+        return
+    for path in paths:
+        if forget or not os.path.isfile(path):
+            project_trust.forget_hook_file(path)
+        else:
+            project_trust.record_hook_file(path)
 
 
 def _cache_client(python: str) -> None:
@@ -512,7 +539,7 @@ def _verify(
     return status
 
 
-def _uninstall(manifest: Manifest, scope: Scope) -> int:
+def _uninstall(manifest: Manifest, scope: Scope, host: str) -> int:
     import copy
 
     from hookbus.manifests import documents
@@ -541,6 +568,8 @@ def _uninstall(manifest: Manifest, scope: Scope) -> int:
                              backup=False)  # fmt: skip
             print(f"{path}: removed hookbus entries")
     candidates = manifest.owned_paths(scope)
+    _record_hook_files(host, scope, [d.path for d in plan.documents] + list(candidates),
+                       forget=True)  # fmt: skip
     if candidates:
         from hookbus.manifests import owned
 

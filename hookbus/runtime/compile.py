@@ -59,6 +59,23 @@ def module_stat(target: str, python_path: Sequence[str]) -> Stat | None:
     return stat(files[-1]) if files else None
 
 
+def trust_stats(files: list[str]) -> list[Stat]:
+    """What decides whether the project among ``files`` may run its code: the trust
+    store, and each file its trust record names (a change there is a change of trust)."""
+    from hookbus import project_trust
+    from hookbus.discover import is_project_file
+
+    projects = [p for p in files if is_project_file(p)]
+    if not projects:
+        return []
+    found = [stat(project_trust.store_path())]
+    store = project_trust.read_store()
+    for path in projects:
+        record = store.record(path)
+        found += [stat(f) for f in sorted(record.files)] if record is not None else []
+    return found
+
+
 def _keep_previous(
     settings: Settings, previous: IndexData, unreadable: tuple[str, ...]
 ) -> Settings:
@@ -71,10 +88,10 @@ def _keep_previous(
     :func:`hookbus.config.load`) would apply; every handler of ``previous`` therefore keeps
     the settings it had, and a project cannot weaken a guard of the user's by waiting for
     a broken user file."""
-    from hookbus.discover import PROJECT_FILE
+    from hookbus.discover import is_project_file
 
     before = {(ref := ref_of(e)).name: ref for e in previous["handlers"]}
-    users_file = any(os.path.basename(p) != PROJECT_FILE for p in unreadable)
+    users_file = any(not is_project_file(p) for p in unreadable)
     refs = [before.get(r.name, r) if users_file else r for r in settings.handlers]
     names = {r.name for r in settings.handlers}
     lost = [e for e in previous["handlers"] if e["subscription"] is not None]
@@ -202,7 +219,8 @@ class _Problems:
         subject = str(fields.get("handler") or fields.get("file") or "")
         self.found.append({"code": code, "subject": subject, "message": message,
                            "invalid": invalid})  # fmt: skip
-        diagnostics.emit(code, message, level="warning" if invalid else "info", **fields)
+        level = fields.pop("level", "warning" if invalid else "info")
+        diagnostics.emit(code, message, level=level, **fields)
 
 
 class Compiled:
@@ -227,12 +245,15 @@ def compile_index(
     hung before), by handler name; ``progress`` hears each handler's name before its module
     is imported."""
     configs = [stat(p) for p in files]  # before reading them: see module_stat
+    trust = trust_stats(files)  # before the trust store is read, for the same reason
     emit = _Problems()
     problems = emit.found
     loaded = load_config(files)
     for problem in loaded.problems:
-        emit("config-invalid" if problem.invalid else "config-note", problem.problem,
-             file=problem.source, invalid=problem.invalid)  # fmt: skip
+        code = "config-untrusted" if problem.untrusted else (
+            "config-invalid" if problem.invalid else "config-note")  # fmt: skip
+        emit(code, problem.problem, file=problem.source, invalid=problem.invalid,
+             level="info" if code == "config-note" else "warning")  # fmt: skip
     settings = loaded.settings
     if loaded.unreadable and previous is not None:
         settings = _keep_previous(settings, previous, loaded.unreadable)
@@ -253,6 +274,7 @@ def compile_index(
         source = getattr(sys.modules[name], "__file__", None)
         if isinstance(source, str) and not source.startswith(installed):
             watch.append(stat(source))
+    watch += trust
     complete = not found.unavailable
     data: IndexData = {
         "format": FORMAT,

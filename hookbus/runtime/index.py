@@ -6,7 +6,9 @@ root, compiled by :mod:`hookbus.runtime.compile` from the configuration and the
 handlers' own declarations; this module only reads it, with the standard library.
 
 An index is *fresh* when it was compiled by this hookbus, for these configuration files
-as they are now, with every handler module it watched unchanged. Anything else (missing,
+as they are now, with every file it watched unchanged: the handler modules, and for a
+project the trust store and the files of its trust record (trusting or changing a
+project's code changes which handlers run). Anything else (missing,
 stale, from another version, unreadable, in a refused state root) is not an answer:
 ``hookbus run`` then compiles and dispatches in one watched worker, and its fallback is
 computed as if every handler whose declaration is unknown were fail-closed.
@@ -127,7 +129,7 @@ if TYPE_CHECKING:
 
     Freshness = Literal["fresh", "stale", "missing", "unreadable", "refused"]
 
-FORMAT = 5
+FORMAT = 6
 INDEX_DIR = "index"
 
 

@@ -2,8 +2,10 @@
 
 Only ever run in a forked, watched child (the hook's worker, the index's compile): it
 imports handler modules. A module file someone else could have written is not imported
-(:mod:`hookbus.trust`). A fail-closed handler that cannot be loaded is stood in for by
-a handler that refuses, saying why, so its guard never silently disappears.
+(:mod:`hookbus.trust`), nor a project's module but as its trust record allows
+(:mod:`hookbus.runtime.project_imports`). A fail-closed handler that cannot be loaded is
+stood in for by a handler that refuses, saying why, so its guard never silently
+disappears.
 """
 
 from __future__ import annotations
@@ -37,15 +39,19 @@ class Unavailable(Exception):
     """A handler module could not be imported (or was not trusted); the message says why."""
 
 
-def import_target(target: str, python_path: Sequence[str] = ()) -> Any:
-    """The function, or group, named by ``module:function`` (``function`` may be dotted).
-    Every file the import would run (``pkg/__init__.py``, then ``pkg/guards.py``...) is
-    checked first, and one someone else could have written is refused
-    (:mod:`hookbus.trust`)."""
+def import_target(target: str, settings: Settings) -> Any:
+    """The function, or group, named by ``module:function`` (``function`` may be dotted),
+    found on ``settings``'s path. Every file the import would run (``pkg/__init__.py``,
+    then ``pkg/guards.py``...) is checked first, and one someone else could have written
+    is refused (:mod:`hookbus.trust`); a module of the project's folders is imported only
+    as the user trusted it (:mod:`hookbus.runtime.project_imports`)."""
     import importlib
 
+    from hookbus.runtime.project_imports import guard
+
+    guard(settings)
     # Appended, not prepended: a project file must not shadow the standard library.
-    sys.path.extend(p for p in python_path if p not in sys.path)
+    sys.path.extend(p for p in settings.python_path if p not in sys.path)
     module_name, _, attr = target.partition(":")
     for origin in module_files(module_name):
         problem = file_problem(origin)
@@ -131,7 +137,7 @@ def build_handlers(
     used at all, the budget for a missing timeout.
     """
     try:
-        obj = import_target(ref.target, settings.python_path)
+        obj = import_target(ref.target, settings)
     except Unavailable:
         raise
     except BaseException as exc:  # SystemExit from an argparse at import, too

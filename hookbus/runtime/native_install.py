@@ -36,6 +36,14 @@ is the same: a command of another host's install that gets a VS Code payload sta
 aside when that file holds hookbus's VS Code command for the event and its checks pass.
 VS Code ignores matchers, so there is no tool to compare there.
 
+None of this may be forged by files an agent writes in the project: a hooks file in the
+project (the Copilot, Cursor, VS Code and Grok ones there) counts only when its bytes are
+exactly those this user's ``hookbus install`` wrote, which install records in the trust
+store (:func:`hookbus.project_trust.hook_file_is_ours`); an agent's hand-written
+``.github/hooks/hookbus.json`` with a do-nothing command would otherwise switch the guard
+off. Every file is parsed strictly (no ``NaN`` or ``Infinity``, which JavaScript's
+``JSON.parse`` refuses, so the host would not run such a file).
+
 Standard library only: this runs on the cold path of every Claude command another host runs.
 """
 
@@ -71,19 +79,24 @@ def copilot_home(environ: Mapping[str, str]) -> str:
     return environ.get("COPILOT_HOME") or os.path.join(os.path.expanduser("~"), ".copilot")
 
 
-def _in_project(project: str | None, *parts: str) -> Iterator[str]:
+#: Where a host's hooks file may be, and whether that place is in the project (where it
+#: counts only as this user's install wrote it).
+Place = tuple[str, bool]
+
+
+def _in_project(project: str | None, *parts: str) -> Iterator[Place]:
     """``parts`` under the project folder or a parent (as far as ``.hookbus.toml`` is
     looked for, since install writes beside it)."""
     if project:
         for candidate in project_candidates(project):
-            yield os.path.join(os.path.dirname(candidate), *parts)
+            yield os.path.join(os.path.dirname(candidate), *parts), True
 
 
-def copilot_files(project: str | None, environ: Mapping[str, str]) -> Iterator[str]:
+def copilot_files(project: str | None, environ: Mapping[str, str]) -> Iterator[Place]:
     """Where a Copilot install of hookbus may be: ``.github/hooks/hookbus.json`` in the
     project, then the user's ``$COPILOT_HOME/hooks/hookbus.json``."""
     yield from _in_project(project, ".github", "hooks", COPILOT_FILE)
-    yield os.path.join(copilot_home(environ), "hooks", COPILOT_FILE)
+    yield os.path.join(copilot_home(environ), "hooks", COPILOT_FILE), False
 
 
 def vscode_home() -> str:
@@ -91,18 +104,18 @@ def vscode_home() -> str:
     return os.path.join(os.path.expanduser("~"), ".copilot")
 
 
-def vscode_files(project: str | None, environ: Mapping[str, str]) -> Iterator[str]:
+def vscode_files(project: str | None, environ: Mapping[str, str]) -> Iterator[Place]:
     """Where a VS Code install of hookbus may be: ``.github/hooks/hookbus-vscode.json`` in
     the project, then the user's ``~/.copilot/hooks/hookbus-vscode.json``."""
     yield from _in_project(project, ".github", "hooks", VSCODE_FILE)
-    yield os.path.join(vscode_home(), "hooks", VSCODE_FILE)
+    yield os.path.join(vscode_home(), "hooks", VSCODE_FILE), False
 
 
-def cursor_files(project: str | None, environ: Mapping[str, str]) -> Iterator[str]:
+def cursor_files(project: str | None, environ: Mapping[str, str]) -> Iterator[Place]:
     """Where a Cursor install of hookbus may be: the project's ``.cursor/hooks.json``,
     then the user's ``~/.cursor/hooks.json``."""
     yield from _in_project(project, ".cursor", "hooks.json")
-    yield os.path.join(os.path.expanduser("~"), ".cursor", "hooks.json")
+    yield os.path.join(os.path.expanduser("~"), ".cursor", "hooks.json"), False
 
 
 class OwnInstall:
@@ -111,7 +124,7 @@ class OwnInstall:
     __slots__ = ("command_key", "events", "files", "host", "matchers")
 
     def __init__(
-        self, host: str, files: Callable[[str | None, Mapping[str, str]], Iterator[str]],
+        self, host: str, files: Callable[[str | None, Mapping[str, str]], Iterator[Place]],
         command_key: str, events: Mapping[str, str], *, matchers: bool = True,
     ) -> None:  # fmt: skip
         self.host = host
@@ -132,6 +145,9 @@ INSTALLS: dict[str, OwnInstall] = {
     # VS Code's events are Claude's PascalCase names.
     "vscode": OwnInstall("vscode", vscode_files, "command", {}, matchers=False),
 }  # fmt: skip
+#: The hosts whose own install a command of another stands aside for: the hooks files
+#: ``hookbus install`` writes for them in a project are recorded in the trust store.
+STANDS_ASIDE_FOR = frozenset({*INSTALLS, "grok"})
 
 
 def handled_by(
@@ -141,8 +157,8 @@ def handled_by(
     """The host's hooks file whose hookbus command runs for ``native`` (either
     spelling) and ``tool``, or None."""
     event = install.events.get(native, native)
-    for path in install.files(project, environ):
-        entries = _entries(path, event)
+    for path, in_project in install.files(project, environ):
+        entries = _entries(path, event, in_project=in_project)
         if any(_runs(install, entry, event, tool) for entry in entries):
             return path
     return None
@@ -173,12 +189,12 @@ def grok_handles(
     home = grok_home(environ)
     if _grok_disabled(os.path.join(home, "disabled-hooks")):
         return None
-    paths = [os.path.join(home, "hooks", GROK_FILE)]
+    paths = [(os.path.join(home, "hooks", GROK_FILE), False)]
     pascal = "".join(word.capitalize() for word in native.split("_"))
     if project and not _claude_user_install(pascal):
-        paths.append(os.path.join(project, ".grok", "hooks", GROK_FILE))
-    for path in paths:
-        for group in _entries(path, native):
+        paths.append((os.path.join(project, ".grok", "hooks", GROK_FILE), True))
+    for path, in_project in paths:
+        for group in _entries(path, native, in_project=in_project):
             if not isinstance(group, dict) or not _grok_matches(group.get("matcher"), tool):
                 continue
             if any(_grok_runs(h, native) for h in _inner(group)):
@@ -256,11 +272,24 @@ def _grok_runs(entry: object, native: str) -> bool:
     return f"--event {native} " in f"{command} " and _checks_pass(command)
 
 
-def _entries(path: str, event: str) -> list[object]:
+def _not_json(constant: str) -> object:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def _entries(path: str, event: str, *, in_project: bool = False) -> list[object]:
+    """The entries of ``event`` in the hooks file at ``path``; none when it cannot be
+    read, is not strict JSON, or (``in_project``) is not as this user's install wrote it."""
     try:
         with open(path, "rb") as f:
             data = f.read(_MAX_BYTES + 1)
-        document = json.loads(data) if len(data) <= _MAX_BYTES else None
+        if len(data) > _MAX_BYTES:
+            return []
+        if in_project:
+            from hookbus.project_trust import hook_file_is_ours
+
+            if not hook_file_is_ours(path, data):
+                return []
+        document = json.loads(data, parse_constant=_not_json)
     except (OSError, ValueError, RecursionError):
         return []
     hooks = document.get("hooks") if isinstance(document, dict) else None

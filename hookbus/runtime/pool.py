@@ -10,7 +10,11 @@ the call changed (environment, working folder, ``sys.path``, the modules it impo
 from a project's folder, signal handlers and timer, diagnostics deferral), and writes
 one byte: idle again.
 
-Isolation is the one-shot child's: the server never runs handler code. A call finding
+Isolation is the one-shot child's: the server never runs handler code, and a worker
+that executed a project's module (:func:`hookbus.runtime.project_imports.ran`) ends after
+that call instead of waiting for the next one: no project's code runs in a process that
+will serve another project (a handler can change anything in its process, hookbus's own
+dispatch included). A call finding
 no idle worker (one is stuck in a handler) gets a one-shot fork; a worker busy past its
 call's deadline by :data:`~hookbus.runtime.server.KILL_AFTER` is killed with its group;
 a worker that dies, or ends itself after :func:`calls` calls, :data:`MAX_GROWTH_KB`
@@ -36,6 +40,7 @@ import msgspec
 
 from hookbus import diagnostics, state
 from hookbus.runtime import served, wire
+from hookbus.runtime.project_imports import ran as ran_project_code
 
 #: Workers kept (``$HOOKBUS_SERVE_WORKERS``; 0: a fork per call, as without a pool).
 DEFAULT_SIZE = 2
@@ -279,7 +284,8 @@ def work(sock: socket.socket, report_fd: int, warm: served.Warm) -> NoReturn:
             # thread, as it does in a one-shot child) and the server forks another.
             # Ending, it must not say it is idle: a call handed to it then would be lost
             # with its end of the socket pair (the client would see its connection close).
-            if done == last or threads_outlived() or rss_kb() > grown_past:
+            if done == last or ran_project_code() or threads_outlived() or \
+                    rss_kb() > grown_past:  # fmt: skip
                 break
             sock.sendall(b".")
     except BaseException:

@@ -134,7 +134,8 @@ def _dispatch(call: Call, after: list[Callable[[], None]]) -> HookOutput:
 
 
 class Warm:
-    """What the server imported for some projects only, and its path before it did."""
+    """What the server imported from the user's configuration folders (a call with other
+    configuration files must not see it), and its path before it did."""
 
     __slots__ = ("base_path", "origin")
 
@@ -143,11 +144,12 @@ class Warm:
         self.base_path = base_path
 
     def keep_only(self, files: list[str]) -> None:
-        """Drop the modules warmed for other configuration files than ``files``, and the
-        folders other projects added to ``sys.path``."""
+        """Drop the modules warmed from the folders of a configuration not among ``files``
+        (the user's, when ``HOOKBUS_CONFIG`` names another), and the folders calls added
+        to ``sys.path``."""
         sys.path[:] = self.base_path
         for name, configs in self.origin.items():
-            if configs != tuple(files):
+            if not set(configs) <= set(files):
                 sys.modules.pop(name, None)
 
 

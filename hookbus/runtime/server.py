@@ -7,9 +7,11 @@ never runs handler code for a request: each ``run`` is answered by a forked chil
 stalls its own child only; the server kills the child's whole process group once it
 outlives its deadline (the host's timeout) by one second, and reaps children without
 blocking. Forking from a single-threaded process is safe, and from a warm one cheap:
-msgspec, the bus and every driver are imported once, here, and so are the handler
-modules a child has proved to import within its time (a module whose import hung or
-failed is never imported here).
+msgspec, the bus and every driver are imported once, here, and so are the user's own
+handler modules a child has proved to import within its time (a module whose import hung
+or failed is never imported here). A project's code is never imported here: this process
+serves every project, and a worker that ran a project's code ends after its call
+(:mod:`hookbus.runtime.pool`).
 
 When a configuration file or a file of a module imported here changes, the server stops
 accepting (clients wait in the listen queue), lets its children end, and re-executes
@@ -118,9 +120,9 @@ class Server:
         self.warm: set[str] = set()
         #: The modules those imports brought in.
         self.warm_modules: set[str] = set()
-        #: Those found on a configuration's own path (a project's folder): module name ->
-        #: the configuration files it belongs to. Another project's call must not see
-        #: them (its ``hooks`` is another file), so its child drops them.
+        #: Those found on the user's configuration's own path (its folder): module name ->
+        #: the user's configuration files. A call with other files (``HOOKBUS_CONFIG``
+        #: naming another) must not see them, so its child drops them.
         self.warm_origin: dict[str, tuple[str, ...]] = {}
         self.base_path = list(sys.path)
         self.stopping: str | None = None
@@ -478,21 +480,30 @@ class Server:
             self._warm(report)
 
     def _warm(self, report: dict[str, list[object]]) -> None:
-        """Import, here, the handler modules a child imported within its time."""
-        from hookbus.config import HandlerRef, Settings
+        """Import, here, the handler modules a child imported within its time: only the
+        user's own and built-in ones, with the user's own path. A project's code never
+        runs in this process, which serves every project (and a report is only a hint: a
+        project's handler, running in the child, could have written it)."""
+        from hookbus.config import HandlerRef
+        from hookbus.config import load as load_config
+        from hookbus.discover import config_paths
+        from hookbus.handlers import BUILTIN
+        from hookbus.runtime.index import stat
         from hookbus.runtime.load import Unavailable, build_handlers, import_target
 
         for seen in report.get("configs", []):
             if isinstance(seen, list) and seen:
                 self.watched.setdefault(str(seen[0]), seen)
+        user_files = config_paths(user_only=True)
+        users = load_config(user_files).settings
+        own = {r.target for r in users.handlers} | set(BUILTIN.values())
         for target in report.get("targets", []):
-            if not isinstance(target, str) or target in self.warm:
+            if not isinstance(target, str) or target in self.warm or target not in own:
                 continue
             self.warm.add(target)
             before = set(sys.modules)
-            path = [str(p) for p in report.get("python_path", [])]
             try:
-                import_target(target, path)
+                import_target(target, users)
             except (Unavailable, Exception) as exc:
                 diagnostics.emit("server-warm-failed", f"cannot keep {target} warm: {exc!r}; "
                                  "its children import it themselves", target=target)  # fmt: skip
@@ -501,16 +512,10 @@ class Server:
                 # signature) is then known to every child. Built here without the
                 # options the configuration gives it, so a handler that requires some
                 # cannot be; each child builds it with them and reports what is wrong.
-                ref, settings = (
-                    HandlerRef(name=target, target=target),
-                    Settings(python_path=tuple(path)),
-                )
+                ref = HandlerRef(name=target, target=target)
                 with contextlib.suppress(Unavailable, Exception):
-                    build_handlers(ref, settings, lambda *a, **k: None)
-            from hookbus.runtime.index import stat
-
-            configs = tuple(str(c[0]) for c in report.get("configs", []) if isinstance(c, list))
-            own = tuple(os.path.join(str(p), "") for p in report.get("python_path", []))
+                    build_handlers(ref, users, lambda *a, **k: None)
+            places = tuple(os.path.join(p, "") for p in users.python_path)
             added = set(sys.modules) - before
             if added:
                 self.pool.renew()  # the next workers share them
@@ -519,8 +524,8 @@ class Server:
                 origin = getattr(sys.modules[name], "__file__", None)
                 if isinstance(origin, str) and os.path.isfile(origin):
                     self.watched[origin] = stat(origin)
-                    if origin.startswith(own):
-                        self.warm_origin[name] = configs
+                    if origin.startswith(places):
+                        self.warm_origin[name] = tuple(user_files)
 
     def _check_watched(self) -> None:
         from hookbus.runtime.index import stat

@@ -166,7 +166,12 @@ def compiled(
         message = f"{problem['code']}: {problem['message']}"
         if problem["code"] == "handler-unavailable" or (subject, message) in seen:
             continue
-        if problem["invalid"]:
+        if problem["code"] == "config-untrusted":  # the project's code does not run
+            from hookbus.project_trust import fix_for
+
+            found.problem("configuration", subject, message,
+                          f"review its code, then: {fix_for(subject)}")  # fmt: skip
+        elif problem["invalid"]:
             found.problem("configuration", subject, message, f"edit {subject}")
         else:
             found.note("configuration", subject, message)
