@@ -72,7 +72,10 @@ def trust_projects(root: Path, config_home: str | None = None) -> None:
             if not named or code.refused or (found is not None and found.files == code.files
                                               and found.config == code.config_digest):  # fmt: skip
                 continue
-            project_trust.record(path, code)
+            try:
+                project_trust.record(path, code)
+            except PermissionError:  # a test's store nobody may trust: it stays untrusted
+                continue
     finally:
         if before is None:
             os.environ.pop("XDG_CONFIG_HOME", None)

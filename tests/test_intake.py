@@ -56,9 +56,10 @@ def test_a_stdin_that_never_says_anything_is_answered_at_the_deadline(
     project: Path, isolated_environment: Path
 ) -> None:
     """Nothing on stdin, never closed: at the read's deadline (the budget under the host's
-    3 s here) the hook answers the host's no-opinion and says why."""
+    3 s here) the hook answers the host's no-opinion for the event its command names (one
+    the guard does not want) and says why."""
     started = time.monotonic()
-    proc = open_hook(project, "--timeout", "3")
+    proc = open_hook(project, "--timeout", "3", "--event", "Stop")
     assert proc.stdin is not None and proc.stdout is not None
     try:
         out = proc.stdout.read()

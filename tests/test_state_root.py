@@ -134,7 +134,9 @@ def test_a_fifo_as_the_log_cannot_hold_the_reply(project: Path, isolated_environ
     compile_now(project)
     (isolated_environment / "diagnostics.jsonl").unlink(missing_ok=True)
     os.mkfifo(isolated_environment / "diagnostics.jsonl")
-    garbage = run_cli("claude", b"not json", cwd=project, timeout=30)
+    # (Named by --event, as installed commands name it: with no event named, unreadable
+    # input could be any event, and the guard's refusal would be owed.)
+    garbage = run_cli("claude", b"not json", cwd=project, args=("--event", "Stop"), timeout=30)
     assert (garbage.exit_code, garbage.stdout) == (0, b"")
     truncated = pre_tool("rm -rf /", project)[:-30]  # unreadable, for an event the guard wants
     refused = run_cli("claude", truncated, cwd=project, timeout=30)
