@@ -236,10 +236,11 @@ HOSTS: dict[str, HostFacts] = {
         # unless it has a mark Claude could not plausibly send, or one that leaves hookbus
         # unsure. Cursor's cursor_version (cursor.com/docs/hooks, "third-party hooks") is
         # the first. Copilot CLI's PascalCase dialect is the second: a copy of Claude's
-        # (hook_event_name "PreToolUse") whose only mark is an ISO timestamp, and Copilot
-        # ignores Claude's nested deny (a real 1.0.102 run), so a Claude-named payload
-        # with a timestamp is answered as Copilot's, the host that sends such payloads
-        # today. (A Claude that adds a timestamp would need a reply both read.) The others
+        # (hook_event_name "PreToolUse") whose only mark is an ISO timestamp, so a
+        # Claude-named payload with a timestamp is decoded as Copilot's, the host that
+        # sends such payloads today, and answered in a form both hosts act on (the
+        # Copilot driver's reply to a Claude-named event), for a Claude that adds a
+        # timestamp one day. The others
         # are looked for only in a payload naming no Claude event: Grok's and VS Code's
         # hookEventName (Grok in snake_case, VS Code in PascalCase), and Copilot's
         # camelCase dialect (sessionId, timestamp, hookName, toolName; no event name).
