@@ -334,3 +334,9 @@ def test_a_claude_install_run_by_copilot_denies_in_both_hosts_forms(tmp_path: Pa
         **decision,
         "hookSpecificOutput": {"hookEventName": "PreToolUse", **decision},
     }
+
+
+def test_every_claude_tool_has_its_claude_kind() -> None:
+    """A Claude payload with a ``timestamp`` is decoded by this driver: each of Claude's
+    tools (``PowerShell`` ...) keeps its kind, so a guard on that kind still sees it."""
+    assert {name: copilot.TOOLS.get(name) for name in claude.TOOLS} == claude.TOOLS

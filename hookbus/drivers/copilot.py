@@ -129,11 +129,16 @@ _SNAKE = msgspec.json.Decoder(Snake)
 
 # -- tools -----------------------------------------------------------------------------
 
-#: Copilot's tool names, and Claude's (a "Claude-format" config sees those).
+#: Copilot's tool names, and every one of Claude's (a "Claude-format" config sees those,
+#: and a Claude payload with a timestamp is decoded here: a Claude tool of no kind here
+#: would slip past a guard on its kind; tests hold the two tables together).
 TOOLS: dict[str, ev.ToolKind] = {
-    **dict.fromkeys(("bash", "powershell", "shell", "Bash"), "shell"),
-    **dict.fromkeys(("edit", "create", "str_replace_editor", "Edit", "Write", "MultiEdit"), "edit"),
-    **dict.fromkeys(("view", "glob", "grep", "Read", "Glob", "Grep"), "read"),
+    **dict.fromkeys(("bash", "powershell", "shell", "Bash", "PowerShell"), "shell"),
+    **dict.fromkeys(("edit", "create", "str_replace_editor", "Edit", "Write", "MultiEdit",
+                     "NotebookEdit"), "edit"),
+    **dict.fromkeys(("view", "glob", "grep", "Read", "Glob", "Grep", "LS", "LSP", "NotebookRead",
+                     "ToolSearch", "ListMcpResourcesTool", "ReadMcpResourceTool",
+                     "ReadMcpResourceDirTool"), "read"),
     **dict.fromkeys(("web_fetch", "WebFetch", "WebSearch"), "web"),
     **dict.fromkeys(("task", "Task", "Agent"), "agent"),
 }  # fmt: skip
