@@ -48,6 +48,12 @@ def claude_deny(stdout: bytes) -> dict[str, object]:
         ({"hook_event_name": "PreToolUse", **ADDED}, "claude"),
         ({"hook_event_name": "Stop", "hookName": "agentStop", "toolName": "bash"}, "claude"),
         ({"hook_event_name": "PreToolUse", "timestamp": "2026-12-07T19:00:00Z"}, "copilot"),
+        # An event Copilot never sends: a timestamp cannot make it Copilot's.
+        (
+            {"hook_event_name": "PreSkillShellCommand", "timestamp": "2026-12-07T19:00:00Z"},
+            "claude",
+        ),
+        ({"hook_event_name": "TaskCreated", "timestamp": "2026-12-07T19:00:00Z"}, "claude"),
         ({"hookEventName": "pre_tool_use", "sessionId": "s", "timestamp": 1}, "grok"),
         ({"hookEventName": "PreToolUse", "sessionId": "s", "timestamp": 1}, "vscode"),
         ({"hook_event_name": "PreToolUse", "cursor_version": "2.0"}, "cursor"),
