@@ -896,7 +896,9 @@ def _wanted(data: dict, host: str, native: str, tool: object) -> bool:  # type: 
 def own_dialect(payload: dict, facts: dict) -> bool:  # type: ignore[type-arg]
     # True when ``hookbus.runtime.peek.dialect`` surely reads ``payload`` as the host's
     # own (False: it may be another host's): one naming an event of the host's own is,
-    # but for a decisive dialect's keys; any other, with no dialect's key nor variable.
+    # but for a decisive dialect's keys (whatever events that dialect is limited to:
+    # False only sends the call on, where hookbus decides); any other, with no dialect's
+    # key nor variable.
     # (An index of before has no "events": every key counts.)
     located, native = _first(payload, facts["event_paths"])
     if located and isinstance(native, str) and native in facts.get("events", ()):

@@ -45,17 +45,21 @@ class Dialect:
     add (a ``timestamp``, a ``sessionId``) must never turn its deny into a dialect it
     ignores."""
 
-    __slots__ = ("decisive", "env", "host", "keys", "spelled")
+    __slots__ = ("decisive", "env", "events", "host", "keys", "spelled")
 
     def __init__(
         self, host: str, *, keys: tuple[str, ...] = (), env: tuple[str, ...] = (),
         spelled: tuple[str, Spelling] | None = None, decisive: bool = False,
+        events: frozenset[str] | None = None,
     ) -> None:  # fmt: skip
         self.host = host
         self.keys = keys
         self.env = env
         self.spelled = spelled
         self.decisive = decisive
+        #: The only event names (where this host names its event) the other host sends
+        #: in this dialect; None: any, or none at all.
+        self.events = events
 
     def matches(self, payload: Mapping[str, object], environ: Mapping[str, str]) -> bool:
         if any(k in payload for k in self.keys) or any(v in environ for v in self.env):
@@ -133,14 +137,20 @@ class HostFacts:
             return self.no_opinion
         return self.no_opinion_by_event.get(native, self.no_opinion)
 
-    def names_own_event(self, payload: Mapping[str, object]) -> bool:
-        """True when ``payload`` names one of this host's own events where the host puts
-        its event's name (the first of its event paths present)."""
+    def named_event(self, payload: Mapping[str, object]) -> object:
+        """What ``payload`` holds where this host puts its event's name (the first of its
+        event paths present), or None."""
         for path in self.event_paths:
             value = find(payload, path)
             if value is not None:
-                return isinstance(value, str) and value in self.events
-        return False
+                return value
+        return None
+
+    def names_own_event(self, payload: Mapping[str, object]) -> bool:
+        """True when ``payload`` names one of this host's own events where the host puts
+        its event's name."""
+        value = self.named_event(payload)
+        return isinstance(value, str) and value in self.events
 
     def timeout_for(self, native: str | None) -> float:
         """Seconds the host waits for this event's hook before it kills it."""
@@ -236,10 +246,12 @@ HOSTS: dict[str, HostFacts] = {
         # unless it has a mark Claude could not plausibly send, or one that leaves hookbus
         # unsure. Cursor's cursor_version (cursor.com/docs/hooks, "third-party hooks") is
         # the first. Copilot CLI's PascalCase dialect is the second: a copy of Claude's
-        # (hook_event_name "PreToolUse") whose only mark is an ISO timestamp, and Copilot
-        # ignores Claude's nested deny (a real 1.0.102 run), so a Claude-named payload
-        # with a timestamp is answered as Copilot's, the host that sends such payloads
-        # today. (A Claude that adds a timestamp would need a reply both read.) The others
+        # (hook_event_name "PreToolUse") whose only mark is an ISO timestamp, so a
+        # Claude-named payload with a timestamp is decoded as Copilot's, the host that
+        # sends such payloads today, and answered in a form both hosts act on (the
+        # Copilot driver's reply to a Claude-named event), for a Claude that adds a
+        # timestamp one day; only for the events Copilot sends so: a Claude-only event
+        # (PreSkillShellCommand ...) with a timestamp stays Claude's. The others
         # are looked for only in a payload naming no Claude event: Grok's and VS Code's
         # hookEventName (Grok in snake_case, VS Code in PascalCase), and Copilot's
         # camelCase dialect (sessionId, timestamp, hookName, toolName; no event name).
@@ -249,7 +261,12 @@ HOSTS: dict[str, HostFacts] = {
             # Before Copilot's: their payloads carry a timestamp too.
             Dialect("grok", spelled=("hookEventName", "snake_case")),
             Dialect("vscode", spelled=("hookEventName", "PascalCase")),
-            Dialect("copilot", keys=("timestamp",), decisive=True),
+            Dialect(
+                "copilot",
+                keys=("timestamp",),
+                decisive=True,
+                events=frozenset(COPILOT_EVENTS.values()),
+            ),
             Dialect("copilot", keys=("sessionId", "hookName", "toolName")),
         ),
         default_timeout=600.0,

@@ -17,12 +17,13 @@ from hypothesis import strategies as st
 
 from hookbus import Reply
 from hookbus.bus.events import AfterTool, BeforeTool, Event, PromptSubmit, Stop, SubagentStop
-from hookbus.drivers import copilot
+from hookbus.drivers import claude, copilot
 from hookbus.errors import DecodeError
 from hookbus.hosts import HOSTS
 from hookbus.output import HookOutput
 from hookbus.runtime.peek import dialect
 from hookbus.testing.contract import DriverContract, ReplyCase
+from hookbus.types import Encoded
 
 GOLDEN = Path(__file__).parent / "golden" / "copilot"
 
@@ -41,16 +42,35 @@ READS: dict[str, set[str]] = {
 }  # fmt: skip
 
 
+#: The top-level keys of a Claude reply, which a Claude-named event's reply carries too
+#: (it may be Claude's own payload).
+CLAUDE_KEYS = {"hookSpecificOutput", "decision", "reason", "systemMessage", "continue",
+               "stopReason"}  # fmt: skip
+
+
 def validate_reply(native: str, output: HookOutput) -> None:
-    """What Copilot acts on: exit 0 (exit 1 blocks), and stdout empty or one flat object
-    of the keys this event reads, never Claude's nested envelope."""
+    """What Copilot acts on: exit 0 (exit 1 blocks), and stdout empty or one object of the
+    keys this event reads; Claude's keys besides only for a Claude-named event, never for
+    a camelCase one."""
     assert output.exit_code == 0
     assert output.stderr == b""
     if not output.stdout:
         return
     sent = json.loads(output.stdout)
     assert isinstance(sent, dict)
-    assert set(sent) <= READS.get(copilot.camel(native), set()), (native, sent)
+    keys = set(sent) if native in copilot.ALIASES else set(sent) - CLAUDE_KEYS
+    assert keys <= READS.get(copilot.camel(native), set()), (native, sent)
+    if "hookSpecificOutput" in sent:
+        assert sent["hookSpecificOutput"]["hookEventName"] == native
+
+
+def both(claude_part: dict[str, Any], **fields: Any) -> bytes:
+    """A reply to a Claude-named event: Claude's, then Copilot's flat keys."""
+    return msgspec.json.encode({**claude_part, **fields}) + b"\n"
+
+
+def nested(event: str, **fields: Any) -> dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": event, **fields}}
 
 
 def flat(**fields: Any) -> bytes:
@@ -66,7 +86,18 @@ class TestCopilotContract(DriverContract):
     before_tool_golden = "real/preToolUse.bash"
     refusals: ClassVar[dict[str, HookOutput]] = {
         "preToolUse": HookOutput(flat(permissionDecision="deny", permissionDecisionReason="R")),
-        "PreToolUse": HookOutput(flat(permissionDecision="deny", permissionDecisionReason="R")),
+        # The reply seen to block in both Copilot 1.0.102 and Claude Code 2.1.332.
+        "PreToolUse": HookOutput(
+            both(
+                nested("PreToolUse", permissionDecision="deny", permissionDecisionReason="R"),
+                permissionDecision="deny",
+                permissionDecisionReason="R",
+            )
+        ),
+        # Both block the prompt on decision "block" (Copilot: policy_blocked).
+        "UserPromptSubmit": HookOutput(
+            both({"decision": "block", "reason": "R"}, handled=True, responseContent="R")
+        ),
         "permissionRequest": HookOutput(flat(behavior="deny", message="R")),
         "userPromptSubmitted": HookOutput(flat(handled=True, responseContent="R")),
         # Nothing to refuse: the refusal is the no-opinion, empty stdout, exit 0.
@@ -81,9 +112,19 @@ class TestCopilotContract(DriverContract):
                   reply=Reply(decision="deny", reason=" "),
                   stdout=flat(permissionDecision="deny",
                               permissionDecisionReason="Denied by a hookbus handler.")),
-        ReplyCase(id="pascal-pre-tool-deny-is-flat-too", payload="PreToolUse.bash.pascal",
+        ReplyCase(id="pascal-pre-tool-deny-is-claudes-and-copilots", payload="PreToolUse.bash.pascal",
                   reply=Reply.deny("no"),
-                  stdout=flat(permissionDecision="deny", permissionDecisionReason="no")),
+                  stdout=both(nested("PreToolUse", permissionDecision="deny",
+                                     permissionDecisionReason="no"),
+                              permissionDecision="deny", permissionDecisionReason="no")),
+        ReplyCase(id="pascal-prompt-deny-blocks-in-both", payload="UserPromptSubmit.pascal",
+                  reply=Reply.deny("secret"),
+                  stdout=both({"decision": "block", "reason": "secret"}, handled=True,
+                              responseContent="secret")),
+        ReplyCase(id="pascal-context-is-in-both-places", payload="PreToolUse.bash.pascal",
+                  reply=Reply.add_context("slow"),
+                  stdout=both(nested("PreToolUse", additionalContext="slow"),
+                              additionalContext="slow")),
         ReplyCase(id="pre-tool-allow", payload="real/preToolUse.bash", reply=Reply.allow(),
                   stdout=flat(permissionDecision="allow")),
         ReplyCase(id="pre-tool-ask", payload="real/preToolUse.bash", reply=Reply.ask("sure?"),
@@ -141,11 +182,31 @@ REPLIES = [
 @pytest.mark.parametrize("reply", REPLIES, ids=lambda r: ",".join(msgspec.structs.asdict(r)))
 def test_every_reply_to_every_event_is_flat_and_read_by_it(native: str, reply: Reply) -> None:
     """Whatever a merged reply holds, each event's stdout holds only keys it reads, in
-    either spelling of the event; what it could not take is reported as dropped."""
+    either spelling of the event (and Claude's, for a Claude-named one); what a camelCase
+    event could not take is reported as dropped."""
     encoded = copilot.driver.encode(native, reply)
     validate_reply(native, encoded.output)
-    if not encoded.output.stdout:
+    if not encoded.output.stdout and native in copilot.ALIASES:
         assert encoded.dropped
+
+
+@pytest.mark.parametrize("native", list(copilot.CAMEL))
+@pytest.mark.parametrize("reply", REPLIES, ids=lambda r: ",".join(msgspec.structs.asdict(r)))
+def test_a_claude_named_event_gets_claudes_reply_with_copilots_over_it(
+    native: str, reply: Reply
+) -> None:
+    """A Claude-named event may be Claude's own payload: its reply is Claude's, with
+    Copilot's flat keys over it, and a part is reported dropped only when neither carries
+    it."""
+
+    def sent(encoded: Encoded) -> dict[str, Any]:
+        return json.loads(encoded.output.stdout) if encoded.output.stdout else {}
+
+    ours, theirs = copilot.driver.encode(native, reply), claude.driver.encode(native, reply)
+    flat_only = copilot.driver.encode(copilot.camel(native), reply)
+    assert sent(ours) == {**sent(theirs), **sent(flat_only)}
+    unsent = {d.field for d in theirs.dropped} & {d.field for d in flat_only.dropped}
+    assert {d.field for d in ours.dropped} == unsent
 
 
 def test_both_dialects_decode_to_the_same_event() -> None:
@@ -253,9 +314,10 @@ def no(event):
 """
 
 
-def test_a_claude_install_run_by_copilot_answers_in_copilots_flat_form(tmp_path: Path) -> None:
-    """``hookbus run --host claude`` given Copilot's PascalCase payload denies with the
-    flat ``permissionDecision`` Copilot acts on (it ignores Claude's nested form)."""
+def test_a_claude_install_run_by_copilot_denies_in_both_hosts_forms(tmp_path: Path) -> None:
+    """``hookbus run --host claude`` given Copilot's PascalCase payload (or Claude's own
+    with a ``timestamp``: the two cannot be told apart) denies with the flat
+    ``permissionDecision`` Copilot acts on and Claude's nested one."""
     (tmp_path / "guards_no.py").write_text(DENY_HANDLER)
     config = tmp_path / "no.toml"
     config.write_text('python_path = ["."]\nenable = ["guards_no:no"]\n')
@@ -267,7 +329,14 @@ def test_a_claude_install_run_by_copilot_answers_in_copilots_flat_form(tmp_path:
                           input=json.dumps(payload).encode(), capture_output=True, cwd=tmp_path,
                           env=env, timeout=60, check=False)  # fmt: skip
     assert done.returncode == 0, done
+    decision = {"permissionDecision": "deny", "permissionDecisionReason": "no from copilot"}
     assert json.loads(done.stdout) == {
-        "permissionDecision": "deny",
-        "permissionDecisionReason": "no from copilot",
+        **decision,
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", **decision},
     }
+
+
+def test_every_claude_tool_has_its_claude_kind() -> None:
+    """A Claude payload with a ``timestamp`` is decoded by this driver: each of Claude's
+    tools (``PowerShell`` ...) keeps its kind, so a guard on that kind still sees it."""
+    assert {name: copilot.TOOLS.get(name) for name in claude.TOOLS} == claude.TOOLS

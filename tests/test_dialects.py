@@ -2,9 +2,9 @@
 ``hook_event_name`` is Claude's whatever else it carries (keys Claude does not send
 today, ``sessionId``, ``hookEventName``, ``conversation_id``, may come one day), so its
 deny is Claude's; another host's is told only by marks Claude could not plausibly send
-(Cursor's ``cursor_version``), or by Copilot's ``timestamp``, where hookbus is unsure
-and answers as the host that sends such payloads today. The cold path and the warm
-server's client agree."""
+(Cursor's ``cursor_version``), or by Copilot's ``timestamp``, where hookbus is unsure:
+it decodes the payload as Copilot's, the host that sends such payloads today, and
+answers in a form both hosts act on. The cold path and the warm server's client agree."""
 
 from __future__ import annotations
 
@@ -48,6 +48,12 @@ def claude_deny(stdout: bytes) -> dict[str, object]:
         ({"hook_event_name": "PreToolUse", **ADDED}, "claude"),
         ({"hook_event_name": "Stop", "hookName": "agentStop", "toolName": "bash"}, "claude"),
         ({"hook_event_name": "PreToolUse", "timestamp": "2026-12-07T19:00:00Z"}, "copilot"),
+        # An event Copilot never sends: a timestamp cannot make it Copilot's.
+        (
+            {"hook_event_name": "PreSkillShellCommand", "timestamp": "2026-12-07T19:00:00Z"},
+            "claude",
+        ),
+        ({"hook_event_name": "TaskCreated", "timestamp": "2026-12-07T19:00:00Z"}, "claude"),
         ({"hookEventName": "pre_tool_use", "sessionId": "s", "timestamp": 1}, "grok"),
         ({"hookEventName": "PreToolUse", "sessionId": "s", "timestamp": 1}, "vscode"),
         ({"hook_event_name": "PreToolUse", "cursor_version": "2.0"}, "cursor"),
@@ -63,8 +69,8 @@ def test_a_claude_event_name_decides_unless_a_mark_claude_cannot_send(
 ) -> None:
     """Claude's own event name wins over any other host's key but Cursor's
     ``cursor_version`` and Copilot's ``timestamp`` (its PascalCase dialect copies
-    Claude's, and Copilot ignores Claude's nested deny); a payload naming no Claude
-    event goes by the other hosts' marks."""
+    Claude's; the reply is then one both read); a payload naming no Claude event goes
+    by the other hosts' marks."""
     assert dialect(HOSTS["claude"], payload).name == host
 
 
@@ -103,6 +109,46 @@ def test_the_client_reads_a_claude_payload_with_added_keys_as_claudes(
                               timeout=60, check=False)  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert claude_deny(done.stdout)["permissionDecisionReason"] == "no rm -rf"
+
+
+#: Copilot's mark on its PascalCase payloads, which a future Claude might send too.
+STAMPED = {**ADDED, "timestamp": "2026-12-07T19:00:00.000Z"}
+
+
+def denied_in_both_forms(stdout: bytes) -> str:
+    """The reason of a deny both Claude (nested) and Copilot (flat) act on."""
+    sent = json.loads(stdout)
+    nested = claude_deny(stdout)
+    assert (sent["permissionDecision"], sent["permissionDecisionReason"]) == (
+        "deny", nested["permissionDecisionReason"])  # fmt: skip
+    return str(nested["permissionDecisionReason"])
+
+
+def test_a_claude_payload_with_a_timestamp_is_denied_in_a_form_both_hosts_read(
+    tmp_path: Path, isolated_environment: Path
+) -> None:
+    """Claude's payload plus Copilot's ``timestamp`` (Claude's own, or Copilot's running
+    a Claude install: nothing tells them apart) gets a deny Claude and Copilot both act
+    on, from ``hookbus run``, and from the client, cold and warm."""
+    project = guarded_project(tmp_path / "project")
+    compile_now(project)
+    payload = json.dumps({**json.loads(pre_tool("rm -rf /x", project)), **STAMPED}).encode()
+    result = run_cli("claude", payload, cwd=project,
+                     args=["--event", "PreToolUse", "--timeout", "10"])  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert denied_in_both_forms(result.stdout) == "no rm -rf"
+
+    def status() -> bool:
+        done = hookbus_cli(project, "serve", "--status", "--json")
+        return done.returncode == 0 and bool(done.stdout.strip())
+
+    for warm in (False, True):
+        if warm:
+            wait_for(status, "the server the first call started")
+        done = subprocess.run(CLIENT, input=payload, capture_output=True, cwd=project,
+                              timeout=60, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert denied_in_both_forms(done.stdout) == "no rm -rf"
 
 
 #: Keys of every dialect a Claude command may meet, and values to give them.

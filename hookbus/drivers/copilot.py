@@ -12,9 +12,11 @@ reference, and real runs of 1.0.102 offline, logs in ``tests/golden/copilot/real
   ISO-8601 ``timestamp``: that is how a Copilot payload reaching a Claude install is
   told from Claude's own (``hookbus.hosts``, the claude host's dialects).
 
-Replies are flat JSON on stdout with exit 0, the same in both dialects: a
-``permissionDecision: "deny"`` blocks the tool, while Claude's nested
-``hookSpecificOutput`` and a bare ``decision: "deny"`` are ignored (real runs). A hook
+Replies are flat JSON on stdout with exit 0: a ``permissionDecision: "deny"`` blocks the
+tool; a bare ``decision: "deny"`` is ignored, and so is Claude's nested
+``hookSpecificOutput`` in a camelCase hook (real runs). A Claude-named event's payload
+may be Claude Code's own (a ``timestamp`` is all that tells them apart), so its reply is
+Claude's with the flat keys over it, which both hosts act on (:func:`_for_both`). A hook
 that exits 1 *blocks* (``Denied by preToolUse hook (hook errored)``), one past its
 timeout is dropped and the tool runs; so hookbus never exits non-zero here.
 """
@@ -127,11 +129,16 @@ _SNAKE = msgspec.json.Decoder(Snake)
 
 # -- tools -----------------------------------------------------------------------------
 
-#: Copilot's tool names, and Claude's (a "Claude-format" config sees those).
+#: Copilot's tool names, and every one of Claude's (a "Claude-format" config sees those,
+#: and a Claude payload with a timestamp is decoded here: a Claude tool of no kind here
+#: would slip past a guard on its kind; tests hold the two tables together).
 TOOLS: dict[str, ev.ToolKind] = {
-    **dict.fromkeys(("bash", "powershell", "shell", "Bash"), "shell"),
-    **dict.fromkeys(("edit", "create", "str_replace_editor", "Edit", "Write", "MultiEdit"), "edit"),
-    **dict.fromkeys(("view", "glob", "grep", "Read", "Glob", "Grep"), "read"),
+    **dict.fromkeys(("bash", "powershell", "shell", "Bash", "PowerShell"), "shell"),
+    **dict.fromkeys(("edit", "create", "str_replace_editor", "Edit", "Write", "MultiEdit",
+                     "NotebookEdit"), "edit"),
+    **dict.fromkeys(("view", "glob", "grep", "Read", "Glob", "Grep", "LS", "LSP", "NotebookRead",
+                     "ToolSearch", "ListMcpResourcesTool", "ReadMcpResourceTool",
+                     "ReadMcpResourceDirTool"), "read"),
     **dict.fromkeys(("web_fetch", "WebFetch", "WebSearch"), "web"),
     **dict.fromkeys(("task", "Task", "Agent"), "agent"),
 }  # fmt: skip
@@ -233,6 +240,35 @@ CONTEXT = {"sessionStart", "userPromptSubmitted", "preToolUse", "postToolUse",
 
 
 def encode(name: str, reply: Reply) -> Encoded:
+    flat = _flat(name, reply)
+    return flat if name in ALIASES else _for_both(name, reply, flat)
+
+
+def _for_both(name: str, reply: Reply, flat: Encoded) -> Encoded:
+    """The reply to a Claude-named payload (``PreToolUse`` ..., what Copilot gives the
+    hooks of ``.claude/settings.json``), which may be Claude Code's own: Copilot's ISO
+    ``timestamp`` is its only mark, a key Claude may add one day. So it is Claude's reply
+    with Copilot's flat keys over it, one object both hosts act on alike (real runs of
+    Copilot CLI 1.0.102 and Claude Code 2.1.332, ``docs/hosts/copilot.md``): each ignores
+    the other's keys, both block a PreToolUse on either's deny and a UserPromptSubmit on
+    ``decision: "block"``. A part is dropped only when neither form carries it."""
+    from hookbus.drivers import claude  # here: only a Claude-named event pays for it
+
+    theirs = claude.encode(name, reply)
+    out = {**_fields(theirs), **_fields(flat)}
+    unsent = {d.field for d in theirs.dropped}
+    stdout = msgspec.json.encode(out) + b"\n" if out else b""
+    return Encoded(output=HookOutput(stdout=stdout),
+                   dropped=tuple(d for d in flat.dropped if d.field in unsent))  # fmt: skip
+
+
+def _fields(encoded: Encoded) -> dict[str, Any]:
+    stdout = encoded.output.stdout
+    return msgspec.json.decode(stdout, type=dict[str, Any]) if stdout else {}
+
+
+def _flat(name: str, reply: Reply) -> Encoded:
+    """``reply`` in Copilot's own flat form."""
     key = camel(name)
     out: dict[str, Any] = {}
     drop = Drops("copilot", name)

@@ -55,10 +55,12 @@ def dialect(facts: HostFacts, payload: dict[str, object]) -> HostFacts:
     one naming an event of this host's own is its own, unless a decisive dialect's mark
     says otherwise (:class:`hookbus.hosts.Dialect`)."""
     own = facts.names_own_event(payload)
+    named = facts.named_event(payload)
     for other in facts.dialects:
         if (
             (other.decisive or not own)
             and other.host in hosts.HOSTS
+            and (other.events is None or named in other.events)
             and (other.matches(payload, os.environ))
         ):
             return hosts.HOSTS[other.host]

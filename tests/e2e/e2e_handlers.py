@@ -96,6 +96,11 @@ def deny_shell(event: hookbus.BeforeTool, ctx: hookbus.Context) -> hookbus.Reply
     return hookbus.Reply.deny(ctx.options.reason)
 
 
+@hookbus.handler("prompt-submit", options=DenyOptions)
+def deny_prompt(event: hookbus.PromptSubmit, ctx: hookbus.Context) -> hookbus.Reply:
+    return hookbus.Reply.deny(ctx.options.reason)
+
+
 @hookbus.handler("pre-compact", options=DenyOptions)
 def deny_compact(event: hookbus.PreCompact, ctx: hookbus.Context) -> hookbus.Reply:
     """Refuses a compaction (Pi cancels it)."""

@@ -9,6 +9,7 @@ got, what the model was told, and what hookbus wrote to its diagnostics.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -396,3 +397,61 @@ def test_a_local_install_with_the_portable_command_guards_and_its_fallback_too(
     assert (workspace.project / "victim").is_dir()
     [result] = tool_results(run.model.conversation("E2E-GONE")[1])
     assert "hookbus could not run" in json.dumps(result["content"])
+
+
+# -- a Claude payload that carries Copilot's timestamp ------------------------------------
+
+#: Copilot's mark on its copy of Claude's payloads (an ISO-8601 ``timestamp``).
+STAMP = "2026-12-07T19:00:00.000Z"
+
+
+def stamp_hookbus_payloads(ws: Workspace) -> None:
+    """Give every hook of the project's settings its payload with a ``timestamp`` added,
+    as a Claude Code that one day sends one would: each command runs as installed, fed
+    by a filter that adds the key."""
+    stamp = ws.root / "stamp.py"
+    stamp.write_text("import json, sys\npayload = json.load(sys.stdin)\n"
+                     f"payload['timestamp'] = {STAMP!r}\nprint(json.dumps(payload))\n")  # fmt: skip
+    path = ws.project / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    hooks = [hook for groups in settings["hooks"].values() for group in groups
+             for hook in group["hooks"]]  # fmt: skip
+    for n, hook in enumerate(hooks):
+        installed = ws.root / f"hook{n}.sh"
+        installed.write_text(hook["command"] + "\n")
+        hook["command"] = f"{sys.executable} {stamp} | /bin/sh {installed}"
+    path.write_text(json.dumps(settings, indent=2) + "\n")
+
+
+def test_a_stamped_payload_is_denied_in_a_form_claude_acts_on(
+    claude: Claude, workspace: Workspace
+) -> None:
+    """A Claude payload with Copilot's ``timestamp`` is taken for Copilot's, and the deny
+    hookbus gives it still stops the tool in Claude, with its reason for the model."""
+    reason = "E2E-STAMPED: echo is not allowed in this repo"
+    workspace.install_hookbus({"deny_shell": {"reason": reason}})
+    stamp_hookbus_payloads(workspace)
+    run = claude.run("E2E-STAMPED: please run echo hi", tool_script("E2E-STAMPED"))
+
+    assert_ok(run)
+    assert not (workspace.project / PROOF).exists()
+    [result] = tool_results(run.model.conversation("E2E-STAMPED")[1])
+    assert result["is_error"] is True
+    assert reason in json.dumps(result["content"])
+    [before] = [e for e in workspace.events() if e["kind"] == "before-tool"]
+    assert (before["host"], before["raw"]["timestamp"]) == ("copilot", STAMP)
+
+
+def test_a_stamped_prompt_is_blocked_in_claude(claude: Claude, workspace: Workspace) -> None:
+    """A prompt deny given to a stamped UserPromptSubmit blocks the prompt in Claude: the
+    model is never asked, and the run's result says why."""
+    reason = "E2E-STAMPED-PROMPT: not in this repo"
+    workspace.install_hookbus({"deny_prompt": {"reason": reason}})
+    stamp_hookbus_payloads(workspace)
+    run = claude.run("E2E-STAMPED-PROMPT: please run echo hi", tool_script("E2E-STAMPED-PROMPT"))
+
+    assert run.returncode == 0, run.describe()
+    assert run.model.conversation("E2E-STAMPED-PROMPT") == []
+    assert reason in run.output["result"]
+    [prompt] = [e for e in workspace.events() if e["kind"] == "prompt-submit"]
+    assert prompt["host"] == "copilot"

@@ -323,13 +323,11 @@ def with_claude_settings(ws: Workspace) -> Path:
     return ws.root / "claude_mine.log"
 
 
-def test_a_claude_install_blocks_in_copilot_in_copilots_form(
-    copilot: Copilot, workspace: Workspace
-) -> None:
+def test_a_claude_install_blocks_in_copilot(copilot: Copilot, workspace: Workspace) -> None:
     """Copilot runs ``.claude/settings.json`` hooks with its PascalCase payload and
     Claude's tool names: hookbus's Claude command takes it for Copilot's and denies in
-    the flat form Copilot acts on (the command does not run, the model reads why), and
-    the user's own Claude hook still runs."""
+    a form Copilot acts on (the command does not run, the model reads why), and the
+    user's own Claude hook still runs."""
     claude_log = with_claude_settings(workspace)
     reason = "E2E-CLAUDE-DENY: echo is not allowed in this repo"
     install(workspace, {"deny_shell": {"reason": reason}}, host="claude")
@@ -386,3 +384,24 @@ def test_with_both_installs_a_deny_still_blocks(copilot: Copilot, workspace: Wor
     assert tool_output(run, "E2E-BOTH-DENY") == f"Denied by preToolUse hook: {reason}"
     [before] = [e for e in workspace.events() if e["kind"] == "before-tool"]
     assert before["native"] == "preToolUse"
+
+
+def test_a_claude_install_blocks_a_prompt_in_copilot(
+    copilot: Copilot, workspace: Workspace
+) -> None:
+    """A prompt deny from the Claude install, given in the form Claude reads too, blocks
+    the prompt in Copilot: the model is never asked, Copilot warns with the reason
+    (``policy_blocked``) and exits 1."""
+    reason = "E2E-CLAUDE-PROMPT: not in this repo"
+    install(workspace, {"deny_prompt": {"reason": reason}}, host="claude")
+    run = copilot.run("E2E-CLAUDE-PROMPT: please run echo hi", tool_script("E2E-CLAUDE-PROMPT"))
+
+    assert run.returncode == 1, run.describe()
+    assert run.result["exitCode"] == 1
+    assert run.process.leftovers == (), run.describe()
+    assert run.model.conversation("E2E-CLAUDE-PROMPT") == []
+    assert not (workspace.project / PROOF).exists()
+    [warning] = [i["data"] for i in run.items if i.get("type") == "session.warning"]
+    assert (warning["warningType"], warning["message"]) == ("policy_blocked", reason)
+    [prompt] = [e for e in workspace.events() if e["kind"] == "prompt-submit"]
+    assert (prompt["host"], prompt["native"]) == ("copilot", "UserPromptSubmit")
