@@ -600,7 +600,7 @@ PROJECTS = {
     "gemini": (("GEMINI_PROJECT_DIR",), (("cwd",),)),
     "cline": ((), (("workspaceRoots",),)),
     "qwen": (("QWEN_PROJECT_DIR",), (("cwd",),)),
-    "copilot": (("COPILOT_PROJECT_DIR",), (("cwd",),)),
+    "copilot": (("COPILOT_PROJECT_DIR", "CLAUDE_PROJECT_DIR"), (("cwd",),)),
     "vscode": ((), (("cwd",),)),
     "kimi": ((), (("cwd",),)),
     "cursor": (("CURSOR_PROJECT_DIR",), (("workspace_roots",), ("cwd",))),

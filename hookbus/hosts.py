@@ -353,7 +353,9 @@ HOSTS: dict[str, HostFacts] = {
         event_paths=(("hook_event_name",), ("hookName",)),
         event_required=True,
         tool_paths=(("toolName",), ("tool_name",)),
-        project_env=("COPILOT_PROJECT_DIR",),
+        # Copilot 1.0.102 sets both for a .claude/settings.json hook (a real run); a
+        # Claude payload taken for Copilot's (its timestamp) has Claude's alone.
+        project_env=("COPILOT_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
         project_paths=(("cwd",),),
         # VS Code runs .github/hooks/*.json too, camelCase events renamed PascalCase,
         # with its own payload: hookEventName, which no Copilot payload carries.
