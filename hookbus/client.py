@@ -224,7 +224,8 @@ def _waited(signum: int, frame: object) -> None:
         raise _Waited
 
 
-#: How long a chunk that ends an object waits for more bytes before it is taken whole.
+#: How long a chunk that ends an object waits for more bytes before it is taken whole,
+#: on a stdin that is neither a pipe nor a file (:func:`_waiting`).
 PENDING_WAIT = 0.001
 
 
@@ -245,6 +246,34 @@ def _read(seconds: float) -> bytes | None:
             _signal.setitimer(_signal.ITIMER_REAL, 0)
     except _Waited:
         return None
+
+
+#: ``st_mode``'s file type bits, and those of a pipe and of a regular file.
+_TYPE, _FIFO, _FILE = 0o170000, 0o010000, 0o100000
+
+
+def _waiting() -> bytes | None:
+    # The bytes stdin holds now, b"" at its end, None when none are waiting yet: read
+    # without a timer, as an alarm landing just as a read returns loses what it read
+    # (under load, a 1 ms timer did: the payload's last chunk, and a whole payload was
+    # then answered as unreadable). A pipe is read through a non-blocking description of
+    # its own (the one stdin shares with the shell keeps its flags); a file never makes a
+    # read wait; anything else (a socket, a terminal) gets the timed read.
+    kind = posix.fstat(0).st_mode & _TYPE
+    if kind == _FILE:
+        return posix.read(0, 1 << 16)
+    if kind == _FIFO:
+        try:
+            fd = posix.open("/proc/self/fd/0", posix.O_RDONLY | posix.O_NONBLOCK | posix.O_CLOEXEC)
+        except OSError:  # no /proc
+            return _read(PENDING_WAIT)
+        try:
+            return posix.read(fd, 1 << 16)
+        except BlockingIOError:
+            return None
+        finally:
+            posix.close(fd)
+    return _read(PENDING_WAIT)
 
 
 def read_payload(deadline: float) -> tuple[bytes, str]:
@@ -282,7 +311,7 @@ def read_payload(deadline: float) -> tuple[bytes, str]:
             if not chunk.rstrip().endswith(b"}"):
                 continue
             try:
-                ahead = _read(PENDING_WAIT)
+                ahead = _waiting()
             except BlockingIOError:
                 ahead = None
             except (OSError, ValueError):

@@ -662,3 +662,55 @@ def test_unanswered_flag_answers_what_the_index_owes_and_asks_no_server(
     reason = json.loads(result.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
     assert reason == "hookbus: no answer in time; fail-closed guard:guard wants it"
     assert server.requests == []
+
+
+#: The client's read, with each read of stdin returning only after a 50 ms pause: the
+#: alarm of a short timer then lands just as the read returns, as it does on a loaded
+#: machine. Stdin is a file whose first 64 KiB (one read) end with ``}`` inside the object.
+LATE_READS = """\
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+import client
+
+class Late:
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+    def read(self, fd, n):
+        data = os.read(fd, n)
+        time.sleep(0.05)
+        return data
+
+client.posix = Late()
+data, end = client.read_payload(time.monotonic() + 60)
+sys.stdout.write(repr((len(data), end)))
+"""
+
+
+@pytest.mark.parametrize("stdin", ["file", "pipe"])
+def test_a_chunk_read_as_the_alarm_lands_is_kept(tmp_path: Path, stdin: str) -> None:
+    """A payload whose first read ends with ``}`` inside the object, the rest read while
+    the client looks for more bytes, is read whole even when that read returns after a
+    timer would have fired (a 1 ms alarm under load lost the last chunk: a Claude ``Stop``
+    was then answered as unreadable, the no-opinion); from a file, and from a pipe that
+    holds the first 64 KiB before the client starts."""
+    head = b'{"tool_input": {"pad": "'
+    first = head + b"x" * ((1 << 16) - len(head) - 2) + b'"}'
+    payload = first + b', "hook_event_name": "Stop"}'
+    assert len(first) == 1 << 16 and json.loads(payload)
+    argv = [sys.executable, "-I", "-S", "-c", LATE_READS, str(CLIENT.parent)]
+    if stdin == "file":
+        path = tmp_path / "payload.json"
+        path.write_bytes(payload)
+        with path.open("rb") as f:
+            done = subprocess.run(argv, stdin=f, capture_output=True, timeout=60, check=True)
+        out = done.stdout
+    else:
+        read_end, write_end = os.pipe()
+        os.write(write_end, first)  # a pipe holds 64 KiB: the client's first read is this
+        proc = subprocess.Popen(argv, stdin=read_end, stdout=subprocess.PIPE)
+        os.close(read_end)
+        os.write(write_end, payload[len(first) :])
+        os.close(write_end)
+        out, _ = proc.communicate(timeout=60)
+    assert ast.literal_eval(out.decode()) == (len(payload), "eof")

@@ -144,8 +144,11 @@ def no(event):
 """
 
 
-def run_claude_command(project: Path) -> subprocess.CompletedProcess[bytes]:
-    (project / "guards_no.py").write_text(DENY_HANDLER)
+def run_claude_command(
+    project: Path, *, write_handler: bool = True
+) -> subprocess.CompletedProcess[bytes]:
+    if write_handler:
+        (project / "guards_no.py").write_text(DENY_HANDLER)
     config = project / "no.toml"
     config.write_text('python_path = ["."]\nenable = ["guards_no:no"]\n')
     payload = json.loads((GOLDEN / "copilot/real/PreToolUse.Bash.claude-settings.json").read_text())
@@ -374,3 +377,24 @@ def test_the_client_command_is_recognised_as_hookbus() -> None:
     assert is_hookbus(client, "copilot") and not is_hookbus(client, "cursor")
     assert is_hookbus("hookbus run --host copilot --event preToolUse", "copilot")
     assert not is_hookbus("hookbus run --host copilotx --event preToolUse", "copilot")
+
+
+def test_a_stand_aside_from_a_fail_closed_guard_is_logged(project: Path) -> None:
+    """A Claude command standing aside for Copilot's install of an event a fail-closed
+    guard wants answers no opinion and logs ``stood-aside`` naming the guard and the file
+    (the fuzz test's Claude payloads carrying Copilot's ``timestamp`` key were answered
+    so with nothing in the log)."""
+    (project / "guards_no.py").write_text(
+        DENY_HANDLER.replace('tools="shell"', 'tools="shell", timeout=10, fail_closed=True')
+    )
+    done = run_claude_command(project, write_handler=False)  # compiles the index
+    assert json.loads(done.stdout)["permissionDecision"] == "deny"
+    hooks = copilot_install(project, {"preToolUse": [entry("preToolUse")]})
+    log = project / "st" / "diagnostics.jsonl"
+    done = run_claude_command(project, write_handler=False)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    lines = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    aside = [line for line in lines if line["event"] == "stood-aside"]
+    assert [(a["level"], a["file"], a["handlers"]) for a in aside] == [
+        ("info", str(hooks), ["guards_no:no"])
+    ], lines

@@ -245,10 +245,13 @@ def _run(  # noqa: PLR0917
         # install, when it has this event, is the one that answers.
         from hookbus.runtime.native_install import stands_aside
 
-        if stands_aside(command, facts, native=native, tool=tool, payload=peeked.payload,
-                        environ=os.environ):  # fmt: skip
+        aside = stands_aside(command, facts, native=native, tool=tool,
+                             payload=peeked.payload, environ=os.environ)  # fmt: skip
+        if aside:
             emergency.set(no_opinion)
-            return emergency.answer(no_opinion)
+            code = emergency.answer(no_opinion)
+            _stood_aside(facts, native, tool, peeked.payload, aside)
+            return code
     # Until the index says who wants this event, a hook that must give up (a signal, a
     # bug of ours, a hung read of the state folder) refuses it if a guard may want it.
     emergency.set_lazy(lambda: _guarded_answer(facts, native, peeked.payload))
@@ -270,6 +273,34 @@ def _run(  # noqa: PLR0917
     call = Call(facts, native, tool, intake.data, peeked.payload, timeout=timeout,
                 started=started, files=files, lookup=lookup, emergency=emergency)  # fmt: skip
     return emergency.answer(_dispatcher(dispatch)(call, after))
+
+
+def _stood_aside(
+    facts: HostFacts, native: str, tool: str | None, payload: dict[str, object], file: str
+) -> None:
+    """After the no-opinion of a command that stood aside for ``facts``'s own install
+    (``file``): when a fail-closed handler may want the event, or no index can say,
+    a diagnostic naming them and that file. The guard's answer is then that install's
+    to give; a log that says nothing would leave a guard's silence unexplained (a
+    payload read as another host's by a key it carries)."""
+    files = config_paths(facts.project_dir(os.environ, payload))
+    if not files:
+        return
+    lookup = index.read(files)
+    data = lookup.data
+    if data is None:
+        guards = None
+    else:
+        wanted = [data["handlers"][i] for i in lookup.wanted(facts.name, native, tool)]
+        unknown = [h for h in lookup.unknown_handlers() if h not in wanted]
+        guards = index.fail_closed(wanted + unknown)
+        if not guards:
+            return
+    who = f"fail-closed {', '.join(guards)}" if guards else "any fail-closed handler"
+    diagnostics.emit("stood-aside", f"answered no opinion: a {facts.name} payload, and "
+                     f"{facts.name}'s own hookbus install ({file}) runs for {native}; "
+                     f"{who} is answered there", level="info", host=facts.name,
+                     native=native, file=file, handlers=guards)  # fmt: skip
 
 
 def _unknown_host(message: str) -> int:
