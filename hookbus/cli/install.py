@@ -408,9 +408,12 @@ def _install(  # noqa: PLR0917
             print(line)
         if not plan.owned and not any(d.entries for d in plan.documents):
             print(f"no enabled handler wants a {opts.host} event; no hook file to install")
-    if not opts.dry_run:
-        _record_hook_files(opts.host, scope, [d.path for d in plan.documents] +
-                           [o.path for o in plan.owned])  # fmt: skip
+    if not opts.dry_run and _record_hook_files(
+        opts.host, scope, [d.path for d in plan.documents] + [o.path for o in plan.owned]
+    ):
+        # The index watches the trust store it was compiled with: compiled again now,
+        # so that the first hook does not find it stale.
+        compiled_index(config_files(scope))
     if form == "server" and not opts.dry_run:
         _cache_client(python)
     for note in plan.notes:
@@ -426,20 +429,22 @@ def _install(  # noqa: PLR0917
     return 0
 
 
-def _record_hook_files(host: str, scope: Scope, paths: list[str], *, forget: bool = False) -> None:
+def _record_hook_files(host: str, scope: Scope, paths: list[str], *, forget: bool = False) -> bool:
     """Record (or, uninstalling, ``forget``) in the trust store the bytes of the hooks
     files of ``host`` in a project: a Claude command run by that host stands aside for
-    them only as install wrote them (:mod:`hookbus.runtime.native_install`)."""
+    them only as install wrote them (:mod:`hookbus.runtime.native_install`). Whether the
+    store may have changed."""
     from hookbus import project_trust
     from hookbus.runtime.native_install import STANDS_ASIDE_FOR
 
     if host not in STANDS_ASIDE_FOR or scope == "user":
-        return
+        return False
     for path in paths:
         if forget or not os.path.isfile(path):
             project_trust.forget_hook_file(path)
         else:
             project_trust.record_hook_file(path)
+    return bool(paths)
 
 
 def _cache_client(python: str) -> None:
