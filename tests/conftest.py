@@ -100,7 +100,13 @@ def trusted_projects(
 
     def trusting(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> None:
         env = kwargs.get("env")
-        for root in (tmp_path, ROOT / "examples"):
+        roots = [tmp_path]
+        # The repository's examples only for a process started in them: trusted into
+        # every store, they would change the store (and stale its indexes) at each start.
+        cwd = kwargs.get("cwd")
+        if cwd is not None and Path(cwd).resolve().is_relative_to(ROOT / "examples"):
+            roots.append(ROOT / "examples")
+        for root in roots:
             trust_projects(root, env.get("XDG_CONFIG_HOME") if env else None)
         original(self, *args, **kwargs)
 

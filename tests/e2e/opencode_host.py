@@ -294,7 +294,7 @@ def check_deny(host: OpenCode, marker: str) -> None:
     assert kinds(ws) == ["session-start", "prompt-submit", "before-tool", "stop"]
     [mine] = users_calls(ws)
     assert mine["args"]["command"] == f"echo hi | tee {PROOF}"
-    assert ws.diagnostics() == []
+    assert ws.diagnostics() == [], ws.diagnostics()
 
 
 def check_hookbus_missing(host: OpenCode, marker: str, nowhere: Path) -> OpenCodeRun:
