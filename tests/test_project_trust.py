@@ -480,3 +480,24 @@ def test_trusting_or_changing_a_trusted_file_makes_the_index_stale_for_client_an
     assert fresh() == (True, True)
     (repo / "late.py").write_text("Y = 'edited, longer'\n")
     assert fresh() == (False, False)
+
+
+@pytest.mark.parametrize("scope", ["project", "local", "user"])
+def test_install_trusts_the_project_for_a_project_scope_only(tmp_path: Path, scope: str) -> None:
+    """``hookbus install --scope user`` run inside a cloned repository trusts none of its
+    code (it installs the user's configuration, for no project); ``--scope project`` and
+    ``--scope local`` trust it, printing what they trust."""
+    root = tmp_path / "clone"
+    (root / ".git").mkdir(parents=True)
+    (root / "evil.py").write_text(
+        "import hookbus\n\n@hookbus.handler('before-tool')\ndef h(event):\n    return None\n"
+    )
+    (root / ".hookbus.toml").write_text('enable = ["evil:h"]\n')
+    home = tmp_path / "home"  # a user-scope install writes the user's own settings
+    home.mkdir()
+    done = hookbus_cli(root, "install", "--host", "claude", "--scope", scope, "--no-server",
+                       env={"HOME": str(home)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    trusted = verdict(root / ".hookbus.toml").trusted
+    assert trusted == (scope != "user")
+    assert (os.path.realpath(root / "evil.py") in done.stdout) == (scope != "user")

@@ -1,8 +1,9 @@
 """``hookbus manifest | install | verify | uninstall``: hookbus's entries in a host's own
 settings, generated from the configuration, merged keeping everything of the user's.
 
-Install run in a project trusts the project's code first, printing every file it trusts
-(:mod:`hookbus.cli.trust`). Install fails loudly, writing nothing, when the
+Install run in a project for that project (``--scope project`` or ``local``) trusts the
+project's code first, printing every file it trusts (:mod:`hookbus.cli.trust`); a
+user-scope install trusts nothing. Install fails loudly, writing nothing, when the
 configuration is invalid or an enabled
 handler cannot be loaded (``--force`` installs anyway): a guard that silently never runs
 is worse than an install that says no. Uninstall gives the user's file back as it was:
@@ -262,9 +263,11 @@ def _host(opts: argparse.Namespace) -> int:
         # Before any handler is imported: uninstall is the way out of a handler module
         # that hangs or ends its importer.
         return _uninstall(manifest, scope, opts.host)
-    if opts.command == "install" and not opts.dry_run:
-        # Run in a project, install trusts its code (printing what it trusts): the user
-        # installing there is the user choosing it.
+    if opts.command == "install" and not opts.dry_run and scope != "user":
+        # Run in a project, a project or local install trusts its code (printing what it
+        # trusts): the user installing hooks for that project is the user choosing it. A
+        # user-scope install reads the user's configuration only and is about no project:
+        # run inside a cloned repository, it must not trust the strangers' code there.
         from hookbus.cli.trust import trust_for_install
 
         trust_for_install()
