@@ -115,7 +115,8 @@ class Record:
 
 class Store:
     """The records of the trust store, by the real path of each project configuration
-    file, and the hash of each hooks file install wrote in a project (by real path);
+    file, and the hash of each hooks file install wrote in a project (by its path as
+    written, links not resolved);
     ``problem`` says why the file was not read (then there are no records)."""
 
     __slots__ = ("hook_files", "problem", "records")
@@ -202,26 +203,29 @@ def revoke(config: str) -> bool:
 
 
 def record_hook_file(path: str) -> None:
-    """Remember the bytes of the hooks file install just wrote at ``path`` (in a project)."""
+    """Remember the bytes of the hooks file install just wrote at ``path`` (in a project),
+    by that path as it is (absolute, links not resolved): the file counts only where the
+    host reads it, not at another path that links to it."""
     found = file_digest(path)
     store = _to_change()
-    if found is None or store.hook_files.get(os.path.realpath(path)) == found:
+    key = os.path.abspath(path)
+    if found is None or store.hook_files.get(key) == found:
         return
-    store.hook_files[os.path.realpath(path)] = found
+    store.hook_files[key] = found
     _write_store(store)
 
 
 def forget_hook_file(path: str) -> None:
     """Forget the hooks file at ``path`` (uninstall changed or removed it)."""
     store = read_store()
-    if store.problem is None and store.hook_files.pop(os.path.realpath(path), "") != "":
+    if store.problem is None and store.hook_files.pop(os.path.abspath(path), "") != "":
         _write_store(store)
 
 
 def hook_file_is_ours(path: str, data: bytes) -> bool:
-    """Whether ``data``, read from the project hooks file at ``path``, is exactly what
-    this user's ``hookbus install`` wrote there."""
-    return read_store().hook_files.get(os.path.realpath(path)) == digest(data)
+    """Whether ``data``, read from the project hooks file at ``path`` (the path as found,
+    not its real path), is exactly what this user's ``hookbus install`` wrote there."""
+    return read_store().hook_files.get(os.path.abspath(path)) == digest(data)
 
 
 # -- what a project would run ----------------------------------------------------------
