@@ -416,6 +416,8 @@ def _install(  # noqa: PLR0917
                            [o.path for o in plan.owned])  # fmt: skip
     if form == "server" and not opts.dry_run:
         _cache_client(python)
+    if form in ("absolute", "server"):
+        _warn_code_in_project(python)
     for note in plan.notes:
         print(f"note: {note}")
     for item in plan.prefetch:
@@ -471,6 +473,23 @@ def _warn_shared(path: str, python: str, *, local: bool = True) -> None:
         f"milliseconds slower per hook{rest}",
         file=sys.stderr,
     )
+
+
+def _warn_code_in_project(python: str) -> None:
+    """Say loudly when the interpreter or hookbus the command runs lie in the project
+    install is run in: an agent working there could edit the hook's own code. Not a
+    refusal: the hooks still run, and an install in a project's venv is a choice of the
+    user's; the warning names the fix, and doctor reports it as a problem until fixed."""
+    from hookbus import project_trust
+    from hookbus.discover import working_folder
+    from hookbus.manifests.base import hookbus_file
+
+    project = project_trust.project_folder(working_folder())
+    package = os.path.dirname(hookbus_file(python))
+    places = project_trust.hook_code_in_project(python, package, project)
+    if places:
+        print(f"hookbus: warning: {project_trust.hook_code_warning(places, project)}; "
+              f"{project_trust.HOOK_CODE_FIX}", file=sys.stderr)  # fmt: skip
 
 
 def _warn_unignored(path: str) -> None:
