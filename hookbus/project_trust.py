@@ -32,7 +32,9 @@ whether a Claude command stands aside for that host's own install
 
 Installed code is not the project's: a file under the interpreter's prefixes, under
 hookbus's own folder or under the user's configuration folder is never recorded and never
-checked (:func:`exempt_places`), even when a project's path holds it.
+checked (:func:`exempt_places`), even when a project's path holds it; unless that place
+lies inside the project's folders (hookbus in the project's own ``.venv``), where an
+agent can write it.
 
 Standard library only (it is read while the configuration is loaded).
 """
@@ -115,7 +117,8 @@ class Record:
 
 class Store:
     """The records of the trust store, by the real path of each project configuration
-    file, and the hash of each hooks file install wrote in a project (by real path);
+    file, and the hash of each hooks file install wrote in a project (by its path as
+    written, links not resolved);
     ``problem`` says why the file was not read (then there are no records)."""
 
     __slots__ = ("hook_files", "problem", "records")
@@ -202,41 +205,91 @@ def revoke(config: str) -> bool:
 
 
 def record_hook_file(path: str) -> None:
-    """Remember the bytes of the hooks file install just wrote at ``path`` (in a project)."""
+    """Remember the bytes of the hooks file install just wrote at ``path`` (in a project),
+    by that path as it is (absolute, links not resolved): the file counts only where the
+    host reads it, not at another path that links to it."""
     found = file_digest(path)
     store = _to_change()
-    if found is None or store.hook_files.get(os.path.realpath(path)) == found:
+    key = os.path.abspath(path)
+    if found is None or store.hook_files.get(key) == found:
         return
-    store.hook_files[os.path.realpath(path)] = found
+    store.hook_files[key] = found
     _write_store(store)
 
 
 def forget_hook_file(path: str) -> None:
     """Forget the hooks file at ``path`` (uninstall changed or removed it)."""
     store = read_store()
-    if store.problem is None and store.hook_files.pop(os.path.realpath(path), "") != "":
+    if store.problem is None and store.hook_files.pop(os.path.abspath(path), "") != "":
         _write_store(store)
 
 
 def hook_file_is_ours(path: str, data: bytes) -> bool:
-    """Whether ``data``, read from the project hooks file at ``path``, is exactly what
-    this user's ``hookbus install`` wrote there."""
-    return read_store().hook_files.get(os.path.realpath(path)) == digest(data)
+    """Whether ``data``, read from the project hooks file at ``path`` (the path as found,
+    not its real path), is exactly what this user's ``hookbus install`` wrote there."""
+    return read_store().hook_files.get(os.path.abspath(path)) == digest(data)
 
 
 # -- what a project would run ----------------------------------------------------------
 
 
-def exempt_places() -> tuple[str, ...]:
+def exempt_places(projects: Iterable[str]) -> tuple[str, ...]:
     """Where installed code, and the user's own, lives: the interpreter's prefixes,
     hookbus's own folder and the user's configuration folder (each ending in ``/``). A
-    file there is never a project's, even when a project's path holds it."""
+    file there is never a project's, even when a project's path holds it; but a place
+    that lies inside one of the ``projects``' folders (hookbus in the project's own
+    ``.venv``) is the project's, which an agent there can write: never exempt."""
     import hookbus
 
     places = {sys.prefix, sys.base_prefix, sys.exec_prefix,
               os.path.dirname(os.path.abspath(hookbus.__file__ or "")),
               os.path.dirname(store_path())}  # fmt: skip
-    return tuple(os.path.join(os.path.realpath(p), "") for p in places if p)
+    projects = list(projects)
+    return tuple(os.path.join(os.path.realpath(p), "") for p in places
+                 if p and not inside(p, projects))  # fmt: skip
+
+
+def inside(path: str, projects: Iterable[str]) -> bool:
+    """Whether ``path`` lies in (or is) one of the ``projects``' folders, as named or as
+    its real path, either taken as named or as real paths too."""
+    within = folders(projects)
+    return any(os.path.join(f(path), "").startswith(within)
+               for f in (os.path.abspath, os.path.realpath))  # fmt: skip
+
+
+def project_folder(start: str) -> str:
+    """The project folder around ``start``: the repository root (a folder with ``.git``)
+    where ``.hookbus.toml`` is looked for, else the nearest ``.hookbus.toml``'s folder,
+    else ``start``."""
+    from hookbus.discover import project_candidates
+
+    found = None
+    for candidate in project_candidates(start):
+        folder = os.path.dirname(candidate)
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        if found is None and os.path.isfile(candidate):
+            found = folder
+    return found or os.path.abspath(start)
+
+
+def hook_code_in_project(python: str, package: str, project: str) -> list[str]:
+    """Which of the interpreter ``python`` and hookbus's package folder ``package`` (its
+    ``client.py`` with it) a hook command runs lie in the ``project`` folder, where an
+    agent working there can edit the hook's own code."""
+    return [p for p in (python, package) if p and inside(p, [project])]
+
+
+def hook_code_warning(places: Sequence[str], project: str) -> str:
+    """What install and doctor say of :func:`hook_code_in_project`'s ``places``."""
+    return (f"the hook command runs {' and '.join(places)} (hookbus, its client.py), inside "
+            f"the project folder {project}: an agent that can write the project can edit "
+            "the hook's own code and switch every guard off")  # fmt: skip
+
+
+#: The fix :func:`hook_code_warning` names.
+HOOK_CODE_FIX = ("install hookbus outside the project (for example 'pipx install hookbus') "
+                 "and run 'hookbus install' with that one")  # fmt: skip
 
 
 def folders(entries: Iterable[str]) -> tuple[str, ...]:
@@ -322,7 +375,7 @@ def code_set(
     and every module they import statically that is found there too."""
     code = CodeSet(digest(config_data))
     finder = _Finder(entries)
-    exempt = exempt_places()
+    exempt = exempt_places([os.path.dirname(os.path.abspath(config)), *entries])
     queue = [t.partition(":")[0] for t in targets]
     seen: set[str] = set()
     while queue:

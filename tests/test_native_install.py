@@ -63,11 +63,10 @@ NO_HOME = {"COPILOT_HOME": "/nonexistent/copilot-home"}
 
 def test_the_copilot_file_of_the_same_event_is_found(project: Path) -> None:
     """hookbus's command for the camelCase name of a PascalCase event is found, whichever
-    spelling is asked, and from a subfolder of the project too."""
+    spelling is asked."""
     path = copilot_install(project, {"preToolUse": [entry("preToolUse")]})
-    (project / "sub").mkdir()
     assert copilot_handles("PreToolUse", "Bash", str(project), NO_HOME) == str(path)
-    assert copilot_handles("preToolUse", "bash", str(project / "sub"), NO_HOME) == str(path)
+    assert copilot_handles("preToolUse", "bash", str(project), NO_HOME) == str(path)
     assert copilot_handles("Stop", None, str(project), NO_HOME) is None
 
 
@@ -398,3 +397,51 @@ def test_a_stand_aside_from_a_fail_closed_guard_is_logged(project: Path) -> None
     assert [(a["level"], a["file"], a["handlers"]) for a in aside] == [
         ("info", str(hooks), ["guards_no:no"])
     ], lines
+
+
+@pytest.mark.parametrize("host", ["cursor", "copilot", "vscode", "grok"])
+def test_only_the_recorded_file_where_the_host_reads_it_counts(
+    host: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Project A's recorded hooks file makes the Claude command stand aside for a payload
+    of A; not for A's subfolder opened as the workspace (the host reads no parent's
+    file), not for project B whose hooks folder is a symbolic link to A's, and not for A
+    named through a link to it."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))  # no user-scope file of any host
+    env = {"COPILOT_HOME": str(home / ".copilot"), "GROK_HOME": str(home / ".grok")}
+    a, b, link = tmp_path / "projA", tmp_path / "projB", tmp_path / "linkA"
+    (a / "sub").mkdir(parents=True)
+    b.mkdir()
+    link.symlink_to(a)
+    if host == "grok":
+        hooks = {"pre_tool_use": [{"hooks": [{"type": "command", "command": GROK_COMMAND.format(
+            event="pre_tool_use")}]}]}  # fmt: skip
+        as_installed(a / ".grok" / "hooks" / "hookbus.json", {"hooks": hooks})
+        (b / ".grok").symlink_to(a / ".grok")
+        native, tool = "pre_tool_use", "run_terminal_cmd"
+    else:
+        folder, name, native, tool = {
+            "cursor": (".cursor", "hooks.json", "preToolUse", "Shell"),
+            "copilot": (".github", "hooks/hookbus.json", "preToolUse", "bash"),
+            "vscode": (".github", "hooks/hookbus-vscode.json", "PreToolUse", None),
+        }[host]
+        command = COMMAND.replace("--host copilot", f"--host {host}").format(event=native)
+        key = "bash" if host == "copilot" else "command"
+        as_installed(a / folder / name,
+                     {"version": 1, "hooks": {native: [{"type": "command", key: command}]}})  # fmt: skip
+        (b / folder).symlink_to(a / folder)
+
+    def aside(root: Path) -> str | None:
+        if host == "grok":
+            environ = {**env, "GROK_WORKSPACE_ROOT": str(root)}
+        else:
+            environ = {**env, "CURSOR_PROJECT_DIR": str(root), "COPILOT_PROJECT_DIR": str(root)}
+        payload = {"cwd": str(root)}  # VS Code's project is its payload's cwd
+        return stands_aside(HOSTS["claude"], HOSTS[host], native=native, tool=tool,
+                            payload=payload, environ=environ)  # fmt: skip
+
+    assert aside(a)
+    assert aside(a / "sub") is None
+    assert aside(b) is None
+    assert aside(link) is None

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import hookbus_cli, pre_tool, wait_for
+from support import hookbus_cli, install_project, pre_tool, wait_for
 
 from hookbus import project_trust
 from hookbus.config import load, project_code
@@ -480,3 +480,65 @@ def test_trusting_or_changing_a_trusted_file_makes_the_index_stale_for_client_an
     assert fresh() == (True, True)
     (repo / "late.py").write_text("Y = 'edited, longer'\n")
     assert fresh() == (False, False)
+
+
+@pytest.mark.parametrize("scope", ["project", "local", "user"])
+def test_install_trusts_the_project_for_a_project_scope_only(tmp_path: Path, scope: str) -> None:
+    """``hookbus install --scope user`` run inside a cloned repository trusts none of its
+    code (it installs the user's configuration, for no project); ``--scope project`` and
+    ``--scope local`` trust it, printing what they trust."""
+    root = tmp_path / "clone"
+    (root / ".git").mkdir(parents=True)
+    (root / "evil.py").write_text(
+        "import hookbus\n\n@hookbus.handler('before-tool')\ndef h(event):\n    return None\n"
+    )
+    (root / ".hookbus.toml").write_text('enable = ["evil:h"]\n')
+    home = tmp_path / "home"  # a user-scope install writes the user's own settings
+    home.mkdir()
+    done = hookbus_cli(root, "install", "--host", "claude", "--scope", scope, "--no-server",
+                       env={"HOME": str(home)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    trusted = verdict(root / ".hookbus.toml").trusted
+    assert trusted == (scope != "user")
+    assert (os.path.realpath(root / "evil.py") in done.stdout) == (scope != "user")
+
+
+def test_an_installed_place_inside_a_project_is_never_exempt(tmp_path: Path) -> None:
+    """The interpreter's prefix is exempt from verification, unless it lies inside one
+    of the project's folders (hookbus in the project's own venv): then it is not."""
+    prefix = os.path.join(os.path.realpath(sys.prefix), "")
+    assert prefix in project_trust.exempt_places([str(tmp_path)])
+    assert prefix not in project_trust.exempt_places([str(tmp_path), sys.prefix])
+    assert prefix not in project_trust.exempt_places([os.path.dirname(sys.prefix)])
+
+
+def test_install_and_doctor_say_when_the_hooks_interpreter_is_inside_the_project(
+    tmp_path: Path,
+) -> None:
+    """An install whose command runs an interpreter in the project's own ``.venv`` warns,
+    naming it and the fix, at project and user scope; doctor reports it as a problem."""
+    root = install_project(tmp_path / "proj")
+    (root / ".git").mkdir()
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / ".venv")],
+                   check=True, timeout=120)  # fmt: skip
+    python = root / ".venv" / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path("
+                           "'purelib'))"], capture_output=True, text=True, check=True).stdout  # fmt: skip
+    (Path(site.strip()) / "hookbus_src.pth").write_text(
+        str(Path(project_trust.__file__).parents[1])
+    )
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home)}
+    for scope in ("project", "user"):
+        done = hookbus_cli(root, "install", "--host", "claude", "--scope", scope,
+                           "--python", str(python), env=env)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert f"runs {python}" in done.stderr and "pipx install hookbus" in done.stderr
+        assert f"inside the project folder {root}" in done.stderr
+    report = json.loads(hookbus_cli(root, "doctor", "--json", env=env).stdout)
+    assert not report["ok"]
+    assert any(f"runs {python}" in p["message"] and "pipx" in p["fix"]
+               for p in report["problems"])  # fmt: skip
+    outside = hookbus_cli(root, "install", "--host", "claude", env=env)
+    assert "inside the project folder" not in outside.stderr

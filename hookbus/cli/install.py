@@ -1,8 +1,9 @@
 """``hookbus manifest | install | verify | uninstall``: hookbus's entries in a host's own
 settings, generated from the configuration, merged keeping everything of the user's.
 
-Install run in a project trusts the project's code first, printing every file it trusts
-(:mod:`hookbus.cli.trust`). Install fails loudly, writing nothing, when the
+Install run in a project for that project (``--scope project`` or ``local``) trusts the
+project's code first, printing every file it trusts (:mod:`hookbus.cli.trust`); a
+user-scope install trusts nothing. Install fails loudly, writing nothing, when the
 configuration is invalid or an enabled
 handler cannot be loaded (``--force`` installs anyway): a guard that silently never runs
 is worse than an install that says no. Uninstall gives the user's file back as it was:
@@ -262,9 +263,11 @@ def _host(opts: argparse.Namespace) -> int:
         # Before any handler is imported: uninstall is the way out of a handler module
         # that hangs or ends its importer.
         return _uninstall(manifest, scope, opts.host)
-    if opts.command == "install" and not opts.dry_run:
-        # Run in a project, install trusts its code (printing what it trusts): the user
-        # installing there is the user choosing it.
+    if opts.command == "install" and not opts.dry_run and scope != "user":
+        # Run in a project, a project or local install trusts its code (printing what it
+        # trusts): the user installing hooks for that project is the user choosing it. A
+        # user-scope install reads the user's configuration only and is about no project:
+        # run inside a cloned repository, it must not trust the strangers' code there.
         from hookbus.cli.trust import trust_for_install
 
         trust_for_install()
@@ -416,6 +419,8 @@ def _install(  # noqa: PLR0917
         compiled_index(config_files(scope))
     if form == "server" and not opts.dry_run:
         _cache_client(python)
+    if form in ("absolute", "server"):
+        _warn_code_in_project(python)
     for note in plan.notes:
         print(f"note: {note}")
     for item in plan.prefetch:
@@ -473,6 +478,23 @@ def _warn_shared(path: str, python: str, *, local: bool = True) -> None:
         f"milliseconds slower per hook{rest}",
         file=sys.stderr,
     )
+
+
+def _warn_code_in_project(python: str) -> None:
+    """Say loudly when the interpreter or hookbus the command runs lie in the project
+    install is run in: an agent working there could edit the hook's own code. Not a
+    refusal: the hooks still run, and an install in a project's venv is a choice of the
+    user's; the warning names the fix, and doctor reports it as a problem until fixed."""
+    from hookbus import project_trust
+    from hookbus.discover import working_folder
+    from hookbus.manifests.base import hookbus_file
+
+    project = project_trust.project_folder(working_folder())
+    package = os.path.dirname(hookbus_file(python))
+    places = project_trust.hook_code_in_project(python, package, project)
+    if places:
+        print(f"hookbus: warning: {project_trust.hook_code_warning(places, project)}; "
+              f"{project_trust.HOOK_CODE_FIX}", file=sys.stderr)  # fmt: skip
 
 
 def _warn_unignored(path: str) -> None:

@@ -55,7 +55,6 @@ import re
 import shlex
 import shutil
 
-from hookbus.discover import project_candidates
 from hookbus.hosts import COPILOT_EVENTS, CURSOR_EVENTS, HostFacts
 
 TYPE_CHECKING = False
@@ -79,24 +78,27 @@ def copilot_home(environ: Mapping[str, str]) -> str:
     return environ.get("COPILOT_HOME") or os.path.join(os.path.expanduser("~"), ".copilot")
 
 
-#: Where a host's hooks file may be, and whether that place is in the project (where it
-#: counts only as this user's install wrote it).
-Place = tuple[str, bool]
+#: Where a host's hooks file may be, and the project folder it lies in (where it counts
+#: only as this user's install wrote it, reached with no symbolic link), or None.
+Place = tuple[str, str | None]
 
 
 def _in_project(project: str | None, *parts: str) -> Iterator[Place]:
-    """``parts`` under the project folder or a parent (as far as ``.hookbus.toml`` is
-    looked for, since install writes beside it)."""
-    if project:
-        for candidate in project_candidates(project):
-            yield os.path.join(os.path.dirname(candidate), *parts), True
+    """``parts`` in the project folder itself: the one place the host reads them for this
+    workspace (Cursor reads ``<root>/.cursor/hooks.json``, Copilot and VS Code the
+    workspace's ``.github/hooks``, Grok its ``.grok/hooks``; none reads a parent
+    folder's). A parent's file, such as the one of the repository a subfolder opened as
+    the workspace lies in, may not run. The project must be named plainly (absolute, no
+    ``.`` or ``..``): the file is then matched by the path the host opens."""
+    if project and os.path.isabs(project) and os.path.normpath(project) == project:
+        yield os.path.join(project, *parts), project
 
 
 def copilot_files(project: str | None, environ: Mapping[str, str]) -> Iterator[Place]:
     """Where a Copilot install of hookbus may be: ``.github/hooks/hookbus.json`` in the
     project, then the user's ``$COPILOT_HOME/hooks/hookbus.json``."""
     yield from _in_project(project, ".github", "hooks", COPILOT_FILE)
-    yield os.path.join(copilot_home(environ), "hooks", COPILOT_FILE), False
+    yield os.path.join(copilot_home(environ), "hooks", COPILOT_FILE), None
 
 
 def vscode_home() -> str:
@@ -108,14 +110,14 @@ def vscode_files(project: str | None, environ: Mapping[str, str]) -> Iterator[Pl
     """Where a VS Code install of hookbus may be: ``.github/hooks/hookbus-vscode.json`` in
     the project, then the user's ``~/.copilot/hooks/hookbus-vscode.json``."""
     yield from _in_project(project, ".github", "hooks", VSCODE_FILE)
-    yield os.path.join(vscode_home(), "hooks", VSCODE_FILE), False
+    yield os.path.join(vscode_home(), "hooks", VSCODE_FILE), None
 
 
 def cursor_files(project: str | None, environ: Mapping[str, str]) -> Iterator[Place]:
     """Where a Cursor install of hookbus may be: the project's ``.cursor/hooks.json``,
     then the user's ``~/.cursor/hooks.json``."""
     yield from _in_project(project, ".cursor", "hooks.json")
-    yield os.path.join(os.path.expanduser("~"), ".cursor", "hooks.json"), False
+    yield os.path.join(os.path.expanduser("~"), ".cursor", "hooks.json"), None
 
 
 class OwnInstall:
@@ -157,8 +159,8 @@ def handled_by(
     """The host's hooks file whose hookbus command runs for ``native`` (either
     spelling) and ``tool``, or None."""
     event = install.events.get(native, native)
-    for path, in_project in install.files(project, environ):
-        entries = _entries(path, event, in_project=in_project)
+    for path, folder in install.files(project, environ):
+        entries = _entries(path, event, project=folder)
         if any(_runs(install, entry, event, tool) for entry in entries):
             return path
     return None
@@ -189,12 +191,12 @@ def grok_handles(
     home = grok_home(environ)
     if _grok_disabled(os.path.join(home, "disabled-hooks")):
         return None
-    paths = [(os.path.join(home, "hooks", GROK_FILE), False)]
+    paths: list[Place] = [(os.path.join(home, "hooks", GROK_FILE), None)]
     pascal = "".join(word.capitalize() for word in native.split("_"))
     if project and not _claude_user_install(pascal):
-        paths.append((os.path.join(project, ".grok", "hooks", GROK_FILE), True))
-    for path, in_project in paths:
-        for group in _entries(path, native, in_project=in_project):
+        paths += _in_project(project, ".grok", "hooks", GROK_FILE)
+    for path, folder in paths:
+        for group in _entries(path, native, project=folder):
             if not isinstance(group, dict) or not _grok_matches(group.get("matcher"), tool):
                 continue
             if any(_grok_runs(h, native) for h in _inner(group)):
@@ -276,15 +278,39 @@ def _not_json(constant: str) -> object:
     raise ValueError(f"{constant} is not JSON")
 
 
-def _entries(path: str, event: str, *, in_project: bool = False) -> list[object]:
-    """The entries of ``event`` in the hooks file at ``path``; none when it cannot be
-    read, is not strict JSON, or (``in_project``) is not as this user's install wrote it."""
+def _read_below(project: str, path: str) -> bytes:
+    """The bytes of ``path`` (in ``project``), opened one folder at a time from the
+    project folder with no symbolic link followed, at the project folder or below it: a
+    project whose ``.cursor`` links to another project's recorded file reads that file
+    under a path install never recorded, and the host may not run it (OSError then)."""
+    parts = os.path.relpath(path, project).split(os.sep)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(project, flags | os.O_DIRECTORY)
     try:
-        with open(path, "rb") as f:
-            data = f.read(_MAX_BYTES + 1)
+        for part in parts[:-1]:
+            below = os.open(part, flags | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = below
+        below = os.open(parts[-1], flags, dir_fd=fd)
+    finally:
+        os.close(fd)
+    with open(below, "rb") as f:
+        return f.read(_MAX_BYTES + 1)
+
+
+def _entries(path: str, event: str, *, project: str | None = None) -> list[object]:
+    """The entries of ``event`` in the hooks file at ``path``; none when it cannot be
+    read, is not strict JSON, or (in a ``project``) was reached through a symbolic link
+    or is not as this user's install wrote it at that very path."""
+    try:
+        if project is None:
+            with open(path, "rb") as f:
+                data = f.read(_MAX_BYTES + 1)
+        else:
+            data = _read_below(project, path)
         if len(data) > _MAX_BYTES:
             return []
-        if in_project:
+        if project is not None:
             from hookbus.project_trust import hook_file_is_ours
 
             if not hook_file_is_ours(path, data):

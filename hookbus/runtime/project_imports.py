@@ -115,7 +115,7 @@ def guard(settings: Settings) -> None:
         allowed = dict(found.files) if found is not None else {}
         _finder.fix = project_trust.fix_for(settings.project)
     _finder.paths, _finder.allowed = project_trust.folders(paths), allowed
-    _finder.exempt = project_trust.exempt_places()
+    _finder.exempt = project_trust.exempt_places(paths)
     if _finder not in sys.meta_path:
         # Before the standard path finder, after the built-in and frozen ones: a project
         # cannot shadow those anyway (they are not found by path).

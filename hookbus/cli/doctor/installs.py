@@ -127,6 +127,7 @@ def _installs(
                 found.problem(host, path, f"{checked['problem']}: the hook then answers only "
                               f"the command's fallback: {_fallbacks(host, commands, program)}",
                               _interpreter_fix(manifest, scope, form))  # fmt: skip
+            _code_in_project(host, path, program, main, found)
         if check_drift:
             wanted = _expected(manifest, index, scope, form, path, data["interpreters"])
             data["drift"] = manifest.drift(current, wanted)
@@ -145,6 +146,22 @@ def _installs(
                        "machine's interpreter: elsewhere they answer their fallback",
                        f"{local}--command path or module (any machine with hookbus)")  # fmt: skip
     return installs
+
+
+def _code_in_project(host: str, path: str, program: str, main: str | None,
+                     found: Findings) -> None:  # fmt: skip
+    """A problem when the interpreter or hookbus an installed command runs lie in the
+    project doctor runs in (an agent there could edit the hook's own code)."""
+    if main is None:
+        return  # 'hookbus' or 'python3' on PATH: no path in the command to judge
+    from hookbus import project_trust
+    from hookbus.discover import working_folder
+
+    project = project_trust.project_folder(working_folder())
+    places = project_trust.hook_code_in_project(program, os.path.dirname(main), project)
+    if places:
+        found.problem(host, path, project_trust.hook_code_warning(places, project),
+                      project_trust.HOOK_CODE_FIX)  # fmt: skip
 
 
 def _owned_installs(
