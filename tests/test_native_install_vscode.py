@@ -124,12 +124,14 @@ def test_a_vscode_payload_in_another_hosts_command(
 
 def test_a_copilot_payload_in_the_vscode_command(project: Path) -> None:
     """Copilot CLI reads ``.github/hooks`` too: its PascalCase payload in the VS Code
-    command is answered as Copilot (flat deny), or left to Copilot's own install."""
+    command is answered as Copilot (its flat deny, with Claude's form under it, as any
+    PascalCase event of Copilot's is), or left to Copilot's own install."""
     payload = json.loads((GOLDEN / "copilot/PreToolUse.bash.pascal.json").read_text())
     done = run(project, "vscode", payload, "--event", "PreToolUse")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"permissionDecision": "deny",
-                                       "permissionDecisionReason": "no from copilot"}  # fmt: skip
+    deny = {"permissionDecision": "deny", "permissionDecisionReason": "no from copilot"}
+    assert json.loads(done.stdout) == {
+        **deny, "hookSpecificOutput": {"hookEventName": "PreToolUse", **deny}}  # fmt: skip
     install(project, "copilot", "preToolUse")
     done = run(project, "vscode", payload, "--event", "PreToolUse")
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
