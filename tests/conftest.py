@@ -106,8 +106,13 @@ def trusted_projects(
         cwd = kwargs.get("cwd")
         if cwd is not None and Path(cwd).resolve().is_relative_to(ROOT / "examples"):
             roots.append(ROOT / "examples")
+        # The store of the process's own configuration folder, as hookbus finds it.
+        home = None
+        if env is not None:
+            home = env.get("XDG_CONFIG_HOME") or (
+                os.path.join(env["HOME"], ".config") if env.get("HOME") else None)  # fmt: skip
         for root in roots:
-            trust_projects(root, env.get("XDG_CONFIG_HOME") if env else None)
+            trust_projects(root, home)
         original(self, *args, **kwargs)
 
     # A configuration loaded, or an index compiled, in the test's own process: trusted

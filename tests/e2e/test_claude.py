@@ -381,7 +381,7 @@ def test_a_local_install_with_the_portable_command_guards_and_its_fallback_too(
                            text=True, timeout=120, check=False)  # fmt: skip
     assert again.returncode == 0, again.stderr
     local = workspace.project / ".claude" / "settings.local.json"
-    assert "then hookbus run --host claude" in local.read_text()
+    assert "; hookbus run --host claude" in local.read_text()  # after the unset of PYTHON*
     assert not (workspace.project / ".claude" / "settings.json").exists()
 
     (workspace.project / "victim").mkdir()
