@@ -308,7 +308,7 @@ def test_a_subagent_start_handler_that_crashes_answers_allow(tmp_path: Path) -> 
 FAIL_CLOSED_SHELL = """
 import hookbus
 
-@hookbus.handler("before-tool", tools="shell", fail_closed=True)
+@hookbus.handler("before-tool", tools="shell", timeout=10, fail_closed=True)
 def no_shell(event):
     return hookbus.Reply.deny("no shell")
 """
@@ -324,17 +324,17 @@ def test_a_tool_call_naming_no_tool_is_refused_by_a_fail_closed_guard(
     config = tmp_path / "shell.toml"
     config.write_text('python_path = ["."]\nenable = ["hooks_shell:no_shell"]\n')
     payload = json.loads((GOLDEN / "preToolUse.Shell.json").read_text())
-    if name is None:
-        payload["tool_name"] = None
-    else:
+    if name == "missing":
         del payload["tool_name"]
+    else:
+        payload["tool_name"] = name
     env = {**os.environ, "HOOKBUS_CONFIG": str(config), "HOOKBUS_STATE_DIR": str(tmp_path / "st")}
     done = subprocess.run([sys.executable, "-m", "hookbus", "run", "--host", "cursor",
                            "--event", "preToolUse"], input=json.dumps(payload).encode(),
                           cwd=tmp_path, capture_output=True, env=env, timeout=60, check=False)  # fmt: skip
     assert done.returncode == 0, done
     assert json.loads(done.stdout)["permission"] == "deny", done
-    with pytest.raises(DecodeError, match="names no tool"):
+    with pytest.raises(DecodeError, match="without a tool name"):
         cursor.driver.decode(json.dumps(payload).encode())
 
 
