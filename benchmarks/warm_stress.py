@@ -8,13 +8,18 @@ row lost in the store, server RSS and p99 reported". This benchmark runs exactly
 Claude Code runs, at that rate:
 
 - an isolated environment: its own ``HOOKBUS_STATE_DIR`` (a short path: the socket is
-  in it), an empty ``XDG_CONFIG_HOME``, no ``XDG_RUNTIME_DIR``;
-- a project enabling one ``before-tool`` handler that writes one dispatch row per call
-  through ``ctx.store`` (the guard's way) and answers deny for ``rm`` and allow for
-  everything else, with its reason;
-- ``hookbus install --host claude --server`` in that project, and the PreToolUse command
-  it wrote to ``.claude/settings.json``, run through ``/bin/sh -c`` as Claude Code runs
-  hooks, with a PreToolUse Bash payload on stdin whose ``tool_use_id`` is unique;
+  in it), its own ``XDG_CONFIG_HOME``, no ``XDG_RUNTIME_DIR``;
+- the user's configuration (in that ``XDG_CONFIG_HOME``) enabling one ``before-tool``
+  handler that writes one dispatch row per call through ``ctx.store`` (the guard's way)
+  and answers deny for ``rm`` and allow for everything else, with its reason: the warm
+  server keeps only the user's and the built-in handlers warm (a project's handler runs
+  in a fresh worker that retires after the call: ``warm_latency.py``'s ``warm-project``
+  case measures that price, not this stress);
+- ``hookbus install --host claude --server --scope local`` in a project (the local
+  settings follow the user's configuration and the project's), and the PreToolUse
+  command it wrote to ``.claude/settings.local.json``, run through ``/bin/sh -c`` as
+  Claude Code runs hooks, with a PreToolUse Bash payload on stdin whose ``tool_use_id``
+  is unique;
 - ``hookbus serve --detach`` started first and warmed up (the handler module kept warm,
   both workers idle), then ``--clients`` threads released together, each running the
   command ``--requests`` times one after another;
@@ -136,8 +141,13 @@ class Setup:
         self.python = python
         self.project = root / "proj"
         (self.project / ".git").mkdir(parents=True)  # the configuration search stops here
-        (self.project / "stress_rows.py").write_text(HANDLER)
-        (self.project / ".hookbus.toml").write_text('enable = ["stress_rows:record"]\n')
+        # The user's configuration: the only handlers (with the built-in ones) the warm
+        # server keeps warm.
+        user = root / "config" / "hookbus"
+        user.mkdir(parents=True)
+        self.module = user / "stress_rows.py"
+        self.module.write_text(HANDLER)
+        (user / "config.toml").write_text('enable = ["stress_rows:record"]\n')
         # Short: the socket's path must fit a sockaddr_un.
         self.state = Path(tempfile.mkdtemp(prefix="hbs"))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("HOOKBUS_", "PYTHON"))}
@@ -145,8 +155,8 @@ class Setup:
         self.env = {**env, "HOOKBUS_STATE_DIR": str(self.state),
                     "XDG_CONFIG_HOME": str(root / "config"),
                     "CLAUDE_PROJECT_DIR": str(self.project)}  # fmt: skip
-        self.hookbus("install", "--host", "claude", "--server")
-        settings = json.loads((self.project / ".claude" / "settings.json").read_text())
+        self.hookbus("install", "--host", "claude", "--server", "--scope", "local")
+        settings = json.loads((self.project / ".claude" / "settings.local.json").read_text())
         (group,) = [g for g in settings["hooks"]["PreToolUse"] if "Bash" in g["matcher"]]
         self.command: str = group["hooks"][0]["command"]
         if "client" not in self.command:
@@ -401,7 +411,7 @@ def measure(setup: Setup, clients: int, requests: int, reload_every: float | Non
           f"command: {setup.command}\n")  # fmt: skip
     reloader = None
     if reload_every is not None:
-        reloader = Reloader(setup.project / "stress_rows.py", reload_every)
+        reloader = Reloader(setup.module, reload_every)
         reloader.start()
     times, failures, wall = drive(setup, clients, requests)
     if reloader is not None:

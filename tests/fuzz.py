@@ -35,6 +35,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -363,30 +364,50 @@ def _stands_aside(c: Case) -> bool:
     return read_as is not own and read_as.name in HOSTS
 
 
+@dataclass(frozen=True)
+class Owed:
+    """What a payload of one host, event and guards' reply is owed: read, unread."""
+
+    #: Read: the guards' reply as the driver encodes it, or the no-opinion.
+    read: HookOutput
+    no_opinion: HookOutput
+    #: Read with a mistyped loop guard: the stop guard's answer too.
+    kept: HookOutput | None
+    #: Whether a fail-closed guard wants the event (an unread payload is refused).
+    guarded: bool
+    refusal: re.Pattern[bytes]
+    shown_refusal: HookOutput
+
+
+@cache
+def owed(host: str, native: str, reply: Reply | None) -> Owed:
+    """:class:`Owed` of ``host``'s ``native`` whose guards reply ``reply``, made once (the
+    fuzz test asks it of every one of its calls)."""
+    driver = drivers.load(host)
+    before, stop = guarded(driver)
+    no_opinion = driver.no_opinion(native)
+    read = driver.encode(native, reply).output if reply else no_opinion
+    kept = driver.encode(native, KEEP_WORKING).output if native in stop else None
+    return Owed(read, no_opinion, None if kept == read else kept, native in before | stop,
+                _template(driver.refusal(native, SENTINEL)), driver.refusal(native, "..."))  # fmt: skip
+
+
 def wrong_answer(c: Case, got: HookOutput) -> str | None:
     """Why ``got`` is not what ``c`` is owed (None: it is)."""
-    driver = drivers.load(c.base.host)
-    native = c.base.native
-    before, stop = guarded(driver)
-    answered = driver.encode(native, c.base.reply).output if c.base.reply else None
-    no_opinion = driver.no_opinion(native)
-    refusal = _template(driver.refusal(native, SENTINEL))
-    refused = refusal.fullmatch(_as_matched(got)) is not None
+    o = owed(c.base.host, c.base.native, c.base.reply)
     if c.mutation in READABLE:
-        wanted = answered or no_opinion
-        if got == no_opinion and _stands_aside(c):
+        if got == o.no_opinion and _stands_aside(c):
             return None
-        return None if got == wanted else f"owed {wanted}"
+        return None if got == o.read else f"owed {o.read}"
+    refused = o.refusal.fullmatch(_as_matched(got)) is not None
     if c.mutation in UNREADABLE:
-        if native in before | stop:
-            return None if refused else f"owed the refusal {driver.refusal(native, '...')}"
-        return None if got == no_opinion else f"owed {no_opinion}"
+        if o.guarded:
+            return None if refused else f"owed the refusal {o.shown_refusal}"
+        return None if got == o.no_opinion else f"owed {o.no_opinion}"
     # wrong-type, invalid-utf8: read (the handler's answer) or not (the refusal); a
     # mistyped loop guard (Cursor's ``loop_count``) may also make a stop the stop guard
     # stood aside from one it answers.
-    read = [answered or no_opinion]
-    if native in stop and (kept := driver.encode(native, KEEP_WORKING).output) not in read:
-        read.append(kept)
+    read = [o.read] if o.kept is None else [o.read, o.kept]
     if got in read or refused:
         return None
     return f"owed {' or '.join(map(str, read))} or the refusal"

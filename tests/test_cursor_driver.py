@@ -305,6 +305,39 @@ def test_a_subagent_start_handler_that_crashes_answers_allow(tmp_path: Path) -> 
     assert "handler-error" in [json.loads(line)["event"] for line in lines]
 
 
+FAIL_CLOSED_SHELL = """
+import hookbus
+
+@hookbus.handler("before-tool", tools="shell", timeout=10, fail_closed=True)
+def no_shell(event):
+    return hookbus.Reply.deny("no shell")
+"""
+
+
+@pytest.mark.parametrize("name", [None, "missing"])
+def test_a_tool_call_naming_no_tool_is_refused_by_a_fail_closed_guard(
+    tmp_path: Path, name: str | None
+) -> None:
+    """A preToolUse whose ``tool_name`` is null or missing is unreadable (it could be a
+    shell command), so a fail-closed shell guard's refusal answers it, not an allow."""
+    (tmp_path / "hooks_shell.py").write_text(FAIL_CLOSED_SHELL)
+    config = tmp_path / "shell.toml"
+    config.write_text('python_path = ["."]\nenable = ["hooks_shell:no_shell"]\n')
+    payload = json.loads((GOLDEN / "preToolUse.Shell.json").read_text())
+    if name == "missing":
+        del payload["tool_name"]
+    else:
+        payload["tool_name"] = name
+    env = {**os.environ, "HOOKBUS_CONFIG": str(config), "HOOKBUS_STATE_DIR": str(tmp_path / "st")}
+    done = subprocess.run([sys.executable, "-m", "hookbus", "run", "--host", "cursor",
+                           "--event", "preToolUse"], input=json.dumps(payload).encode(),
+                          cwd=tmp_path, capture_output=True, env=env, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done
+    assert json.loads(done.stdout)["permission"] == "deny", done
+    with pytest.raises(DecodeError, match="without a tool name"):
+        cursor.driver.decode(json.dumps(payload).encode())
+
+
 def test_garbage_on_subagent_start_still_allows() -> None:
     """Input that cannot be read, on subagentStart: the allow, never nothing."""
     result = HookClient("cursor").run(b'{"hook_event_name": "subagentStart", "workspace_roots": 5}')

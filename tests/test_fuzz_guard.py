@@ -25,8 +25,11 @@ from hookbus.testing.contract import DriverContract
 WARM_CALLS, COLD_CALLS = (
     int(n) for n in os.environ.get("HOOKBUS_FUZZ_CALLS", "20000,5000").split(",")
 )
-#: 2 cores: the hook processes wait on the server as much as they compute.
-THREADS = 6
+#: Three calls in flight per core: a call's CPU is mostly its own processes' start (the
+#: shell, the client or ``hookbus run``), the server's share a tenth and never a queue
+#: (no ``client-fallback``), so the cores, not the server, set the pace; on 2 loaded
+#: cores 12 threads were no faster than 6.
+THREADS = 3 * len(os.sched_getaffinity(0))
 #: A run's seed is printed; this variable replays one.
 SEED_VARIABLE = "HOOKBUS_FUZZ_SEED"
 #: Failures printed (each payload is saved to a file).
@@ -56,13 +59,13 @@ def _problems(bench: Bench, commands: dict[tuple[str, str], str], *, seed: int,
     and how many cases of each host and mutation ran."""
     contracts = {host: _contract(host) for host in HOSTS}
     ran: collections.Counter[str] = collections.Counter()
+    mark = warm_stress().WRAPPER_FALLBACK.encode()
 
     def one(number: int) -> str | None:
         c = case(seed, number, pool)
         host, native = c.base.host, c.base.native
         got = bench.run(commands[host, native], c.payload)
         wrong = []
-        mark = warm_stress().WRAPPER_FALLBACK.encode()
         if mark in got.stderr:
             before, _, status = got.stderr.partition(mark)
             got = HookOutput(got.stdout, before, got.exit_code)

@@ -33,6 +33,7 @@ import msgspec
 from hookbus.bus import events as ev
 from hookbus.bus.replies import DENIED, Reply
 from hookbus.drivers.base import BaseDriver, Drops, as_text, decoder, event_name, json_object
+from hookbus.errors import DecodeError
 from hookbus.hosts import CURSOR_EVENTS, HOSTS
 from hookbus.output import HookOutput
 from hookbus.types import Capabilities, Encoded
@@ -157,8 +158,14 @@ def _tool(key: str, p: Payload, data: bytes) -> ev.ToolCall:
         fields = decoder(dict[str, Any]).decode(data)
         call = {k: v for k, v in fields.items() if k not in COMMON and k not in RESULT}
         return tool_call(EVENT_TOOL[key], call, p.tool_use_id)
+    if not p.tool_name:
+        # Missing or null: a call no tool filter can match, which a shell guard would
+        # let pass as "other" (the gate sends it here, unable to tell); unreadable
+        # instead, as on the other hosts, so a fail-closed guard refuses it (a name of
+        # another type is msgspec's refusal).
+        raise DecodeError("cursor", f"{key} without a tool name", "tool_name")
     # tool_input is a JSON string on the MCP events, an object elsewhere.
-    return tool_call(p.tool_name or "", json_object(p.tool_input), p.tool_use_id,
+    return tool_call(p.tool_name, json_object(p.tool_input), p.tool_use_id,
                      mcp=key in MCP_EVENTS, server=p.mcp_server_name)  # fmt: skip
 
 
