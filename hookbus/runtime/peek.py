@@ -60,7 +60,7 @@ def dialect(facts: HostFacts, payload: dict[str, object]) -> HostFacts:
         if (
             (other.decisive or not own)
             and other.host in hosts.HOSTS
-            and (other.events is None or named in other.events)
+            and (other.events is None or (isinstance(named, str) and named in other.events))
             and (other.matches(payload, os.environ))
         ):
             return hosts.HOSTS[other.host]
