@@ -160,3 +160,41 @@ def test_any_timestamp_text_decodes_or_is_left_out(stamp: str) -> None:
     payload["timestamp"] = stamp
     event = cline.driver.decode(json.dumps(payload).encode(), "TaskStart")
     assert event.timestamp is None or isinstance(event.timestamp, float)
+
+
+FAIL_CLOSED_SHELL = """
+import hookbus
+
+@hookbus.handler("before-tool", tools="shell", timeout=10, fail_closed=True)
+def no_shell(event):
+    return hookbus.Reply.deny("no shell")
+"""
+
+
+@pytest.mark.parametrize("tool", [{}, {"parameters": {"command": "ls"}}])
+def test_a_legacy_tool_call_naming_no_tool_is_refused_by_a_fail_closed_guard(
+    tmp_path: Path, tool: dict[str, str]
+) -> None:
+    """A legacy PreToolUse whose ``preToolUse`` names no tool is unreadable (it could be a
+    shell command), so a fail-closed shell guard's refusal answers it, not the no-opinion
+    (the fuzz test's ``"preToolUse": {}``). (A tool named ``""`` is no tool a host runs:
+    no handler wants it, and the no-opinion answers before the driver, as for Cursor.)"""
+    import os
+    import subprocess
+    import sys
+
+    from hookbus.errors import DecodeError
+
+    (tmp_path / "hooks_shell.py").write_text(FAIL_CLOSED_SHELL)
+    config = tmp_path / "shell.toml"
+    config.write_text('python_path = ["."]\nenable = ["hooks_shell:no_shell"]\n')
+    payload = json.loads((GOLDEN / "legacy" / "PreToolUse.execute_command.json").read_text())
+    payload["preToolUse"] = tool
+    env = {**os.environ, "HOOKBUS_CONFIG": str(config), "HOOKBUS_STATE_DIR": str(tmp_path / "st")}
+    done = subprocess.run([sys.executable, "-m", "hookbus", "run", "--host", "cline",
+                           "--event", "PreToolUse"], input=json.dumps(payload).encode(),
+                          cwd=tmp_path, capture_output=True, env=env, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done
+    assert json.loads(done.stdout)["cancel"] is True, done
+    with pytest.raises(DecodeError, match="without a tool name"):
+        cline.driver.decode(json.dumps(payload).encode())

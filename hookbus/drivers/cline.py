@@ -203,6 +203,11 @@ def _tool(n: Native, cwd: str) -> tuple[ev.ToolCall, RuntimeTool | None, LegacyT
         return tool_call(runtime.name, data, runtime.id, cwd), runtime, legacy
     if legacy is None:
         raise DecodeError("cline", "a tool event without tool_call/preToolUse")
+    if not legacy.toolName:
+        # No tool named: a call no tool filter can match, which a shell guard would let
+        # pass as "other"; unreadable instead, so a fail-closed guard refuses it (as the
+        # other drivers read a tool event naming no tool).
+        raise DecodeError("cline", "a tool event without a tool name")
     return tool_call(legacy.toolName, dict(legacy.parameters), None, cwd), None, legacy
 
 
