@@ -424,8 +424,8 @@ def installed_places() -> tuple[str, ...]:
 
     import hookbus
 
-    places = [sys.prefix, sys.base_prefix, sys.exec_prefix,
-              os.path.dirname(os.path.abspath(hookbus.__file__ or "")), *site.getsitepackages()]  # fmt: skip
+    package = os.path.dirname(os.path.abspath(hookbus.__file__ or ""))
+    places = [sys.prefix, sys.base_prefix, sys.exec_prefix, package, *site.getsitepackages()]
     if site.ENABLE_USER_SITE and site.USER_SITE:
         places.append(site.USER_SITE)
     return tuple(sorted({os.path.join(f(p), "") for p in places if p
