@@ -23,6 +23,7 @@ import pytest
 from support import compile_now, hookbus_cli, pre_tool, wait_for
 
 import hookbus
+from hookbus.client import IDENTITY_ENV
 from hookbus.runtime import pool, served, server, wire
 from hookbus.testing import run_cli
 
@@ -128,7 +129,7 @@ class Client:
 
 def header(cwd: Path, op: str = "run", **fields: object) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items()
-           if k.startswith("HOOKBUS_") or k in ("HOME", "XDG_CONFIG_HOME")}  # fmt: skip
+           if k.startswith("HOOKBUS_") or k in IDENTITY_ENV}  # fmt: skip
     return {"proto": 1, "version": hookbus.__version__, "op": op, "host": "claude",
             "event": None, "timeout": None, "cwd": str(cwd), "env": env, **fields}  # fmt: skip
 
@@ -335,6 +336,28 @@ def test_refusals(guarded: Path, state: Path, fields: dict[str, object], refused
     assert answer["ok"] is False
     assert answer["refused"] == refused
     assert answer["message"]
+
+
+@pytest.mark.parametrize("name", IDENTITY_ENV)
+@pytest.mark.parametrize("value", ["/elsewhere", None])
+def test_a_call_of_another_configuration_identity_is_refused(
+    guarded: Path, state: Path, name: str, value: str | None
+) -> None:
+    """A call whose variables that pick the configuration or state (one changed, or
+    unset) are not the server's own is refused (its client runs the cold path): code
+    its caller picked never loads in a process that serves the user's calls."""
+    env = dict(header(guarded)["env"])  # type: ignore[call-overload]
+    if value is None and name not in env:
+        value = ""  # unset already: set, even empty, is another identity
+    if value is None:
+        del env[name]
+    else:
+        env[name] = value
+    answer, _, _ = ask(sock(state), guarded, pre_tool("rm -rf /", guarded), env=env)
+    assert (answer["ok"], answer["refused"]) == (False, "bad-request")
+    assert name in str(answer["message"])
+    _, out, _ = ask(sock(state), guarded, pre_tool("rm -rf /", guarded))
+    assert b"deny" in out  # its own identity's calls are served
 
 
 def test_a_frame_over_the_limit_is_refused(guarded: Path, state: Path) -> None:
@@ -690,7 +713,7 @@ def test_the_clients_protocol_constants_agree() -> None:
                 values[node.targets[0].id] = eval(code, {"__builtins__": {}})
             except Exception:
                 continue
-    for name in ("PROTO", "MAX_FRAME", "ADDRESS_MAX", ""):
+    for name in ("PROTO", "MAX_FRAME", "ADDRESS_MAX"):
         assert values[name] == getattr(wire, name), name
     from hookbus import __version__
     from hookbus.runtime.intake import MAX_INPUT
