@@ -103,7 +103,7 @@ def test_request_carries_the_call_and_the_whole_environment(
     carry it); an older command's ``--env`` is read and changes nothing; the payload is
     stdin as read."""
     payload = pre_tool("ls", project)
-    env = {"SECRET_TOKEN": "x", "GUARD_MODE": "strict", "HOOKBUS_EXTRA": "1", "HOME": "/h",
+    env = {"SECRET_TOKEN": "x", "GUARD_MODE": "strict", "HOOKBUS_EXTRA": "1", "ELSEWHERE": "/h",
            "NOT_UTF8": "\udcff"}  # fmt: skip
     run_client(project, payload, "--env", "GUARD_MODE,CLAUDE_PROJECT_DIR", env=env)
     ((head, body),) = server.requests

@@ -23,7 +23,6 @@ from support import GUARD, pre_tool, wait_for
 
 import hookbus
 from hookbus.manifests.base import CLIENT_LAUNCHER
-from hookbus.runtime import wire
 
 ROOT = os.geteuid() == 0
 COLD = [sys.executable, "-m", "hookbus", "run", "--host", "claude", "--event", "PreToolUse",
@@ -51,7 +50,7 @@ class User:
                               check=False)  # fmt: skip
 
     def served(self) -> bool:
-        return (self.state / "run" / wire.pid_name()).exists()
+        return any((self.state / "run").glob("server-*.pid"))
 
     def diagnostics(self) -> str:
         log = self.state / "diagnostics.jsonl"
