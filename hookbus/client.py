@@ -343,10 +343,10 @@ def identity(get: "Callable[[str], str | None]") -> str:
     return f"{crc32(text.encode('utf-8', 'surrogateescape')):08x}"
 
 
-def server_file(kind: str) -> str:
+def server_file(kind: str, get: "Callable[[str], str | None] | None" = None) -> str:
     # The name of the server's ``sock``, ``pid`` or ``lock`` (the start lock, which the
-    # server removes once it listens) file for this process's identity.
-    return f"server-{identity(getenv)}.{kind}"
+    # server removes once it listens) file for this process's identity (or ``get``'s).
+    return f"server-{identity(get or getenv)}.{kind}"
 
 
 _S_IFLNK, _S_ISVTX = 0o120000, 0o1000
