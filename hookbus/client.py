@@ -52,6 +52,7 @@ import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import _socket
+    from collections.abc import Callable
 
 #: The wire protocol (see docs/client.md); a server of another version refuses us.
 PROTO = 1
@@ -72,9 +73,10 @@ DEFAULT_TIMEOUT = 60.0
 #: A server that died mid-reply is replaced by the cold path only with this much time
 #: left: less cannot import hookbus, and its answer would be the shell's fallback anyway.
 COLD_MINIMUM = 0.5
-#: The start lock's name (``hookbus.runtime.wire.START_LOCK``: the server removes it once
-#: it listens).
-START_LOCK = "server.lock"
+#: The variables that decide which configuration and state a call uses (``hookbus.discover``,
+#: ``hookbus.state``): a server serves those it started with, and no other
+#: (:func:`identity`).
+IDENTITY_ENV = ("HOME", "HOOKBUS_CONFIG", "HOOKBUS_STATE_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
 SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
 #: The package's folder (``__file__`` is absolute: the command names it so).
 _HERE = __file__.rpartition("/")[0]
@@ -353,6 +355,27 @@ def socket_dir() -> str:
         if st is not None and st.st_mode & _S_IFMT == _S_IFDIR and st.st_uid == posix.geteuid():
             return _join(runtime, "hookbus")
     return _join(state_root(), "run")
+
+
+def identity(get: "Callable[[str], str | None]") -> str:
+    # The digest of the :data:`IDENTITY_ENV` variables ``get`` gives (unset is not empty):
+    # in the names of the server's files (:func:`server_file`), so that a call made with
+    # another configuration or state (an agent's own ``HOOKBUS_CONFIG``) reaches another
+    # server, never this user's. A CRC-32 can be forged: the server also refuses a call
+    # whose variables are not its own (``hookbus.runtime.server``), so a collision only
+    # sends a call to the cold path.
+    text = "".join(
+        f"{name}\0" if value is None else f"{name}={value}\0"
+        for name in IDENTITY_ENV
+        for value in (get(name),)
+    )
+    return f"{crc32(text.encode('utf-8', 'surrogateescape')):08x}"
+
+
+def server_file(kind: str, get: "Callable[[str], str | None] | None" = None) -> str:
+    # The name of the server's ``sock``, ``pid`` or ``lock`` (the start lock, which the
+    # server removes once it listens) file for this process's identity (or ``get``'s).
+    return f"server-{identity(get or getenv)}.{kind}"
 
 
 _S_IFLNK, _S_ISVTX = 0o120000, 0o1000
@@ -809,10 +832,16 @@ def index_name(files: list[str]) -> str:
     # ``hookbus.runtime.index.index_name``: CRC-32 (zlib's) of the files and the
     # interpreter, computed here from its table (``binascii`` or ``zlib`` is one more
     # shared library to load, a quarter of a millisecond on some builds).
+    text = "\0".join([*files, sys.executable])
+    return f"{crc32(text.encode('utf-8', 'surrogateescape')):08x}.json"
+
+
+def crc32(data: bytes) -> int:
+    # zlib's CRC-32, from its table.
     crc = 0xFFFFFFFF
-    for byte in "\0".join([*files, sys.executable]).encode("utf-8", "surrogateescape"):
+    for byte in data:
         crc = _CRC32[(crc ^ byte) & 0xFF] ^ (crc >> 8)
-    return f"{crc ^ 0xFFFFFFFF:08x}.json"
+    return crc ^ 0xFFFFFFFF
 
 
 #: zlib's CRC-32 table (polynomial 0xEDB88320, reflected): a test holds it equal.
@@ -1050,7 +1079,7 @@ def start_server(folder: str) -> None:
     _importable()
     from hookbus.runtime import fallback
 
-    fallback.start_server(_join(folder, START_LOCK), _HERE)
+    fallback.start_server(_join(folder, server_file("lock")), _HERE)
 
 
 def main(argv: list[str]) -> int:
@@ -1075,7 +1104,7 @@ def main(argv: list[str]) -> int:
         write(stdout, stderr)
         return code
     folder = socket_dir()
-    path = _join(folder, "server.sock")
+    path = _join(folder, server_file("sock"))
     if opts.unanswered:
         reply = Reply("unanswered", "the server the caller asked took the call, no answer")
     else:

@@ -223,7 +223,7 @@ def warm(native: str, data: bytes, server: dict[str, Any], bound: float) -> byte
     if found.dir_problem(folder) is not None:
         return None  # never connected to; the command's client says why
     head = found.header(opts, os.environb)  # Hermes's whole environment, live
-    reply = found.request(found._join(folder, "server.sock"), head, data, began + wait)
+    reply = found.request(found._join(folder, found.server_file("sock")), head, data, began + wait)
     if reply.kind in found.TOOK_IT:
         why = reply.reason or f"no answer from the warm server within {wait:g} s"
         if gate is None:

@@ -10,7 +10,7 @@ whose command line runs ``serve`` and whose environment names the test's state f
 still starting (before its pid file is written) is found too. A start
 the client just made may not be visible there yet: the client resumes (and the hook
 ends) while its child is still inside ``execve``, whose ``/proc`` command line reads
-empty until it is done. So the start lock the client takes first (``run/server.lock``,
+empty until it is done. So the start locks the client takes first (``run/server-*.lock``,
 which the server removes once it listens, stale after 10 s) is waited out before
 looking.
 """
@@ -26,8 +26,9 @@ from pathlib import Path
 
 #: How long a server being started may take to show up as gone (several rounds of kills).
 SETTLE = 30.0
-#: The client's start lock, in the socket folder (``hookbus.runtime.wire.START_LOCK``).
-START_LOCK = Path("run", "server.lock")
+#: The client's start locks, in the socket folder (``hookbus.runtime.wire.start_lock``:
+#: one per configuration identity).
+START_LOCKS = "run/server-*.lock"
 #: A lock older than this is a start that failed (``hookbus.runtime.fallback.LOCK_STALE``).
 LOCK_STALE = 10.0
 
@@ -61,13 +62,13 @@ def stop_servers(state: Path) -> int:
     through, and the test's folder is thrown away with whatever the server leaves in it.
     """
     give_up = time.monotonic() + SETTLE
-    lock = state / START_LOCK
     while time.monotonic() < give_up:
         try:
-            if time.time() - lock.lstat().st_mtime >= LOCK_STALE:
-                break
-        except OSError:  # none (or the state folder is a file a test made): no start
-            break
+            locks = [lock.lstat().st_mtime for lock in state.glob(START_LOCKS)]
+        except OSError:  # gone meanwhile (or the state folder is a file a test made)
+            continue
+        if all(time.time() - mtime >= LOCK_STALE for mtime in locks):
+            break  # none (no start), or failed starts only
         time.sleep(0.05)  # a start under way: its server removes the lock once it listens
     killed: set[int] = set()
     while pids := servers(state):

@@ -22,7 +22,7 @@ from support import compile_now, guarded_project, pre_tool, wait_for
 
 import hookbus
 from hookbus import client
-from hookbus.runtime import fallback
+from hookbus.runtime import fallback, wire
 
 CLIENT = Path(client.__file__).resolve()
 #: What the project's fail-closed guard answers for ``rm -rf`` (from the cold path).
@@ -53,7 +53,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def serve(state: Path, mode: Mode = "answer") -> Iterator[FakeServer]:
-    server = FakeServer(state / "run" / "server.sock", mode)
+    server = FakeServer(state / "run" / wire.socket_name(), mode)
     try:
         yield server
     finally:
@@ -103,7 +103,7 @@ def test_request_carries_the_call_and_the_whole_environment(
     carry it); an older command's ``--env`` is read and changes nothing; the payload is
     stdin as read."""
     payload = pre_tool("ls", project)
-    env = {"SECRET_TOKEN": "x", "GUARD_MODE": "strict", "HOOKBUS_EXTRA": "1", "HOME": "/h",
+    env = {"SECRET_TOKEN": "x", "GUARD_MODE": "strict", "HOOKBUS_EXTRA": "1", "ELSEWHERE": "/h",
            "NOT_UTF8": "\udcff"}  # fmt: skip
     run_client(project, payload, "--env", "GUARD_MODE,CLAUDE_PROJECT_DIR", env=env)
     ((head, body),) = server.requests
@@ -125,7 +125,7 @@ def test_no_server_is_answered_by_the_cold_path_and_starts_one(project: Path, st
     a server start is attempted for the next call (its lock is taken)."""
     payload = pre_tool("rm -rf /", project)
     assert_cold_deny(run_client(project, payload))
-    assert (state / "run" / "server.lock").exists()
+    assert (state / "run" / wire.start_lock()).exists()
     assert (state / "run").stat().st_mode & 0o777 == 0o700
     assert fallbacks(state) == []  # no server is the normal case, not a failure
     allowed = run_client(project, pre_tool("ls", project))
@@ -140,11 +140,11 @@ def test_refusal_or_junk_is_answered_by_the_cold_path(
     answers; no second server is started beside a live one that refused."""
     assert_cold_deny(run_client(project, pre_tool("rm -rf /", project)))
     assert len(server.requests) == 1
-    started = (state / "run" / "server.lock").exists()
+    started = (state / "run" / wire.start_lock()).exists()
     assert started == (server.mode == "junk")
     wait_for(lambda: fallbacks(state), "the client-fallback diagnostic")
     (found,) = fallbacks(state)
-    assert found["socket"] == str(state / "run" / "server.sock")
+    assert found["socket"] == str(state / "run" / wire.socket_name())
     want = "broken" if server.mode == "junk" else f"refused: {server.mode}"
     assert str(found["reason"]).startswith(want)
 
@@ -214,10 +214,10 @@ def test_stale_socket_is_answered_by_the_cold_path(project: Path, state: Path) -
     """A socket file left by a dead server (nobody listening) means no server."""
     (state / "run").mkdir(mode=0o700)
     stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    stale.bind(str(state / "run" / "server.sock"))
+    stale.bind(str(state / "run" / wire.socket_name()))
     stale.close()
     assert_cold_deny(run_client(project, pre_tool("rm -rf /", project)))
-    assert (state / "run" / "server.lock").exists()
+    assert (state / "run" / wire.start_lock()).exists()
 
 
 @pytest.mark.parametrize("junk", ["file", "folder", "fifo"])
@@ -230,7 +230,7 @@ def test_junk_in_the_socket_folder_is_answered_by_the_cold_path(
     run.mkdir(mode=0o700)
     for i in range(20):
         (run / f"junk{i}").write_bytes(os.urandom(64))
-    where = run / "server.sock"
+    where = run / wire.socket_name()
     if junk == "file":
         where.write_bytes(b"\0" * 100)
     elif junk == "folder":
@@ -250,7 +250,7 @@ def test_socket_folder_writable_by_others_is_not_used(
         (state / "run").chmod(mode)
         assert_cold_deny(run_client(project, pre_tool("rm -rf /", project)))
         assert server.requests == []
-        assert not (state / "run" / "server.lock").exists()
+        assert not (state / "run" / wire.start_lock()).exists()
         wait_for(lambda: fallbacks(state), "the client-fallback diagnostic")
         assert "writable by group or others" in str(fallbacks(state)[0]["reason"])
 
@@ -262,7 +262,7 @@ def test_runtime_folder_is_preferred_when_it_is_the_users(
     runtime = state / "xdg"
     runtime.mkdir(mode=0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    server = FakeServer(runtime / "hookbus" / "server.sock")
+    server = FakeServer(runtime / "hookbus" / wire.socket_name())
     try:
         result = run_client(project, pre_tool("ls", project))
     finally:
@@ -290,7 +290,7 @@ def test_signal_while_waiting_exits_1_with_no_output(project: Path, server: Fake
 
 def test_concurrent_starts_take_one_lock(tmp_path: Path) -> None:
     """Many clients starting a server at once: exactly one takes the lock."""
-    lock = tmp_path / "server.lock"
+    lock = tmp_path / wire.start_lock()
     code = f"from hookbus.runtime.fallback import take_lock; print(take_lock({str(lock)!r}))"
     procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
              for _ in range(12)]  # fmt: skip
@@ -300,7 +300,7 @@ def test_concurrent_starts_take_one_lock(tmp_path: Path) -> None:
 
 def test_stale_lock_is_taken_over(tmp_path: Path) -> None:
     """A lock left by a start that failed more than 10 s ago does not block the next."""
-    lock = tmp_path / "server.lock"
+    lock = tmp_path / wire.start_lock()
     lock.touch()
     assert fallback.take_lock(str(lock)) is False
     old = time.time() - 20
@@ -501,7 +501,7 @@ def test_an_exit_code_that_is_no_exit_status_is_a_reply_cut_short(
     """A server's ``exit`` that is not an int in 0..255 is not passed on (256 would reach
     the host as 0, 10**30 as a traceback): the reply is not trusted, and the cold path
     answers, as for a reply cut short, with nothing on stderr but its own."""
-    server = FakeServer(state / "run" / "server.sock", exit=code)
+    server = FakeServer(state / "run" / wire.socket_name(), exit=code)
     try:
         assert_cold_deny(run_client(project, pre_tool("rm -rf /", project)))
     finally:
@@ -521,7 +521,7 @@ def test_a_state_root_others_may_write_is_never_connected_to(project: Path, stat
     connects, the cold path answers, and no server is started into that folder."""
     state.chmod(0o777)
     swapped = state / "elsewhere"
-    impostor = FakeServer(swapped / "server.sock")  # 0700, this user's: looks private
+    impostor = FakeServer(swapped / wire.socket_name())  # 0700, this user's: looks private
     try:
         swapped.rename(state / "run")
         result = run_client(project, pre_tool("rm -rf /", project))
@@ -529,7 +529,7 @@ def test_a_state_root_others_may_write_is_never_connected_to(project: Path, stat
     finally:
         impostor.close()
     assert (result.returncode, json.loads(result.stdout)) == (0, DENY)
-    assert not (state / "run" / "server.lock").exists()
+    assert not (state / "run" / wire.start_lock()).exists()
     # The state folder is refused, so the cold path's diagnostics go to stderr.
     said = [json.loads(line[line.index(b"{") :]) for line in result.stderr.splitlines()
             if b'"client-fallback"' in line]  # fmt: skip
@@ -574,14 +574,14 @@ def test_a_socket_another_user_listens_on_gets_no_payload(project: Path, state: 
     try:
         assert impostor.stdout is not None
         assert impostor.stdout.readline() == "listening\n"
-        os.rename(elsewhere / "s.sock", state / "run" / "server.sock")
+        os.rename(elsewhere / "s.sock", state / "run" / wire.socket_name())
         assert_cold_deny(run_client(project, pre_tool("rm -rf /", project)))
         assert impostor.stdout.readline() == "received 0\n"  # connected, then closed
     finally:
         impostor.kill()
         impostor.communicate()
         shutil.rmtree(elsewhere, ignore_errors=True)
-    assert not (state / "run" / "server.lock").exists()
+    assert not (state / "run" / wire.start_lock()).exists()
     wait_for(lambda: fallbacks(state), "the client-fallback diagnostic")
     assert "uid 65534 listens on it" in str(fallbacks(state)[0]["reason"])
 

@@ -20,7 +20,7 @@ from support import GOLDEN, compile_now, guarded_project, pre_tool
 from test_client import client_imports, run_client, serve
 
 from hookbus import client, discover, hosts
-from hookbus.runtime import index
+from hookbus.runtime import index, wire
 
 CURSOR_GOLDEN = GOLDEN.parent / "cursor"
 #: The client tests' short state root, with no runtime folder (a fixture).
@@ -254,7 +254,7 @@ def test_the_guard_is_still_asked_for_what_it_wants(project: Path, state: Path) 
     answered = run_client(project, pre_tool("rm -rf /", project))
     assert answered.returncode == 0
     assert json.loads(answered.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
-    assert (state / "run" / "server.lock").exists()  # and a server start was attempted
+    assert (state / "run" / wire.start_lock()).exists()  # and a server start was attempted
 
 
 @pytest.mark.parametrize("home", ["with-slash", "empty"])

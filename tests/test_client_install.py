@@ -17,6 +17,7 @@ from fake_server import EXIT, STDERR, STDOUT, FakeServer
 from support import hookbus_cli, pre_tool
 
 from hookbus.manifests.base import CLIENT_LAUNCHER, UNANSWERED_GUARD, interpreter_of
+from hookbus.runtime import wire
 
 GUARD = """
 import hookbus
@@ -132,7 +133,7 @@ def test_installed_client_command_answers_without_a_server(project: Path, state:
 def test_installed_client_command_answers_from_a_server(project: Path, state: Path) -> None:
     """A server listening: its reply is the hook's, through the shell wrapper."""
     command = installed_command(project, "--server")
-    server = FakeServer(state / "run" / "server.sock")
+    server = FakeServer(state / "run" / wire.socket_name())
     try:
         result = host_runs(command, project, pre_tool("ls", project))
     finally:
@@ -149,7 +150,7 @@ def test_hung_server_gets_the_commands_fallback(project: Path, state: Path) -> N
     short = re.sub(r"--timeout [0-9.]+", "--timeout 3", command)
     assert short != command
     shutil.rmtree(state / "index")
-    server = FakeServer(state / "run" / "server.sock", "hang")
+    server = FakeServer(state / "run" / wire.socket_name(), "hang")
     try:
         result = host_runs(short, project, pre_tool("ls", project))
     finally:
@@ -265,7 +266,7 @@ def test_a_guard_enabled_after_install_is_honoured_when_the_server_never_answers
     short = re.sub(r"--timeout [0-9.]+", "--timeout 3", command)
     (project / ".hookbus.toml").write_text('enable = ["guard_mod:lenient", "guard_mod:guard"]\n')
     assert hookbus_cli(project, "manifest", "--host", "claude").returncode == 0  # the index
-    server = FakeServer(state / "run" / "server.sock", "hang")
+    server = FakeServer(state / "run" / wire.socket_name(), "hang")
     try:
         result = host_runs(short, project, pre_tool("ls", project))
     finally:

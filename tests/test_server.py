@@ -23,6 +23,7 @@ import pytest
 from support import compile_now, hookbus_cli, pre_tool, wait_for
 
 import hookbus
+from hookbus.client import IDENTITY_ENV
 from hookbus.runtime import pool, served, server, wire
 from hookbus.testing import run_cli
 
@@ -128,7 +129,7 @@ class Client:
 
 def header(cwd: Path, op: str = "run", **fields: object) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items()
-           if k.startswith("HOOKBUS_") or k in ("HOME", "XDG_CONFIG_HOME")}  # fmt: skip
+           if k.startswith("HOOKBUS_") or k in IDENTITY_ENV}  # fmt: skip
     return {"proto": 1, "version": hookbus.__version__, "op": op, "host": "claude",
             "event": None, "timeout": None, "cwd": str(cwd), "env": env, **fields}  # fmt: skip
 
@@ -164,7 +165,7 @@ def state(isolated_environment: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
 
 
 def stop_all(folder: Path) -> None:
-    pid_file = folder / wire.PID_NAME
+    pid_file = folder / wire.pid_name()
     try:
         pid = int(pid_file.read_text())
     except (OSError, ValueError):
@@ -195,7 +196,7 @@ def diagnostics(state: Path) -> list[dict[str, object]]:
 
 
 def sock(state: Path) -> str:
-    return str(state / "run" / wire.SOCKET_NAME)
+    return str(state / "run" / wire.socket_name())
 
 
 @pytest.fixture
@@ -241,8 +242,8 @@ def test_status_then_stop(guarded: Path, state: Path) -> None:
     assert server.server_status() is not None
     stopped = hookbus_cli(guarded, "serve", "--stop")
     assert stopped.returncode == 0, stopped.stderr
-    assert not (state / "run" / wire.SOCKET_NAME).exists()
-    assert not (state / "run" / wire.PID_NAME).exists()
+    assert not (state / "run" / wire.socket_name()).exists()
+    assert not (state / "run" / wire.pid_name()).exists()
     assert server.server_status() is None
     assert hookbus_cli(guarded, "serve", "--status").returncode == 1
     codes = [d["event"] for d in diagnostics(state)]
@@ -337,6 +338,28 @@ def test_refusals(guarded: Path, state: Path, fields: dict[str, object], refused
     assert answer["message"]
 
 
+@pytest.mark.parametrize("name", IDENTITY_ENV)
+@pytest.mark.parametrize("value", ["/elsewhere", None])
+def test_a_call_of_another_configuration_identity_is_refused(
+    guarded: Path, state: Path, name: str, value: str | None
+) -> None:
+    """A call whose variables that pick the configuration or state (one changed, or
+    unset) are not the server's own is refused (its client runs the cold path): code
+    its caller picked never loads in a process that serves the user's calls."""
+    env = dict(header(guarded)["env"])  # type: ignore[call-overload]
+    if value is None and name not in env:
+        value = ""  # unset already: set, even empty, is another identity
+    if value is None:
+        del env[name]
+    else:
+        env[name] = value
+    answer, _, _ = ask(sock(state), guarded, pre_tool("rm -rf /", guarded), env=env)
+    assert (answer["ok"], answer["refused"]) == (False, "bad-request")
+    assert name in str(answer["message"])
+    _, out, _ = ask(sock(state), guarded, pre_tool("rm -rf /", guarded))
+    assert b"deny" in out  # its own identity's calls are served
+
+
 def test_a_frame_over_the_limit_is_refused(guarded: Path, state: Path) -> None:
     """A payload frame over 4 MiB is refused (never read whole)."""
     client = Client(sock(state))
@@ -365,7 +388,7 @@ def test_a_second_server_leaves_the_live_one(guarded: Path, state: Path) -> None
     A client's start lock it was started under is removed (a client that lost the race
     to start the first must not keep every other call from starting one for 10 s)."""
     first = server.server_status()
-    lock = state / "run" / wire.START_LOCK
+    lock = state / "run" / wire.start_lock()
     lock.touch()
     second = start(guarded)
     assert second.returncode == 1
@@ -381,11 +404,11 @@ def test_stale_socket_and_junk_are_replaced_or_ignored(tmp_path: Path, state: Pa
     folder = state / "run"
     folder.mkdir(parents=True, mode=0o700)
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    address = wire.Address(str(folder / wire.SOCKET_NAME))
+    address = wire.Address(str(folder / wire.socket_name()))
     dead.bind(address.path)
     address.close()
     dead.close()  # a socket file no one listens on
-    (folder / "server.pid").write_text("999999\n")
+    (folder / wire.pid_name()).write_text("999999\n")
     (folder / ".server.12345.sock").write_text("junk")
     (folder / "junk.txt").write_bytes(os.urandom(100))
     (folder / "somedir").mkdir()
@@ -409,7 +432,7 @@ def test_a_server_whose_socket_was_removed_stops(removed: str, tmp_path: Path, s
     assert status is not None
     folder = state / "run"
     if removed == "socket":
-        (folder / wire.SOCKET_NAME).unlink()
+        (folder / wire.socket_name()).unlink()
     else:
         shutil.rmtree(folder)
     wait_for(lambda: not Path(f"/proc/{status.pid}").exists() or _zombie(status.pid),
@@ -476,7 +499,7 @@ def test_another_user_is_refused(
         root = project(tmp_path / "proj", "guard")
         assert start(root).returncode == 0
         (runtime / "hookbus").chmod(0o711)
-        path = runtime / "hookbus" / wire.SOCKET_NAME
+        path = runtime / "hookbus" / wire.socket_name()
         path.chmod(0o666)
         script = FOREIGN % hookbus.__version__
         foreign = subprocess.run(
@@ -500,7 +523,7 @@ def test_idle_server_exits(tmp_path: Path, state: Path) -> None:
     root = project(tmp_path / "proj", "guard")
     assert start(root, "--idle", "2").returncode == 0
     wait_for(lambda: not server.running(), "the idle exit")
-    assert not (state / "run" / wire.SOCKET_NAME).exists()
+    assert not (state / "run" / wire.socket_name()).exists()
     stopped = [d for d in diagnostics(state) if d["event"] == "server-stopped"]
     assert "idle" in str(stopped[-1]["message"])
 
@@ -690,7 +713,7 @@ def test_the_clients_protocol_constants_agree() -> None:
                 values[node.targets[0].id] = eval(code, {"__builtins__": {}})
             except Exception:
                 continue
-    for name in ("PROTO", "MAX_FRAME", "ADDRESS_MAX", "START_LOCK"):
+    for name in ("PROTO", "MAX_FRAME", "ADDRESS_MAX"):
         assert values[name] == getattr(wire, name), name
     from hookbus import __version__
     from hookbus.runtime.intake import MAX_INPUT
@@ -881,6 +904,32 @@ def test_a_worker_puts_back_exactly_the_environment_and_signals_it_had(
     finally:
         del os.environb[b"SRV_RAW"]
         signal.signal(signal.SIGUSR1, before_usr1)
+        os.chdir(cwd)
+
+
+def test_a_call_importing_code_from_outside_the_installed_places_retires_its_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call that imported a module the worker did not hold, from outside the installed
+    places (a folder its own configuration named), ends its worker (``restore`` says so);
+    one that imported only installed code (the standard library, hookbus) does not."""
+    (tmp_path / "picked_by_the_call.py").write_text("VALUE = 1\n")
+    for name in ("picked_by_the_call", "colorsys", "hookbus.cli.doctor"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    clean = pool._Clean(served.Warm({}, list(sys.path)))
+    cwd = os.getcwd()
+    try:
+        import colorsys  # noqa: F401
+
+        import hookbus.cli.doctor  # noqa: F401
+
+        assert clean.restore() is False
+        sys.path.insert(0, str(tmp_path))
+        import picked_by_the_call  # type: ignore[import-not-found]  # noqa: F401
+
+        assert clean.restore() is True
+        assert "picked_by_the_call" not in sys.modules
+    finally:
         os.chdir(cwd)
 
 

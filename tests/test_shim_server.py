@@ -24,6 +24,7 @@ from test_client import IMPOSTOR
 from test_server import stop_all
 
 from hookbus import client
+from hookbus.runtime import wire
 
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH")
@@ -139,8 +140,8 @@ def served(project: Path) -> int:
 def listening(state: Path) -> bool:
     """A server listens in ``state`` and has written its pid (``stop_all`` finds it)."""
     run = state / "run"
-    pid = run / "server.pid"
-    return (run / "server.sock").exists() and pid.exists() and pid.read_text().strip() != ""
+    pid = run / wire.pid_name()
+    return (run / wire.socket_name()).exists() and pid.exists() and pid.read_text().strip() != ""
 
 
 def problems(state: Path) -> list[dict[str, Any]]:
@@ -217,7 +218,7 @@ def test_a_refusing_server_leaves_the_call_to_the_command(
     """A server of another version refuses: the command (the client) answers from the
     cold path, says so in a ``client-fallback`` diagnostic, and starts no server."""
     install(project, host, "--server")
-    fake = FakeServer(state / "run" / "server.sock", "version")
+    fake = FakeServer(state / "run" / wire.socket_name(), "version")
     try:
         answers, _ = drive(project, host, COMMANDS[:1])
     finally:
@@ -227,7 +228,7 @@ def test_a_refusing_server_leaves_the_call_to_the_command(
     assert [h["event"] for h, _ in fake.requests] == [
         "tool.execute.before" if host != "pi" else "tool_call"] * 2  # fmt: skip
     assert [d["event"] for d in problems(state)] == ["client-fallback"]
-    assert not (state / "run" / "server.pid").exists()
+    assert not (state / "run" / wire.pid_name()).exists()
 
 
 #: What the index owes a call a fail-closed ``hooks_mod:shell`` may want, when the server
@@ -249,7 +250,7 @@ def hang_after(project: Path, state: Path, host: str, commands: list[str]) -> tu
     """The installed shim's answers with a server that takes each call and never answers,
     the event's timeout made 3 s (the shim waits for it until 2.75 s)."""
     edit(project, host, '"timeout": 10', '"timeout": 3')
-    fake = FakeServer(state / "run" / "server.sock", "hang")
+    fake = FakeServer(state / "run" / wire.socket_name(), "hang")
     try:
         answers, stderr = drive(project, host, commands)
     finally:
@@ -302,7 +303,7 @@ def test_a_socket_path_past_the_address_limit_is_reached(
     connects through its folder's descriptor, as the client does, and the server answers."""
     deep = tmp_path / ("x" * 60) / ("y" * 60)
     monkeypatch.setenv("HOOKBUS_STATE_DIR", str(deep))
-    assert len(str(deep / "run" / "server.sock")) > 108
+    assert len(str(deep / "run" / wire.socket_name())) > 108
     install(project, "opencode", "--server")
     try:
         started = hookbus_cli(project, "serve", "--detach")
@@ -412,7 +413,7 @@ def test_hermes_plugin_a_server_that_never_answers_gets_what_the_index_owes(
     text = plugin.read_text()
     assert "'bound': 10.0" in text
     plugin.write_text(text.replace("'bound': 10.0", "'bound': 3.0"))
-    fake = FakeServer(state / "run" / "server.sock", "hang")
+    fake = FakeServer(state / "run" / wire.socket_name(), "hang")
     try:
         [answer], _ = hermes_drive(project, plugin, COMMANDS[2:])
     finally:
@@ -439,7 +440,7 @@ def test_hermes_plugin_a_guard_enabled_after_install_is_honoured_when_the_server
     (project / ".hookbus.toml").write_text(
         'python_path = ["."]\nenable = ["hooks_mod:lenient", "hooks_mod:shell"]\n')  # fmt: skip
     assert hookbus_cli(project, "manifest", "--host", "hermes").returncode == 0  # the index
-    fake = FakeServer(state / "run" / "server.sock", "hang")
+    fake = FakeServer(state / "run" / wire.socket_name(), "hang")
     try:
         [answer], _ = hermes_drive(project, plugin, COMMANDS[2:])
     finally:
@@ -455,7 +456,7 @@ def test_a_server_exit_code_that_is_no_exit_status_leaves_the_call_to_the_comman
     integer) is a reply not to trust: the shim runs the client's command, which does
     not trust it either and answers from the cold path, not the event's fallback."""
     install(project, "opencode", "--server")
-    fake = FakeServer(state / "run" / "server.sock", exit=code)
+    fake = FakeServer(state / "run" / wire.socket_name(), exit=code)
     try:
         answers, _ = drive(project, "opencode", COMMANDS[2:])
     finally:
@@ -471,7 +472,7 @@ def test_hermes_plugin_a_server_exit_code_that_is_no_exit_status_is_not_trusted(
     """The Hermes plugin reads the reply with the client's own functions: an ``exit`` of
     256 is not trusted, and the client's command answers from the cold path."""
     plugin = hermes_install(project, hermes, "--server")
-    fake = FakeServer(state / "run" / "server.sock", exit="256")
+    fake = FakeServer(state / "run" / wire.socket_name(), exit="256")
     try:
         [answer], stderr = hermes_drive(project, plugin, COMMANDS[2:])
     finally:
@@ -490,7 +491,7 @@ def test_a_state_root_others_may_write_is_never_connected_to(
     cold path."""
     install(project, host, "--server")
     swapped = state / "elsewhere"
-    fake = FakeServer(swapped / "server.sock")
+    fake = FakeServer(swapped / wire.socket_name())
     try:
         stop_all(state / "run")
         shutil.rmtree(state / "run", ignore_errors=True)
@@ -524,7 +525,7 @@ def test_a_socket_another_user_listens_on_gets_nothing_from_the_shim(
     try:
         assert impostor.stdout is not None
         assert impostor.stdout.readline() == "listening\n"
-        os.rename(elsewhere / "s.sock", state / "run" / "server.sock")
+        os.rename(elsewhere / "s.sock", state / "run" / wire.socket_name())
         answers, _ = drive(project, "opencode", COMMANDS[:1])
         assert [{k: v for k, v in r.items() if k != "ms"} for r in answers] == ANSWERS[:1]
         # One connection only, the client's, closed before a byte was sent.
@@ -544,7 +545,7 @@ def test_hermes_plugin_a_state_root_others_may_write_is_never_connected_to(
     listening), neither it nor its command connects; the cold path answers."""
     plugin = hermes_install(project, hermes, "--server")
     swapped = state / "elsewhere"
-    fake = FakeServer(swapped / "server.sock")
+    fake = FakeServer(swapped / wire.socket_name())
     try:
         stop_all(state / "run")
         shutil.rmtree(state / "run", ignore_errors=True)

@@ -50,7 +50,7 @@ class User:
                               check=False)  # fmt: skip
 
     def served(self) -> bool:
-        return (self.state / "run" / "server.pid").exists()
+        return any((self.state / "run").glob("server-*.pid"))
 
     def diagnostics(self) -> str:
         log = self.state / "diagnostics.jsonl"

@@ -59,7 +59,7 @@ def _command(project: Path) -> str:
 
 def _pid(state: Path) -> int | None:
     try:
-        return int((state / "run" / wire.PID_NAME).read_text())
+        return int((state / "run" / wire.pid_name()).read_text())
     except (OSError, ValueError):
         return None
 
@@ -112,6 +112,6 @@ def test_cold_first_then_warm_then_a_killed_server_is_survived(project: Path, st
     pid = int(after["pid"])  # type: ignore[call-overload]
     _kill(pid)
     wait_for(lambda: _status(project) is None, "the killed server's end")
-    assert (state / "run" / wire.SOCKET_NAME).exists()  # stale: nobody listens
+    assert (state / "run" / wire.socket_name()).exists()  # stale: nobody listens
     assert deny_reason(host_runs(project, "rm -rf /tmp/z")) == "no rm -rf"
     wait_for(lambda: (s := _status(project)) is not None and s["pid"] != pid, "a new server")

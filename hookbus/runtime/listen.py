@@ -25,7 +25,7 @@ __all__ = ["AnotherServer", "Listener", "peer_uid", "running"]
 def running() -> bool:
     """Whether a server holds this user's pid file lock (alive, or still ending)."""
     try:
-        fd = os.open(os.path.join(wire.socket_dir(), wire.PID_NAME),
+        fd = os.open(os.path.join(wire.socket_dir(), wire.pid_name()),
                      os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)  # fmt: skip
     except OSError:
         return False
@@ -49,7 +49,9 @@ class Listener:
         self.sock = sock
         self.lock_fd = lock_fd
         self.folder = folder
-        self.path = os.path.join(folder, wire.SOCKET_NAME)
+        # Named once: the server's identity is the environment it started with.
+        self.path = os.path.join(folder, wire.socket_name())
+        self.pid_file = os.path.join(folder, wire.pid_name())
         st = os.stat(self.path)
         self.identity = (st.st_dev, st.st_ino)
         st = os.fstat(lock_fd)
@@ -59,8 +61,7 @@ class Listener:
         """Why this server no longer owns its place (its socket or pid file removed or
         replaced: a cleaned runtime folder), or None. A server that lost it is reached
         by no client, and its lock no longer keeps a second server out."""
-        pid_file = os.path.join(self.folder, wire.PID_NAME)
-        for path, identity in ((self.path, self.identity), (pid_file, self.lock_identity)):
+        for path, identity in ((self.path, self.identity), (self.pid_file, self.lock_identity)):
             try:
                 st = os.stat(path)
             except FileNotFoundError:
@@ -76,7 +77,7 @@ class Listener:
         """Take the folder and the socket (see the module docstring); :class:`AnotherServer`
         or :class:`~hookbus.runtime.wire.FolderRefused` / OSError saying why not."""
         folder = wire.socket_dir(create=True)
-        lock_fd = os.open(os.path.join(folder, wire.PID_NAME),
+        lock_fd = os.open(os.path.join(folder, wire.pid_name()),
                           os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)  # fmt: skip
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -84,7 +85,7 @@ class Listener:
             os.close(lock_fd)
             _start_done(folder)
             raise AnotherServer(f"another hookbus server runs on {folder}") from None
-        path = os.path.join(folder, wire.SOCKET_NAME)
+        path = os.path.join(folder, wire.socket_name())
         if _answers(path):
             os.close(lock_fd)
             _start_done(folder)
@@ -121,7 +122,7 @@ class Listener:
             st = os.stat(self.path)
             if (st.st_dev, st.st_ino) == self.identity:
                 os.unlink(self.path)
-                os.unlink(os.path.join(self.folder, wire.PID_NAME))
+                os.unlink(self.pid_file)
         except OSError:
             pass
         self.sock.close()
@@ -133,7 +134,7 @@ def _start_done(folder: str) -> None:
     (A client that lost the race to start one, its lock taken after the winner removed
     its own, would otherwise leave it for 10 s, and no call could start a server then.)"""
     with contextlib.suppress(FileNotFoundError):
-        os.unlink(os.path.join(folder, wire.START_LOCK))
+        os.unlink(os.path.join(folder, wire.start_lock()))
 
 
 def _answers(path: str) -> bool:

@@ -11,10 +11,14 @@ from a project's folder, signal handlers and timer, diagnostics deferral), and w
 one byte: idle again.
 
 Isolation is the one-shot child's: the server never runs handler code, and a worker
-that executed a project's module (:func:`hookbus.runtime.project_imports.ran`) ends after
-that call instead of waiting for the next one: no project's code runs in a process that
-will serve another project (a handler can change anything in its process, hookbus's own
-dispatch included). A call finding
+that executed a project's module (:func:`hookbus.runtime.project_imports.ran`), or that
+imported any module the server had not loaded from outside the installed places (the
+interpreter's prefixes, its site-packages, hookbus's own folder: :func:`installed_places`),
+ends after that call instead of waiting for the next one: no code a call's own
+configuration picked (a project's, or one an agent named with ``HOOKBUS_CONFIG``) runs in
+a process that will serve another call (a handler can change anything in its process,
+hookbus's own dispatch included). The user's own handlers the server keeps warm are
+loaded before the fork, so the common call keeps its worker. A call finding
 no idle worker (one is stuck in a handler) gets a one-shot fork; a worker busy past its
 call's deadline by :data:`~hookbus.runtime.server.KILL_AFTER` is killed with its group;
 a worker that dies, or ends itself after :func:`calls` calls, :data:`MAX_GROWTH_KB`
@@ -274,17 +278,18 @@ def work(sock: socket.socket, report_fd: int, warm: served.Warm) -> NoReturn:
             if call is None:
                 break
             conn, req, payload = call
+            foreign = True
             try:
                 served.answer_one(conn, req, payload, report_fd, warm)
             finally:
                 conn.close()
-                clean.restore()
+                foreign = clean.restore()
             # A sync handler abandoned at its deadline still runs on its thread: it must
             # not run on into the next call, so this worker ends (os._exit ends the
             # thread, as it does in a one-shot child) and the server forks another.
             # Ending, it must not say it is idle: a call handed to it then would be lost
             # with its end of the socket pair (the client would see its connection close).
-            if done == last or ran_project_code() or threads_outlived() or \
+            if done == last or foreign or ran_project_code() or threads_outlived() or \
                     rss_kb() > grown_past:  # fmt: skip
                 break
             sock.sendall(b".")
@@ -351,8 +356,11 @@ class _Clean:
         #: Where modules shared by every configuration come from (not a project's folder).
         self.shared = tuple(os.path.join(p, "") for p in self.path
                             if os.path.isabs(p) and p != "/")  # fmt: skip
+        self.installed = installed_places()
 
-    def restore(self) -> None:
+    def restore(self) -> bool:
+        """Put the worker back as it was; whether the call imported a module from outside
+        the installed places, which the worker must not keep for another call."""
         signal.setitimer(signal.ITIMER_REAL, 0)
         for sig, handler in self.handlers.items():
             if _signal.getsignal(sig) is not handler:
@@ -366,12 +374,16 @@ class _Clean:
         os.chdir("/")
         sys.path[:] = self.path
         served.drop_later()
+        foreign = False
         for name in [n for n in sys.modules if n not in self.modules]:
-            if self._projects(sys.modules[name]):
+            module = sys.modules[name]
+            foreign = foreign or not _within(module, self.installed)
+            if not _within(module, self.shared):
                 del sys.modules[name]
         for name, module in self.modules.items():  # dropped, or replaced, by a call
             if sys.modules.get(name) is not module:
                 sys.modules[name] = module
+        return foreign
 
     def _restore_environ(self) -> None:
         """Put back the variables the call set, changed or unset, and only those: clearing
@@ -392,9 +404,29 @@ class _Clean:
         if now.get(b"TZ") != zone:
             time.tzset()
 
-    def _projects(self, module: object) -> bool:
-        """Whether ``module`` came from a project's folder (another call may not see it)."""
-        where = getattr(module, "__file__", None)
-        places = [where] if isinstance(where, str) else []
-        places += [p for p in getattr(module, "__path__", None) or () if isinstance(p, str)]
-        return any(not p.startswith(self.shared) for p in places)
+
+def _within(module: object, places: tuple[str, ...]) -> bool:
+    """Whether every file of ``module`` (its ``__file__``, a package's ``__path__``) lies
+    in ``places`` (a built-in module has none)."""
+    where = getattr(module, "__file__", None)
+    files = [where] if isinstance(where, str) else []
+    files += [p for p in getattr(module, "__path__", None) or () if isinstance(p, str)]
+    return all(p.startswith(places) for p in files)
+
+
+def installed_places() -> tuple[str, ...]:
+    """Where installed code lives (each ending in ``/``, as given and as its real path):
+    the interpreter's prefixes (its standard library, a virtual environment's
+    site-packages), the site-packages ``site`` added, and hookbus's own folder (an
+    editable install). Not the user's configuration folder: which one a call uses is the
+    call's to choose."""
+    import site
+
+    import hookbus
+
+    package = os.path.dirname(os.path.abspath(hookbus.__file__ or ""))
+    places = [sys.prefix, sys.base_prefix, sys.exec_prefix, package, *site.getsitepackages()]
+    if site.ENABLE_USER_SITE and site.USER_SITE:
+        places.append(site.USER_SITE)
+    return tuple(sorted({os.path.join(f(p), "") for p in places if p
+                         for f in (os.path.abspath, os.path.realpath)}))  # fmt: skip

@@ -36,6 +36,7 @@ import time
 import msgspec
 
 from hookbus import __version__, diagnostics
+from hookbus.client import IDENTITY_ENV
 from hookbus.hosts import HOSTS
 from hookbus.interpreter import python_argv
 from hookbus.runtime import pool, served, wire
@@ -125,6 +126,9 @@ class Server:
         #: naming another) must not see them, so its child drops them.
         self.warm_origin: dict[str, tuple[str, ...]] = {}
         self.base_path = list(sys.path)
+        #: The configuration identity this server serves (its own starting environment's:
+        #: :data:`hookbus.client.IDENTITY_ENV`); a call with other values is refused.
+        self.identity = {name: os.environ.get(name) for name in IDENTITY_ENV}
         self.stopping: str | None = None
         self.place_checked = time.monotonic()
         self.reloading: str | None = None
@@ -319,6 +323,16 @@ class Server:
         if header.op == "run" and header.host not in HOSTS:
             self._refuse(conn, "bad-request", f"unknown host {header.host[:80]!r}")
             return None
+        if header.op == "run":
+            # Its socket's name already keeps calls of another identity away (it is a
+            # CRC: one can be forged); a call whose configuration or state is not this
+            # server's would load code picked by its own caller into a process that
+            # serves this user's every call: its cold path answers it.
+            other = [n for n, v in self.identity.items() if header.env.get(n) != v]
+            if other:
+                self._refuse(conn, "bad-request", "another configuration identity than "
+                             f"this server's ({', '.join(other)}): not served here")  # fmt: skip
+                return None
         return header
 
     def _handle(self, conn: _Conn, frames: list[bytes]) -> None:

@@ -25,15 +25,12 @@ from typing import Literal
 
 import msgspec
 
+from hookbus.client import server_file
+
 PROTO = 1
 #: The largest frame either side sends or accepts.
 MAX_FRAME = 4 << 20
 LENGTH_BYTES = 4
-SOCKET_NAME = "server.sock"
-#: The client's start lock (an ``O_EXCL`` file): the server removes it once it listens,
-#: so that a client finding it dead later may start the next one at once.
-START_LOCK = "server.lock"
-PID_NAME = "server.pid"
 #: The folder under ``$XDG_RUNTIME_DIR``; under the state root it is :data:`STATE_SUBDIR`.
 RUNTIME_SUBDIR = "hookbus"
 STATE_SUBDIR = "run"
@@ -150,8 +147,26 @@ def check_dir(path: str) -> None:
     os.lstat(path)  # absent: FileNotFoundError, as the callers expect
 
 
+def socket_name() -> str:
+    """The socket's name for this process's configuration identity
+    (:func:`hookbus.client.identity`): a server serves one, and calls of another reach
+    another server."""
+    return server_file("sock")
+
+
+def pid_name() -> str:
+    """The pid file's name, beside the socket (its lock says the server is alive)."""
+    return server_file("pid")
+
+
+def start_lock() -> str:
+    """The client's start lock (an ``O_EXCL`` file): the server removes it once it
+    listens, so that a client finding it dead later may start the next one at once."""
+    return server_file("lock")
+
+
 def socket_path() -> str:
-    return os.path.join(socket_dir(), SOCKET_NAME)
+    return os.path.join(socket_dir(), socket_name())
 
 
 #: sockaddr_un holds 108 bytes: a longer path is reached through its folder's descriptor.

@@ -3,8 +3,10 @@
 // With the server path (install's default), SERVER is {proto, version} and a call is first
 // handed to a running `hookbus serve` over its Unix socket, in wire protocol v1
 // (docs/client.md): no interpreter starts when it answers. The rules are client.py's:
-// the socket is $XDG_RUNTIME_DIR/hookbus/server.sock when that names an absolute folder
-// of this user's, else <state root>/run/server.sock; a path to it that another user could
+// the socket is $XDG_RUNTIME_DIR/hookbus/server-<identity>.sock when that names an absolute
+// folder of this user's, else <state root>/run/server-<identity>.sock (serverFile: the
+// digest of the variables that pick the configuration and state, so that the host's calls
+// reach the server of the host's own configuration); a path to it that another user could
 // change, or a socket file of another user's, is never connected to (dirProblem,
 // socketProblem); the request carries the host's whole environment, as the client's. Whoever
 // asks treats anything but an answer (no socket, a stale one, a refusal, a reply cut
@@ -48,6 +50,29 @@ function socketDir() {
     ? absolute(env.HOOKBUS_STATE_DIR)
     : join(absolute(env.XDG_STATE_HOME || "~/.local/state"), "hookbus")
   return join(root, "run")
+}
+
+// client.py IDENTITY_ENV and identity: the CRC-32 of the variables that decide which
+// configuration and state a call uses (unset is not empty), in the server's file names.
+const IDENTITY_ENV = ["HOME", "HOOKBUS_CONFIG", "HOOKBUS_STATE_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME"]
+let crcTable = null
+function crc32(bytes) {
+  if (!crcTable) {
+    crcTable = new Int32Array(256)
+    for (let n = 0; n < 256; n++) {
+      let c = n
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
+      crcTable[n] = c
+    }
+  }
+  let crc = -1
+  for (const byte of bytes) crc = crcTable[(crc ^ byte) & 0xff] ^ (crc >>> 8)
+  return (crc ^ -1) >>> 0
+}
+function serverFile(kind) {
+  const env = process.env
+  const text = IDENTITY_ENV.map((name) => (env[name] === undefined ? `${name}\0` : `${name}=${env[name]}\0`)).join("")
+  return `server-${crc32(Buffer.from(text, "utf8")).toString(16).padStart(8, "0")}.${kind}`
 }
 
 // client.py dir_problem, the same rule (hookbus serve binds only where it holds): why the
@@ -167,7 +192,8 @@ function askServer(host, native, timeout, body, answer) {
   }
   let timer, sock = null, folderFd = -1
   const folder = socketDir()
-  let path = join(folder, "server.sock")
+  const name = serverFile("sock")
+  let path = join(folder, name)
   const problem = dirProblem(folder) || socketProblem(path)
   if (problem) {
     end({ kind: "refused", reason: `its path: ${problem}` })
@@ -180,7 +206,7 @@ function askServer(host, native, timeout, body, answer) {
       end({ kind: e.code === "ENOENT" ? "absent" : "refused", reason: `cannot open ${folder}: ${e.code}` })
       return null
     }
-    path = `/proc/self/fd/${folderFd}/server.sock`
+    path = `/proc/self/fd/${folderFd}/${name}`
   }
   let connected = false, status = null, got = Buffer.alloc(0)
   const frames = []

@@ -45,8 +45,8 @@ def server(ws: Workspace, env: Mapping[str, str] | None = None) -> Iterator[None
 def stop(folder: Path) -> None:
     """The server of ``folder`` and its workers killed, waited for (no process is left)."""
     try:
-        pid = int((folder / "server.pid").read_text())
-    except (OSError, ValueError):
+        pid = int(next(folder.glob("server-*.pid")).read_text())
+    except (OSError, ValueError, StopIteration):
         return
     children = Path(f"/proc/{pid}/task/{pid}/children")
     for child in children.read_text().split() if children.exists() else ():
