@@ -393,16 +393,7 @@ class _Clean:
             os.environ.clear()
             os.environ.update(self.environ)
             return
-        if now == then:
-            return
-        zone = now.get(b"TZ")
-        for name in [name for name in now if name not in then]:
-            del os.environb[name]
-        for name, value in then.items():
-            if now.get(name) != value:
-                os.environb[name] = value
-        if now.get(b"TZ") != zone:
-            time.tzset()
+        served.become(now, then)
 
 
 def _within(module: object, places: tuple[str, ...]) -> bool:

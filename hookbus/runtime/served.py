@@ -185,6 +185,12 @@ def exactly(env: dict[str, str]) -> None:
     encoding, errors = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
     wanted = {name.encode(encoding, errors): value.encode(encoding, errors)
               for name, value in env.items()}  # fmt: skip
+    become(raw, wanted)
+
+
+def become(raw: dict[bytes, bytes], wanted: dict[bytes, bytes]) -> None:
+    """Make the environment whose bytes are ``raw`` (:func:`raw_environ`) hold exactly
+    ``wanted``, setting or unsetting only the variables that differ."""
     if wanted == raw:
         return
     zone = raw.get(b"TZ")
@@ -196,7 +202,7 @@ def exactly(env: dict[str, str]) -> None:
                 os.environb[name] = value
             except ValueError:  # no variable can be so named ("=" in it, empty)
                 continue
-    if raw.get(b"TZ") != zone:
+    if raw.get(b"TZ") != zone:  # ``raw`` is the live environment: it holds the new TZ
         time.tzset()  # local time as the caller's: the C library read TZ at its start
 
 
