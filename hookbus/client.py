@@ -800,8 +800,7 @@ def config_files(project: str | None) -> list[str] | None:
         return [path] if _config_file(path) == "trusted" else None
     files = []
     home = _user_home()
-    base = getenv("XDG_CONFIG_HOME") or _join(home, ".config")
-    user = _join(base, "hookbus", "config.toml")
+    user = _join(user_folder(), "config.toml")
     found = _config_file(user)
     if found == "absent" and not _removed(user):
         return None  # hookbus keeps it in effect (``hookbus.discover._users_file``)
@@ -828,11 +827,17 @@ def config_files(project: str | None) -> list[str] | None:
         here = parent
 
 
+def user_folder() -> str:
+    # ``hookbus.discover.user_folder``: the user's configuration folder.
+    return _join(getenv("XDG_CONFIG_HOME") or _join(_user_home(), ".config"), "hookbus")
+
+
 def index_name(files: list[str]) -> str:
-    # ``hookbus.runtime.index.index_name``: CRC-32 (zlib's) of the files and the
-    # interpreter, computed here from its table (``binascii`` or ``zlib`` is one more
-    # shared library to load, a quarter of a millisecond on some builds).
-    text = "\0".join([*files, sys.executable])
+    # ``hookbus.runtime.index.index_name``: CRC-32 (zlib's) of the files, the interpreter
+    # and the user's folder (its trust store), computed here from its table (``binascii``
+    # or ``zlib`` is one more shared library to load, a quarter of a millisecond on some
+    # builds).
+    text = "\0".join([*files, sys.executable, user_folder()])
     return f"{crc32(text.encode('utf-8', 'surrogateescape')):08x}.json"
 
 

@@ -38,9 +38,15 @@ def is_project_file(path: str) -> bool:
     return os.path.basename(path) == PROJECT_FILE and not os.environ.get("HOOKBUS_CONFIG")
 
 
-def user_config_path() -> str:
+def user_folder() -> str:
+    """``$XDG_CONFIG_HOME/hookbus`` (default ``~/.config/hookbus``): the user's
+    configuration and trust store."""
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "hookbus", "config.toml")
+    return os.path.join(base, "hookbus")
+
+
+def user_config_path() -> str:
+    return os.path.join(user_folder(), "config.toml")
 
 
 def _trusted(path: str) -> bool:

@@ -60,8 +60,9 @@ COMMAND = "hookbus trust"
 
 def store_path() -> str:
     """``$XDG_CONFIG_HOME/hookbus/trusted.json``: beside the user's own configuration."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "hookbus", STORE_NAME)
+    from hookbus.discover import user_folder
+
+    return os.path.join(user_folder(), STORE_NAME)
 
 
 def fix_for(config: str) -> str:

@@ -542,3 +542,39 @@ def test_install_and_doctor_say_when_the_hooks_interpreter_is_inside_the_project
                for p in report["problems"])  # fmt: skip
     outside = hookbus_cli(root, "install", "--host", "claude", env=env)
     assert "inside the project folder" not in outside.stderr
+
+
+def test_an_index_compiled_against_another_trust_store_is_not_used(tmp_path: Path) -> None:
+    """A hook run with one configuration folder caches the untrusted project's index; the
+    project trusted in another folder's store (another ``XDG_CONFIG_HOME``) gets its
+    handler run there at once, not the first folder's index (the README's example, run
+    once before with the default folder, printed nothing after ``hookbus trust``)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "repo_guard.py").write_text(
+        textwrap.dedent("""
+        import hookbus
+
+        @hookbus.handler("before-tool", tools="shell")
+        def guard(event):
+            return hookbus.Reply.deny("from the project")
+    """)
+    )
+    (project / ".hookbus.toml").write_text('enable = ["repo_guard:guard"]\n')
+    payload = pre_tool("ls", project)
+
+    def hook(config_home: Path) -> bytes:
+        env = {**os.environ, "XDG_CONFIG_HOME": str(config_home)}
+        done = subprocess.run([sys.executable, "-m", "hookbus", "run", "--host", "claude",
+                               "--event", "PreToolUse"], input=payload, cwd=project, env=env,
+                              capture_output=True, timeout=60, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert hook(first) == b""  # untrusted there: the project's code does not run
+    wait_for(lambda: any((Path(os.environ["HOOKBUS_STATE_DIR"]) / "index").glob("*.json")),
+             "the first folder's index")  # fmt: skip
+    trusted = hookbus_cli(project, "trust", env={"XDG_CONFIG_HOME": str(second)})
+    assert trusted.returncode == 0, trusted.stderr
+    assert b"from the project" in hook(second)

@@ -142,9 +142,13 @@ def stat(path: str) -> Stat:
 
 
 def index_name(files: list[str]) -> str:
-    """One index per set of configuration files and interpreter. hookbus's version is not
-    in the name: after an upgrade the old index still tells which handlers are guards."""
-    key = "\0".join([*files, sys.executable])
+    """One index per set of configuration files, interpreter and user folder (whose trust
+    store says which project code may run: an index compiled against another store is
+    not this one). hookbus's version is not in the name: after an upgrade the old index
+    still tells which handlers are guards."""
+    from hookbus.discover import user_folder
+
+    key = "\0".join([*files, sys.executable, user_folder()])
     return f"{zlib.crc32(key.encode('utf-8', 'surrogateescape')):08x}.json"
 
 
