@@ -257,9 +257,9 @@ def test_with_the_server_path_a_warm_server_answers_the_deny(
                               args=("--server",))  # fmt: skip
     opencode.point_shim_at(tmp_path / "nowhere" / "python3",
                            events=("tool.execute.before", "chat.message"))  # fmt: skip
-    with warm.server(workspace):
+    with warm.server(workspace, opencode.env()):  # its identity: the host's XDG_* folders
         run = opencode.run("E2E-WARM: please run echo hi", tool_script("E2E-WARM"))
-        served = warm.served(workspace)
+        served = warm.served(workspace, opencode.env())
     assert_ok(run)
     assert not (workspace.project / PROOF).exists()
     _, second = run.model.conversation("E2E-WARM")
