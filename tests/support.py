@@ -313,3 +313,14 @@ def warm_stress() -> Any:
         sys.modules["warm_stress"] = module  # its dataclass looks itself up there
         spec.loader.exec_module(module)
     return sys.modules["warm_stress"]
+
+
+#: A user handler denying every shell call, fail-closed (its failure or an unreadable
+#: payload refuses too): for tests of what a driver cannot read.
+FAIL_CLOSED_SHELL = """
+import hookbus
+
+@hookbus.handler("before-tool", tools="shell", timeout=10, fail_closed=True)
+def no_shell(event):
+    return hookbus.Reply.deny("no shell")
+"""

@@ -11,7 +11,7 @@ import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from support import REPLIES
+from support import FAIL_CLOSED_SHELL, REPLIES
 
 from hookbus import Reply
 from hookbus.bus.events import AfterTool, BeforeTool
@@ -160,15 +160,6 @@ def test_any_timestamp_text_decodes_or_is_left_out(stamp: str) -> None:
     payload["timestamp"] = stamp
     event = cline.driver.decode(json.dumps(payload).encode(), "TaskStart")
     assert event.timestamp is None or isinstance(event.timestamp, float)
-
-
-FAIL_CLOSED_SHELL = """
-import hookbus
-
-@hookbus.handler("before-tool", tools="shell", timeout=10, fail_closed=True)
-def no_shell(event):
-    return hookbus.Reply.deny("no shell")
-"""
 
 
 @pytest.mark.parametrize("tool", [{}, {"parameters": {"command": "ls"}}])

@@ -14,6 +14,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import FAIL_CLOSED_SHELL
 
 from hookbus import Reply
 from hookbus.bus.events import (
@@ -303,15 +304,6 @@ def test_a_subagent_start_handler_that_crashes_answers_allow(tmp_path: Path) -> 
     assert (done.returncode, done.stdout) == (0, b'{"permission":"allow"}\n'), done
     lines = (tmp_path / "st" / "diagnostics.jsonl").read_text().splitlines()
     assert "handler-error" in [json.loads(line)["event"] for line in lines]
-
-
-FAIL_CLOSED_SHELL = """
-import hookbus
-
-@hookbus.handler("before-tool", tools="shell", timeout=10, fail_closed=True)
-def no_shell(event):
-    return hookbus.Reply.deny("no shell")
-"""
 
 
 @pytest.mark.parametrize("name", [None, "missing"])
