@@ -261,3 +261,136 @@ def test_the_link_check_sees_links() -> None:
     links = [link for page in PAGES for link in _links(page)]
     assert "diagnostics.md#config-invalid" in links
     assert len(links) >= 30
+
+
+def _section(path: Path, heading: str) -> str:
+    """The text of ``path`` under the heading ``heading``, up to the next heading of its
+    level or above."""
+    text = path.read_text(encoding="utf-8")
+    found = re.search(rf"^(#+) {re.escape(heading)}\s*$", text, re.MULTILINE)
+    assert found is not None, f"{path.name} has no heading {heading!r}"
+    level = len(found.group(1))
+    end = re.compile(rf"^#{{1,{level}}} ", re.MULTILINE).search(text, found.end())
+    return text[found.end() : end.start() if end else len(text)]
+
+
+#: The environment variables that are hookbus's own, or the XDG ones it follows.
+OWN_VARIABLE = r"(?:HOOKBUS|XDG)_[A-Z0-9_]+"
+
+
+def variables_in_code() -> dict[str, list[str]]:
+    """Every hookbus or XDG variable hookbus's source names -> where (``file:line``): a
+    Python string that is the name alone, a shim's ``env.NAME`` or quoted name."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and re.fullmatch(OWN_VARIABLE, node.value)
+            ):
+                found.setdefault(node.value, []).append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    for path in sorted((PACKAGE / "shims").glob("*")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for name in re.findall(rf"(?:env\.|[\"'])({OWN_VARIABLE})\b", line):
+                found.setdefault(name, []).append(f"{path.relative_to(ROOT)}:{number}")
+    return found
+
+
+def documented_variables() -> set[str]:
+    """The variables the tables of docs/configuration.md#environment-variables name (in
+    a row's first cell)."""
+    section = _section(DOCS / "configuration.md", "Environment variables")
+    cells = re.findall(r"^\|([^|]*)\|", section, re.MULTILINE)
+    return {name for cell in cells for name in re.findall(r"`([A-Z][A-Z0-9_]*)`", cell)}
+
+
+def test_the_variable_scan_finds_the_known_variables() -> None:
+    """The scan sees variables named in Python and read by the shims, so that the check
+    below cannot pass by finding nothing."""
+    found = variables_in_code()
+    assert {"HOOKBUS_CONFIG", "HOOKBUS_SERVE_IDLE", "XDG_RUNTIME_DIR"} <= found.keys()
+    assert any(".js:" in where for where in found["HOOKBUS_CLAUDE_SPAWN_MOD"])
+    assert "HOOKBUS_CONFIG" in documented_variables()
+
+
+def test_every_variable_hookbus_reads_is_in_the_table() -> None:
+    """docs/configuration.md's environment table names every hookbus and XDG variable
+    the code reads, and none that it does not."""
+    code = variables_in_code()
+    documented = {name for name in documented_variables() if re.fullmatch(OWN_VARIABLE, name)}
+    missing = {name: code[name] for name in sorted(code.keys() - documented)}
+    assert not missing, f"variables read but not in docs/configuration.md: {missing}"
+    stale = sorted(documented - code.keys())
+    assert not stale, f"docs/configuration.md documents variables nothing reads: {stale}"
+
+
+def test_every_project_variable_of_a_host_is_documented() -> None:
+    """Each variable a host names its project folder in is in the environment table and
+    in docs/handlers.md#project-folder."""
+    variables = {name for facts in HOSTS.values() for name in facts.project_env}
+    assert "CLAUDE_PROJECT_DIR" in variables
+    section = _section(DOCS / "handlers.md", "Project folder")
+    assert variables <= documented_variables()
+    assert not {name for name in variables if f"`{name}`" not in section}
+
+
+def _linked(page: Path) -> set[Path]:
+    """The files ``page`` links to, resolved."""
+    return {(page.parent / link.partition("#")[0]).resolve() for link in _links(page)}
+
+
+def test_every_docs_page_is_in_the_index() -> None:
+    """docs/README.md links every page of docs/ and docs/hosts/."""
+    pages = {p.resolve() for p in DOCS.rglob("*.md")} - {(DOCS / "README.md").resolve()}
+    missing = sorted(str(p.relative_to(DOCS)) for p in pages - _linked(DOCS / "README.md"))
+    assert not missing, f"docs pages docs/README.md does not link: {missing}"
+
+
+def test_every_host_has_a_page_linked_from_the_index_and_the_readme() -> None:
+    """Each host hookbus has a driver for has docs/hosts/<name>.md, and both docs/README.md
+    and the README link it."""
+    ours = sorted(name for name, facts in HOSTS.items() if facts.driver.startswith("hookbus."))
+    assert len(ours) > 1
+    for index in (DOCS / "README.md", ROOT / "README.md"):
+        linked = _linked(index)
+        missing = [n for n in ours if (DOCS / "hosts" / f"{n}.md").resolve() not in linked]
+        assert not missing, f"{index.relative_to(ROOT)} links no page for the hosts {missing}"
+
+
+def test_no_page_calls_a_supported_host_planned() -> None:
+    """A host with a driver is not described as planned in the docs (the changelog's
+    history aside)."""
+    ours = {name for name in HOSTS if name not in PLANNED_HOSTS}
+    stale = [
+        f"{page.relative_to(ROOT)}: {line.strip()}"
+        for page in PAGES
+        if page.name != "CHANGELOG.md"
+        for line in _prose(page.read_text(encoding="utf-8"))
+        if "planned" in line.lower() and set(re.findall(r"`([a-z0-9-]+)`", line)) & ours
+    ]
+    assert not stale, stale
+
+
+def test_every_built_in_handler_is_in_the_enable_section() -> None:
+    """docs/configuration.md#enable has a row for each built-in handler hookbus ships."""
+    from hookbus.handlers import BUILTIN
+
+    section = _section(DOCS / "configuration.md", "`enable`")
+    assert BUILTIN
+    missing = [name for name in sorted(BUILTIN) if f"| `{name}` |" not in section]
+    assert not missing, f"built-in handlers docs/configuration.md#enable does not name: {missing}"
+
+
+def test_no_line_lists_some_hosts_as_if_they_were_all() -> None:
+    """A line naming five hosts or more names every one (better: it links the hosts
+    index), so that a new host cannot leave a hand-written list behind."""
+    ours = {name for name, facts in HOSTS.items() if facts.driver.startswith("hookbus.")}
+    partial = [
+        f"{page.relative_to(ROOT)}: {line.strip()[:100]}"
+        for page in PAGES
+        if page.name != "CHANGELOG.md"
+        for line in _prose(page.read_text(encoding="utf-8"))
+        if 5 <= len(set(re.findall(r"`([a-z0-9-]+)`", line)) & ours) < len(ours)
+    ]
+    assert not partial, f"lines listing some hosts; link docs/hosts/README.md: {partial}"
