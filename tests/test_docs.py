@@ -278,22 +278,42 @@ def _section(path: Path, heading: str) -> str:
 OWN_VARIABLE = r"(?:HOOKBUS|XDG)_[A-Z0-9_]+"
 
 
+def _read_by_name(node: ast.AST) -> str | None:
+    """The variable ``node`` reads when it is ``os.environ.get("NAME")``,
+    ``getenv("NAME")`` or ``os.environ["NAME"]`` (any object named like environ)."""
+    if isinstance(node, ast.Call) and node.args:
+        func, first = node.func, node.args[0]
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        owner = ast.unparse(func.value) if isinstance(func, ast.Attribute) else ""
+        if (name == "get" and "environ" in owner) or name == "getenv":
+            return first.value if isinstance(first, ast.Constant) else None
+    if isinstance(node, ast.Subscript) and "environ" in ast.unparse(node.value):
+        key = node.slice
+        return key.value if isinstance(key, ast.Constant) else None
+    return None
+
+
 def variables_in_code() -> dict[str, list[str]]:
-    """Every hookbus or XDG variable hookbus's source names -> where (``file:line``): a
-    Python string that is the name alone, a shim's ``env.NAME`` or quoted name."""
+    """Every environment variable hookbus reads -> where (``file:line``): a name read
+    literally (``os.environ.get("NAME")``), a string that is a hookbus or XDG variable's
+    name alone (kept in a constant, then read), a shim's ``env.NAME`` or quoted name, and
+    the variables the host registry names (a project folder, a payload)."""
     found: dict[str, list[str]] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (
-                isinstance(node, ast.Constant)
-                and isinstance(node.value, str)
-                and re.fullmatch(OWN_VARIABLE, node.value)
-            ):
-                found.setdefault(node.value, []).append(f"{path.relative_to(ROOT)}:{node.lineno}")
+            name = _read_by_name(node)
+            if name is None and isinstance(node, ast.Constant) and isinstance(node.value, str):
+                name = node.value if re.fullmatch(OWN_VARIABLE, node.value) else None
+            if isinstance(name, str):
+                where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', '?')}"
+                found.setdefault(name, []).append(where)
     for path in sorted((PACKAGE / "shims").glob("*")):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             for name in re.findall(rf"(?:env\.|[\"'])({OWN_VARIABLE})\b", line):
                 found.setdefault(name, []).append(f"{path.relative_to(ROOT)}:{number}")
+    for host, facts in HOSTS.items():
+        for name in (*facts.project_env, *filter(None, [facts.payload_env])):
+            found.setdefault(name, []).append(f"hookbus/hosts.py ({host})")
     return found
 
 
@@ -306,33 +326,35 @@ def documented_variables() -> set[str]:
 
 
 def test_the_variable_scan_finds_the_known_variables() -> None:
-    """The scan sees variables named in Python and read by the shims, so that the check
-    below cannot pass by finding nothing."""
+    """The scan sees variables read by name, kept in constants, read by the shims and
+    named by the host registry, so that the check below cannot pass by finding nothing."""
     found = variables_in_code()
-    assert {"HOOKBUS_CONFIG", "HOOKBUS_SERVE_IDLE", "XDG_RUNTIME_DIR"} <= found.keys()
+    assert {"HOOKBUS_CONFIG", "HOOKBUS_SERVE_IDLE", "XDG_RUNTIME_DIR", "HOME"} <= found.keys()
+    assert {"CODEX_HOME", "CLAUDE_PROJECT_DIR", "USER_PROMPT"} <= found.keys()
     assert any(".js:" in where for where in found["HOOKBUS_CLAUDE_SPAWN_MOD"])
     assert "HOOKBUS_CONFIG" in documented_variables()
 
 
 def test_every_variable_hookbus_reads_is_in_the_table() -> None:
-    """docs/configuration.md's environment table names every hookbus and XDG variable
-    the code reads, and none that it does not."""
+    """docs/configuration.md's environment tables name every variable the code reads,
+    and no hookbus or XDG variable that it does not."""
     code = variables_in_code()
-    documented = {name for name in documented_variables() if re.fullmatch(OWN_VARIABLE, name)}
+    documented = documented_variables()
     missing = {name: code[name] for name in sorted(code.keys() - documented)}
     assert not missing, f"variables read but not in docs/configuration.md: {missing}"
-    stale = sorted(documented - code.keys())
+    own = {name for name in documented if re.fullmatch(OWN_VARIABLE, name)}
+    stale = sorted(own - code.keys())
     assert not stale, f"docs/configuration.md documents variables nothing reads: {stale}"
 
 
-def test_every_project_variable_of_a_host_is_documented() -> None:
-    """Each variable a host names its project folder in is in the environment table and
-    in docs/handlers.md#project-folder."""
+def test_every_project_variable_of_a_host_is_in_the_handlers_guide() -> None:
+    """Each variable a host names its project folder in is in
+    docs/handlers.md#project-folder, where ``ctx.project_dir`` is explained."""
     variables = {name for facts in HOSTS.values() for name in facts.project_env}
     assert "CLAUDE_PROJECT_DIR" in variables
     section = _section(DOCS / "handlers.md", "Project folder")
-    assert variables <= documented_variables()
-    assert not {name for name in variables if f"`{name}`" not in section}
+    missing = sorted(name for name in variables if f"`{name}`" not in section)
+    assert not missing, f"project variables docs/handlers.md does not name: {missing}"
 
 
 def _linked(page: Path) -> set[Path]:
