@@ -261,3 +261,16 @@ def test_the_link_check_sees_links() -> None:
     links = [link for page in PAGES for link in _links(page)]
     assert "diagnostics.md#config-invalid" in links
     assert len(links) >= 30
+
+
+def _fenced(path: Path, language: str) -> list[str]:
+    """The contents of the page's fenced code blocks in ``language``."""
+    text = path.read_text(encoding="utf-8")
+    return re.findall(rf"^```{language}\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
+
+
+def test_the_offline_example_shown_is_the_one_the_suite_runs() -> None:
+    """docs/testing.md shows examples/offline-claude/test_offline_claude.py whole, as it
+    is (the end-to-end suite runs that file against the real Claude Code)."""
+    example = ROOT / "examples" / "offline-claude" / "test_offline_claude.py"
+    assert example.read_text(encoding="utf-8") in _fenced(DOCS / "testing.md", "python")

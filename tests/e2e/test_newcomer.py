@@ -15,15 +15,20 @@ the handler and the file, the bytes of the user's settings).
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from hookbus.testing.fake_models import Scenario, Turn
 
-from .harness import INSTALL_TIMEOUT, Claude, Run, Workspace
+from .harness import INSTALL_TIMEOUT, RUN_TIMEOUT, Claude, Run, Workspace
+
+#: The offline example docs/testing.md shows.
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "offline-claude"
 
 pytestmark = [
     pytest.mark.e2e,
@@ -141,3 +146,16 @@ def test_a_newcomers_walk_ends_with_the_settings_as_they_were(
     assert_ok(unguarded)
     assert not victim.exists(), unguarded.describe()
     assert unguarded.output["permission_denials"] == []
+
+
+def test_the_offline_example_of_the_docs_passes(claude_executable: Path, tmp_path: Path) -> None:
+    """``pytest examples/offline-claude``, as docs/testing.md tells a reader to run it,
+    passes both its tests (the control and the deny) against the pinned Claude Code."""
+    path = f"{claude_executable.parent}:{os.environ['PATH']}"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", str(EXAMPLE), "--basetemp", str(tmp_path / "t")],
+        env={**os.environ, "PATH": path}, capture_output=True, text=True,
+        timeout=3 * RUN_TIMEOUT, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout, done.stdout
