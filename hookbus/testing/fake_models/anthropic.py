@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 from typing import Any
 
-from .script import Json, Turn
+from .script import Json, ScenarioSource, Turn
 from .server import FakeModelServer, JsonResponse, Request, Response, SseResponse
 
 NOT_FOUND = JsonResponse(
@@ -47,8 +48,10 @@ class FakeAnthropic(FakeModelServer):
     call_id_prefix = "toolu_fake"
     model_route = "/messages"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self, scenario: ScenarioSource = None, *, log_path: str | Path | None = None
+    ) -> None:
+        super().__init__(scenario, log_path=log_path)
         self._message_ids = itertools.count(1)
 
     def first_user_text(self, body: Any) -> str:

@@ -17,9 +17,10 @@ from __future__ import annotations
 import itertools
 import json
 import time
+from pathlib import Path
 from typing import Any
 
-from .script import Json, Turn
+from .script import Json, ScenarioSource, Turn
 from .server import FakeModelServer, JsonResponse, Request, Response, SseResponse
 
 NOT_FOUND = JsonResponse(404, {"error": {"message": "fake: not found", "type": "not_found"}})
@@ -50,8 +51,10 @@ class FakeOpenAIChat(FakeModelServer):
 
     model_route = "/chat/completions"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self, scenario: ScenarioSource = None, *, log_path: str | Path | None = None
+    ) -> None:
+        super().__init__(scenario, log_path=log_path)
         self._completion_ids = itertools.count(1)
 
     def first_user_text(self, body: Any) -> str:

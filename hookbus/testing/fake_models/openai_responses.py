@@ -11,7 +11,6 @@ gets an empty list; any other path a 404.
 
 from __future__ import annotations
 
-import itertools
 import json
 import time
 from typing import Any
@@ -65,10 +64,6 @@ class FakeOpenAIResponses(FakeModelServer):
 
     model_route = "/responses"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._ids = itertools.count(1)
-
     def first_user_text(self, body: Any) -> str:
         return user_text(body)
 
@@ -81,6 +76,8 @@ class FakeOpenAIResponses(FakeModelServer):
         )
 
     def _id(self, prefix: str) -> str:
+        """A fresh item id; one count with the call ids (``resp_fake0001``,
+        ``fc_fake0002``, ``call_fake0003``...)."""
         return f"{prefix}_fake{next(self._ids):04d}"
 
     def answer(self, request: Request) -> Response:

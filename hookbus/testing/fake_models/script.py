@@ -1,11 +1,13 @@
 """What a fake model says: a scenario of conversations, each a list of scripted turns.
 
 A :class:`Scenario` holds conversations; a request belongs to the first conversation
-whose ``match`` occurs in the text of its first user message (an empty ``match``, the
-default, takes every request), so a subagent's fresh conversation, which starts with the
-subagent's prompt, can have its own script. The turn played is the number of model turns
-the request already carries: turn 0 answers the prompt, turn 1 the first tool result.
-Past the last turn, and for requests no conversation matches, the model says "ok".
+whose ``match`` occurs in the text of its first user message (of any user message, for
+the OpenAI formats, where some hosts put an environment preamble first; an empty
+``match``, the default, takes every request), so a subagent's fresh conversation, which
+starts with the subagent's prompt, can have its own script. The turn played is the
+number of model turns the request already carries: turn 0 answers the prompt, turn 1
+the first tool result. Past the last turn, and for requests no conversation matches,
+the model says "ok".
 
 Written in Python::
 

@@ -130,7 +130,9 @@ class FakeModelServer(ABC):
         """``http://127.0.0.1:PORT``: the base URL the host is given (some hosts want
         ``/v1`` after it)."""
         if self._server is None:
-            raise RuntimeError("the fake model server is not running")
+            raise RuntimeError(
+                "the fake model server is not running: read its url inside its with block"
+            )
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}"
 
