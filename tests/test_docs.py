@@ -416,3 +416,16 @@ def test_no_line_lists_some_hosts_as_if_they_were_all() -> None:
         if 5 <= len(set(re.findall(r"`([a-z0-9-]+)`", line)) & ours) < len(ours)
     ]
     assert not partial, f"lines listing some hosts; link docs/hosts/README.md: {partial}"
+
+
+def _fenced(path: Path, language: str) -> list[str]:
+    """The contents of the page's fenced code blocks in ``language``."""
+    text = path.read_text(encoding="utf-8")
+    return re.findall(rf"^```{language}\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
+
+
+def test_the_offline_example_shown_is_the_one_the_suite_runs() -> None:
+    """docs/testing.md shows examples/offline-claude/test_offline_claude.py whole, as it
+    is (the end-to-end suite runs that file against the real Claude Code)."""
+    example = ROOT / "examples" / "offline-claude" / "test_offline_claude.py"
+    assert example.read_text(encoding="utf-8") in _fenced(DOCS / "testing.md", "python")
