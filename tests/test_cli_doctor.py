@@ -157,7 +157,8 @@ def test_json_holds_the_facts_and_the_problems(project: Path) -> None:
     assert project_scope["form"] == "server" and project_scope["entries"] == 3
     (interpreter,) = project_scope["interpreters"]
     assert (interpreter["program"], interpreter["ok"]) == (sys.executable, True)
-    assert [i["scope"] for i in host["installs"] if not i["installed"]] == ["local", "user"]
+    assert [(i["variant"], i["scope"]) for i in host["installs"] if not i["installed"]] == [
+        ("default", "local"), ("default", "user"), ("plugin", "project"), ("plugin", "user")]  # fmt: skip
     assert healthy["configuration"] == {
         "in_effect": [str(project / ".hookbus.toml")], "ignored": []}  # fmt: skip
     guard = healthy["handlers"][0]
@@ -215,3 +216,4 @@ def test_an_event_a_handler_wants_that_no_scope_registers_is_a_problem(
     assert "doc_handlers:guard" in line and "never run" in line
     installed(project)
     assert hookbus(project, "doctor").returncode == 0
+

@@ -37,11 +37,12 @@ def render(report: Report, style: Style) -> list[str]:
     for host in report["hosts"]:
         rows = [[style(h, "dim") for h in ("scope", "file", "form", "entries", "interpreter")]]
         for item in host["installs"]:
+            file = item["file"] + (f" ({item['variant']})" if item["variant"] != "default" else "")
             if not item["installed"]:
                 what = "unreadable" if item["error"] else "not installed"
-                rows.append([item["scope"], item["file"], "-", style(what, "dim"), ""])
+                rows.append([item["scope"], file, "-", style(what, "dim"), ""])
                 continue
-            rows.append([item["scope"], item["file"], item["form"] or "-",
+            rows.append([item["scope"], file, item["form"] or "-",
                          f"{item['entries']} ({', '.join(item['events'])})",
                          ", ".join(f"{_status(i, ok, bad)} {i['found'] or i['program']}"
                                    + (f" (hookbus {i['hookbus']})" if i["hookbus"] else "")
