@@ -217,3 +217,27 @@ def test_an_event_a_handler_wants_that_no_scope_registers_is_a_problem(
     installed(project)
     assert hookbus(project, "doctor").returncode == 0
 
+
+def test_a_one_host_user_reads_the_problems_first_and_the_other_hosts_once(
+    project: Path,
+) -> None:
+    """Claude installed, its entries drifted: doctor's first line is the problem, the
+    hosts not installed are one line, and the whole fits a screen; --all shows each of
+    them with its files and its note."""
+    installed(project)
+    _drift(project, Path())
+    proc = hookbus(project, "doctor")
+    assert proc.returncode == 1, proc.stdout
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"problem: {project / '.claude' / 'settings.json'}: ")
+    assert lines[1] == "  fix: run: hookbus install --host claude"
+    assert len(lines) <= 35, proc.stdout  # a screen; 170 lines before
+    (absent,) = [line for line in lines if "codex" in line]
+    assert absent.startswith("not installed for codex, gemini, ")
+    assert "kilo" in absent and "claude" not in absent and "--all" in absent
+    assert "not installed: enabled handlers want" not in proc.stdout
+    every = hookbus(project, "doctor", "--all")
+    assert every.returncode == 1
+    assert has_row(every.stdout, "project", project / ".codex" / "hooks.json", "-", "not installed")
+    assert "codex: not installed: enabled handlers want PreToolUse" in every.stdout
+    assert "not installed for" not in every.stdout
