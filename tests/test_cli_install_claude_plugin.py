@@ -271,3 +271,13 @@ def test_a_plain_uninstall_names_the_command_for_a_plugin_of_another_scope(
     assert (user / "hooks" / "hooks.json").is_file()
     assert (f"{user}: hookbus's plugin is still installed for claude; 'hookbus uninstall "
             "--host claude --plugin --scope user' removes it") in done.stdout  # fmt: skip
+
+
+def test_verify_of_a_drifted_plugin_names_the_plugins_install(project: Path) -> None:
+    """The plugin's files differ from the configuration: verify --plugin's fix is
+    'install --host claude --plugin', not the settings install (which would refuse)."""
+    assert hookbus_cli(project, "install", "--host", "claude", "--plugin").returncode == 0
+    (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell"]\n')
+    done = hookbus_cli(project, "verify", "--host", "claude", "--plugin")
+    assert done.returncode == 1
+    assert "to fix: hookbus install --host claude --plugin" in done.stdout

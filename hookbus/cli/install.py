@@ -354,8 +354,7 @@ def _check_variants(opts: argparse.Namespace) -> None:
     from hookbus.manifests.variants import folder, installed
 
     chosen = "plugin" if getattr(opts, "plugin", False) else "default"
-    found = installed(opts.host)
-    others = [each for each in found if each.variant.name != chosen]
+    others = installed(opts.host, besides=chosen)
     if not others:
         return
     other = others[0]
@@ -367,7 +366,7 @@ def _check_variants(opts: argparse.Namespace) -> None:
             f"twice. To switch, run '{other.command('uninstall')}' first; to update that "
             f"install, run '{other.command('install')}'"
         )
-    if len(others) == len(found):
+    if len(installed(opts.host)) == len(others):  # the one to verify is installed nowhere
         raise HostConfigError(f"{where}; to check it, run '{other.command('verify')}'")
 
 
@@ -379,9 +378,7 @@ def _uninstall_other_variants(opts: argparse.Namespace, scope: Scope) -> int:
 
     if getattr(opts, "plugin", False):
         return 0
-    for found in installed(opts.host):
-        if found.variant.name == "default":
-            continue
+    for found in installed(opts.host, besides="default"):
         if found.scope == scope:
             _uninstall(found.variant.manifest, scope, opts.host)
         else:
@@ -557,9 +554,11 @@ def _verify(
     invalid: int,
 ) -> int:
     from hookbus.manifests import documents
+    from hookbus.manifests.variants import variant
 
     scope: Scope = opts.scope
     status = 1 if invalid else 0
+    plugin = variant(opts.host, plugin=getattr(opts, "plugin", False)).flag
     probe = manifest.plan(index, python=python, scope=scope, **_via(opts))
     for document in probe.documents:
         _, current = documents.read(document.path, document.format)
@@ -573,7 +572,7 @@ def _verify(
             print(f"  {problem}")
         if problems:
             status = 1
-            flags = f" --scope {scope}" if scope != "project" else ""
+            flags = plugin + (f" --scope {scope}" if scope != "project" else "")
             flags += form_flags(manifest, form)
             print(f"{document.path}: {_count(len(problems), 'difference')} from the "
                   f"configuration; to fix: hookbus install --host {opts.host}{flags}")  # fmt: skip
@@ -592,7 +591,7 @@ def _verify(
         folder = os.path.dirname(candidates[0])
         if problems:
             status = 1
-            flags = f" --scope {scope}" if scope != "project" else ""
+            flags = plugin + (f" --scope {scope}" if scope != "project" else "")
             flags += form_flags(manifest, form)
             print(f"{folder}: {_count(len(problems), 'difference')} from the configuration; "
                   f"to fix: hookbus install --host {opts.host}{flags}")  # fmt: skip

@@ -77,11 +77,13 @@ def variant(host: str, *, plugin: bool = False) -> Variant:
     return variants(host)[1]
 
 
-def installed(host: str) -> list[Found]:
-    """Every variant of ``host`` installed in every scope, as seen from the project here
-    (the host runs them all)."""
+def installed(host: str, *, besides: str | None = None) -> list[Found]:
+    """Every variant of ``host`` (but the one named ``besides``) installed in every
+    scope, as seen from the project here (the host runs them all)."""
     found = []
     for each in variants(host):
+        if each.name == besides:
+            continue
         for scope in each.manifest.scopes:
             paths = installed_files(each.manifest, scope)
             if paths:
