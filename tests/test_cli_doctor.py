@@ -241,3 +241,31 @@ def test_a_one_host_user_reads_the_problems_first_and_the_other_hosts_once(
     assert has_row(every.stdout, "project", project / ".codex" / "hooks.json", "-", "not installed")
     assert "codex: not installed: enabled handlers want PreToolUse" in every.stdout
     assert "not installed for" not in every.stdout
+
+
+def _installable() -> list[str]:
+    from hookbus.hosts import HOSTS
+
+    return [name for name, facts in HOSTS.items() if facts.manifest]
+
+
+@pytest.mark.parametrize("host", _installable())
+def test_doctor_sees_every_hosts_install(project: Path, tmp_path: Path, host: str) -> None:
+    """Whatever a host's install writes (settings entries, hook files, a plugin or shim),
+    doctor reports it installed, shows its table, and says nothing about it being absent."""
+    # Hosts with only a user scope (Kimi, Hermes) follow the user's configuration.
+    user = tmp_path / "xdg-config" / "hookbus"
+    user.mkdir(parents=True)
+    (user / "config.toml").write_text(
+        f'python_path = ["{project}"]\n' + (project / ".hookbus.toml").read_text()
+    )
+    done = hookbus(project, "install", "--host", host, HOOKBUS_NPM="")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(hookbus(project, "doctor", "--json").stdout)
+    (seen,) = [h for h in report["hosts"] if h["host"] == host]
+    assert any(i["installed"] for i in seen["installs"]), seen
+    assert not [n for n in report["notes"] if n["area"] == host and "not installed" in n["message"]]
+    lines = hookbus(project, "doctor").stdout.splitlines()
+    assert host in lines
+    (absent,) = [line for line in lines if line.startswith("not installed for ")]
+    assert re.search(rf"\b{host}\b", absent) is None
