@@ -263,7 +263,8 @@ def _host(opts: argparse.Namespace) -> int:
         # Before any handler is imported: uninstall is the way out of a handler module
         # that hangs or ends its importer.
         status = _uninstall(manifest, scope, opts.host)
-        return status or _uninstall_other_variants(opts, scope)
+        _uninstall_other_variants(opts, scope)
+        return status
     if opts.command in ("install", "verify"):
         _check_variants(opts)
     if opts.command == "install" and not opts.dry_run and scope != "user":
@@ -351,9 +352,9 @@ def _check_variants(opts: argparse.Namespace) -> None:
     plugin where its settings are (:mod:`hookbus.manifests.variants`): the host would run
     both. Verify of the one installed nowhere names the command that checks the other."""
     from hookbus.errors import HostConfigError
-    from hookbus.manifests.variants import folder, installed
+    from hookbus.manifests.variants import folder, installed, variant
 
-    chosen = "plugin" if getattr(opts, "plugin", False) else "default"
+    chosen = variant(opts.host, plugin=getattr(opts, "plugin", False)).name
     others = installed(opts.host, besides=chosen)
     if not others:
         return
@@ -370,21 +371,20 @@ def _check_variants(opts: argparse.Namespace) -> None:
         raise HostConfigError(f"{where}; to check it, run '{other.command('verify')}'")
 
 
-def _uninstall_other_variants(opts: argparse.Namespace, scope: Scope) -> int:
+def _uninstall_other_variants(opts: argparse.Namespace, scope: Scope) -> None:
     """After a plain uninstall, the host's plugin (Claude's) is removed from ``scope``
     too, and one installed in another scope is named with the command that removes it:
     the host would go on running its hooks."""
     from hookbus.manifests.variants import folder, installed
 
     if getattr(opts, "plugin", False):
-        return 0
+        return
     for found in installed(opts.host, besides="default"):
         if found.scope == scope:
             _uninstall(found.variant.manifest, scope, opts.host)
         else:
             print(f"{folder(found.paths)}: hookbus's {found.variant.name} is still installed "
                   f"for {opts.host}; '{found.command('uninstall')}' removes it")  # fmt: skip
-    return 0
 
 
 def _via(opts: argparse.Namespace) -> dict[str, Any]:
