@@ -66,6 +66,19 @@ def test_a_module_that_fails_at_import_is_shown_as_path_line_col_message(
         assert "Error(" not in said
 
 
+def test_an_error_in_a_module_it_imports_is_placed_at_that_module_s_line(
+    project: Path, isolated_environment: Path
+) -> None:
+    """A handler module importing one of the user's that fails: the line shown is the
+    failing one, in that module, not the handler's import of it nor hookbus's."""
+    (project / "helper.py").write_text("LIMIT = 3\nWORDS = undefined_words()\n")
+    (project / "guards.py").write_text("import helper\n" + GUARDS)
+    hookbus_cli(project, "doctor", env={"HOME": str(project.parent / "home")})
+    [found] = logged(isolated_environment, "handler-unavailable")
+    assert f"did not load: {project}/helper.py:2:9: NameError: name 'undefined_words'" in str(
+        found["message"])  # fmt: skip
+
+
 def typo(project: Path) -> Path:
     """``project``'s configuration with the guard's module misspelt, on its 3rd line."""
     config = project / ".hookbus.toml"

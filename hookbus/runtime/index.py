@@ -328,7 +328,8 @@ class Unloaded:
         self.fix = f"correct the {'name' if named else 'error'}"
         if presumed:
             there = " in that file" if self.where else ""
-            self.fix += (f", or add fail_closed = false to [handlers.\"{self.name}\"]{there} "
+            table = entry.get("config") or self.name  # a group's table is the group's
+            self.fix += (f", or add fail_closed = false to [handlers.\"{table}\"]{there} "
                          "if it need not block")  # fmt: skip
         elif not self.guard:
             self.fix += ", or take it out of enable"
