@@ -25,7 +25,7 @@ from hookbus.bus.events import Event
 from hookbus.bus.marks import Group, Subscription, subscribed
 from hookbus.config import HandlerRef, Settings
 from hookbus.errors import HandlerError
-from hookbus.runtime.index import INDEX_DIR, index_name, stat
+from hookbus.runtime.index import INDEX_DIR, Unloaded, index_name, stat
 from hookbus.trust import file_problem
 
 TYPE_CHECKING = False
@@ -100,7 +100,7 @@ def module_files(module_name: str) -> list[str]:
                 if find is not None and (spec := find(name, path)) is not None:
                     break
         except Exception as exc:
-            raise Unavailable(f"cannot find {name}: {exc!r}") from None
+            raise Unavailable(f"cannot find {name}: {diagnostics.error_line(exc)}") from None
         if spec is None:
             raise Unavailable(f"no module named {name!r}")
         if spec.origin and os.path.isfile(spec.origin):
@@ -141,14 +141,14 @@ def build_handlers(
     except Unavailable:
         raise
     except BaseException as exc:  # SystemExit from an argparse at import, too
-        raise Unavailable(f"cannot import {ref.target}: {exc!r}") from None
+        raise Unavailable(diagnostics.error_line(exc)) from None
     where = ref.settings.source
     try:
         handlers = _make(obj, ref.name, ref.settings)
     except HandlerError as exc:
         problem: Exception = exc
     except Exception as exc:  # a declaration so wrong that validation itself tripped
-        raise Unavailable(f"{ref.target}: {exc!r}") from None
+        raise Unavailable(f"{ref.target}: {diagnostics.error_line(exc)}") from None
     else:
         for line in handlers[0].problems[len(ref.settings.problems) :]:
             emit("config-invalid", f"{where or 'configuration'}: [handlers.{ref.name!r}] "
@@ -199,9 +199,9 @@ def stand_in(entry: HandlerData) -> Handler:
     from hookbus.bus.events import KINDS
     from hookbus.bus.marks import MARK
     from hookbus.bus.replies import Reply
+    from hookbus.runtime.index import refusal_reason
 
-    why = entry["unavailable"] or "it did not load"
-    reason = f"hookbus: fail-closed handler {entry['name']} could not be loaded ({why})"
+    reason = refusal_reason("it did not load", [entry])
 
     def refuse(event: object) -> Reply:
         return Reply.deny(reason)
@@ -314,8 +314,9 @@ def load_wanted(
             handlers += build_handlers(ref, settings, emit,
                                        members if len(members) == len(group) else None)  # fmt: skip
         except Unavailable as exc:
-            missing += [{**e, "unavailable": str(exc)} for e in group]
-            emit("handler-unavailable", str(exc), handler=config)
+            failed: list[HandlerData] = [{**e, "unavailable": str(exc)} for e in group]
+            missing += failed
+            emit("handler-unavailable", Unloaded(failed[0]).detail, handler=config)
     announce("")
     return handlers + stand_ins(missing, set())
 

@@ -519,7 +519,8 @@ class Server:
             try:
                 import_target(target, users)
             except (Unavailable, Exception) as exc:
-                diagnostics.emit("server-warm-failed", f"cannot keep {target} warm: {exc!r}; "
+                why = str(exc) if isinstance(exc, Unavailable) else diagnostics.error_line(exc)
+                diagnostics.emit("server-warm-failed", f"cannot keep {target} warm: {why}; "
                                  "its children import it themselves", target=target)  # fmt: skip
             else:
                 # Built too, not only imported: what the bus checks of a handler (its

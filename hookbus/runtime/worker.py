@@ -22,7 +22,7 @@ nobody traces pays one dictionary lookup in a process that is already decoding.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -36,7 +36,7 @@ from hookbus.errors import DecodeError
 from hookbus.output import HookOutput
 from hookbus.runtime import load
 from hookbus.runtime.call import DIAGNOSTICS, FALLBACK, IMPORTING, WANTED, Call, pack
-from hookbus.runtime.index import Lookup, fail_closed
+from hookbus.runtime.index import Lookup, guards, refusal_reason
 from hookbus.runtime.isolate import Channel
 from hookbus.runtime.process import Result, decode, process_event, unreadable
 from hookbus.types import Driver, Dropped
@@ -87,7 +87,7 @@ class Candidates:
         self.entries = entries
         self.settings = settings
         #: Fail-closed among them (unknown declarations counted as fail-closed).
-        self.guards = fail_closed(entries)
+        self.guards = guards(entries)
 
 
 def candidates(call: Call) -> Candidates:
@@ -107,11 +107,14 @@ def candidates(call: Call) -> Candidates:
 
 
 def _fallback(
-    driver: Driver, native: str, guards: list[str], why: str = "no answer in time"
+    driver: Driver,
+    native: str,
+    owed_to: Sequence[HandlerData | str],
+    why: str = "no answer in time",
 ) -> HookOutput:
-    if not guards:
+    if not owed_to:
         return driver.no_opinion(native)
-    return driver.refusal(native, f"hookbus: {why}; fail-closed {', '.join(guards)} wants it")
+    return driver.refusal(native, refusal_reason(why, owed_to))
 
 
 def work(call: Call, channel: Channel, deadline: float) -> Callable[[], None] | None:
@@ -210,8 +213,9 @@ class _Job:
             if not call.lookup.fresh:
                 found = self.compile()
             if call.payload is not None:
+                denied = [g["name"] for g in found.guards]
                 diagnostics.emit("input-invalid", str(problem), path=problem.path,
-                                 bytes=len(call.data), denied_for=found.guards or None,
+                                 bytes=len(call.data), denied_for=denied or None,
                                  **where)  # fmt: skip
             return unreadable(driver, native, found.guards)
         if call.lookup.fresh:

@@ -143,6 +143,26 @@ def test_a_slow_guard_on_a_cold_index_still_blocks(claude: Claude, workspace: Wo
     assert "no rm -rf" in json.dumps(result["content"])
 
 
+def test_a_typo_after_install_blocks_naming_its_line_and_fix(
+    claude: Claude, workspace: Workspace
+) -> None:
+    """A handler misspelt in ``enable`` after install may be a guard: Claude's Bash call
+    is refused, and the model reads the entry's file and line and the edit that fixes it."""
+    # A shell guard alone is installed (PreToolUse), as a user's first guard would be.
+    workspace.install_hookbus({"hang_fail_closed": None}, record=False)
+    config = workspace.project / ".hookbus.toml"
+    config.write_text(config.read_text().replace("e2e_handlers:", "e2e_handlerz:"))
+    run = claude.run("E2E-TYPO: list the files", tool_script("E2E-TYPO", f"ls | tee {PROOF}"))
+
+    assert_ok(run)
+    assert not (workspace.project / PROOF).exists()
+    [result] = tool_results(run.model.conversation("E2E-TYPO")[1])
+    told = json.dumps(result["content"])
+    for said in (f"(enabled at {config}:1)", "no module named 'e2e_handlerz'",
+                 "fail_closed = false", "hookbus doctor"):  # fmt: skip
+        assert said in told, told
+
+
 def test_session_start_context_reaches_the_model(claude: Claude, workspace: Workspace) -> None:
     """Context added at session start is in the request Claude sends to the model."""
     context = "E2E-CONTEXT-7f3a: the build command of this repo is `make ci`"
