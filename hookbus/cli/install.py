@@ -7,8 +7,9 @@ user-scope install trusts nothing. Install fails loudly, writing nothing, when t
 configuration is invalid or an enabled
 handler cannot be loaded (``--force`` installs anyway): a guard that silently never runs
 is worse than an install that says no. Uninstall gives the user's file back as it was:
-byte for byte when nothing else changed since install, else with only hookbus's entries
-taken out of it.
+byte for byte when nothing else changed since install (the backup install made of it
+before hookbus first touched it), else with only hookbus's entries taken out of it; a
+file and the folders install made are removed (:mod:`hookbus.manifests.folders`).
 """
 
 from __future__ import annotations
@@ -397,7 +398,10 @@ def _install(  # noqa: PLR0917
         if opts.dry_run:
             sys.stdout.write(new)
             continue
-        backup = write_atomically(path, new)
+        # A file with nothing of hookbus's in it is the user's own: kept as the backup.
+        # One holding hookbus's entries already (a reinstall) is not, whoever made it.
+        backup = write_atomically(path, new, backup=text is not None and
+                                  not holds_ours(manifest, current))  # fmt: skip
         print(f"{path}: installed hookbus entries" + (f" (your original: {backup})" if backup
               else ""))  # fmt: skip
         if manifest.scopes[scope] and form in ("absolute", "server"):
@@ -569,7 +573,7 @@ def _verify(
 def _uninstall(manifest: Manifest, scope: Scope, host: str) -> int:
     import copy
 
-    from hookbus.manifests import documents
+    from hookbus.manifests import documents, folders
     from hookbus.manifests.base import backup_path, write_atomically
 
     plan = manifest.plan(None, python=sys.executable, scope=scope)
@@ -581,19 +585,22 @@ def _uninstall(manifest: Manifest, scope: Scope, host: str) -> int:
         if text is None or wanted == current:
             print(f"{path}: no hookbus entries")
             continue
-        original = _original(backup_path(path))
+        backup = backup_path(path)
+        original = _original(manifest, backup, document.format)
         if original is not None and _unchanged_since(manifest, original, wanted, document.format):
             # Nothing else changed since install: the user's own bytes, exactly.
-            write_atomically(path, original, backup=False)
-            os.unlink(backup_path(path))
+            write_atomically(path, original)
+            os.unlink(backup)
             print(f"{path}: removed hookbus entries (your original file is back as it was)")
         elif original is None and not wanted:
             os.unlink(os.path.realpath(path))  # install created it
             print(f"{path}: removed (hookbus created it)")
+            for made in folders.prune(os.path.dirname(os.path.realpath(path))):
+                print(f"{made}: removed (hookbus made it)")
         else:
-            write_atomically(path, documents.dump(wanted, document.format, original=text),
-                             backup=False)  # fmt: skip
-            print(f"{path}: removed hookbus entries")
+            write_atomically(path, documents.dump(wanted, document.format, original=text))
+            kept = f" (your file as it was before install: {backup})" if original else ""
+            print(f"{path}: removed hookbus entries{kept}")
     candidates = manifest.owned_paths(scope)
     _record_hook_files(host, scope, [d.path for d in plan.documents] + list(candidates),
                        forget=True)  # fmt: skip
@@ -608,6 +615,12 @@ def _uninstall(manifest: Manifest, scope: Scope, host: str) -> int:
     return 0
 
 
+def holds_ours(manifest: Manifest, document: dict[str, Any]) -> bool:
+    """Whether ``document`` has anything of hookbus's in it: what its drift from a
+    configuration that wants nothing finds (an empty container of the user's is not)."""
+    return bool(manifest.drift(document, {}))
+
+
 def _unchanged_since(manifest: Manifest, original: bytes, wanted: dict[str, Any], fmt: Any) -> bool:
     """True when ``wanted`` (the file now, without hookbus's entries) is the backup's
     ``original`` without them: nothing of the user's changed since install. Compared the
@@ -617,19 +630,24 @@ def _unchanged_since(manifest: Manifest, original: bytes, wanted: dict[str, Any]
 
     from hookbus.manifests import documents
 
-    try:
-        before = documents.CODECS[fmt].load(original.decode("utf-8"))
-    except ValueError:
-        return False
+    before = documents.CODECS[fmt].load(original.decode("utf-8"))
     return documents.same(manifest.without_ours(copy.deepcopy(before)), wanted)
 
 
-def _original(path: str) -> bytes | None:
-    """The backup install made of the user's file, when it exists and can be read."""
+def _original(manifest: Manifest, path: str, fmt: Any) -> bytes | None:
+    """The backup install made of the user's file at ``path``, when it exists, can be read
+    and holds nothing of hookbus's. One that does (an earlier version backed up its own
+    file on a changed reinstall) is no original of the user's: it is removed, and
+    uninstall takes hookbus's entries out of the file as it is."""
+    from hookbus.manifests import documents
+
     try:
         with open(path, "rb") as f:
             data = f.read()
-        data.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+        document = documents.CODECS[fmt].load(data.decode("utf-8"))
+    except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
+        return None
+    if holds_ours(manifest, document):
+        os.unlink(path)
         return None
     return data
