@@ -160,7 +160,7 @@ def test_local_scope_writes_the_uncommitted_settings_and_warns_when_git_would_ad
     assert settings_file(project, "settings.local.json").exists()
     assert not settings_file(project).exists()
     assert "not ignored by git" in proc.stderr
-    assert "committed with the project" not in proc.stderr
+    assert "this machine's interpreter" not in proc.stderr
     (project / ".gitignore").write_text(".claude/settings.local.json\n")
     hookbus_cli(project, "uninstall", "--host", "claude", "--scope", "local")
     again = hookbus_cli(project, "install", "--host", "claude", "--scope", "local")
@@ -172,12 +172,30 @@ def test_project_scope_warns_about_the_machines_interpreter_and_offers_portable_
 ) -> None:
     proc = hookbus_cli(project, "install", "--host", "claude")
     assert proc.returncode == 0
-    assert "committed with the project" in proc.stderr
+    assert "its commands name this machine's interpreter" in proc.stderr
     assert sys.executable in proc.stderr and "--command path" in proc.stderr
     portable = hookbus_cli(project, "install", "--host", "claude", "--command", "path")
-    assert "committed with the project" not in portable.stderr
+    assert "this machine's interpreter" not in portable.stderr
     command = pre_tool_command(project)
     assert sys.executable not in command and "; hookbus run --host claude" in command
+
+
+def test_the_shared_file_is_said_committed_only_when_git_tracks_it(project: Path) -> None:
+    """Not tracked yet: said so, and a portable install suggests ``git add``; tracked:
+    committed with the project; outside a repository: neither."""
+    alone = hookbus_cli(project, "install", "--host", "claude")
+    assert "not in a git repository" in alone.stderr
+    assert "committed" not in alone.stderr and "git add" not in alone.stderr
+    hookbus_cli(project, "uninstall", "--host", "claude")
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    untracked = hookbus_cli(project, "install", "--host", "claude")
+    assert "not tracked by git yet" in untracked.stderr
+    assert "committed with the project" not in untracked.stderr
+    portable = hookbus_cli(project, "install", "--host", "claude", "--command", "path")
+    assert f"git add {settings_file(project)}" in portable.stderr
+    subprocess.run(["git", "add", ".claude/settings.json"], cwd=project, check=True)
+    tracked = hookbus_cli(project, "install", "--host", "claude", "--command", "absolute")
+    assert "is committed with the project" in tracked.stderr
 
 
 def test_user_scope_reads_the_user_configuration_only(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -404,8 +405,8 @@ def _install(  # noqa: PLR0917
                                   not holds_ours(manifest, current))  # fmt: skip
         print(f"{path}: installed hookbus entries" + (f" (your original: {backup})" if backup
               else ""))  # fmt: skip
-        if manifest.scopes[scope] and form in ("absolute", "server"):
-            _warn_shared(path, python, local="local" in manifest.scopes)
+        if manifest.scopes[scope]:
+            _say_shared(path, python, form, local="local" in manifest.scopes)
         if scope == "local":
             _warn_unignored(path)
     if plan.owned or manifest.owned_paths(scope):
@@ -469,19 +470,50 @@ def _cache_client(python: str) -> None:
                    check=False)  # fmt: skip
 
 
-def _warn_shared(path: str, python: str, *, local: bool = True) -> None:
+def _say_shared(path: str, python: str, form: CommandForm, *, local: bool = True) -> None:
+    """What a person must know of a settings file shared with the project: whether git
+    shares it yet, and that the absolute forms name this machine's interpreter."""
+    tracked = _git_tracks(path)
+    if tracked is None:
+        where = "is the project's shared settings file (not in a git repository)"
+    elif tracked:
+        where = "is committed with the project"
+    else:
+        where = "is the project's shared settings file, not tracked by git yet"
+    if form not in ("absolute", "server"):
+        if tracked is False:  # the portable forms are made to be committed
+            print(f"hookbus: note: {path} {where}; to share these hooks with the project: "
+                  f"git add {shlex.quote(path)}", file=sys.stderr)  # fmt: skip
+        return
     # A host without a local scope (Codex) has only the portable forms to offer.
     rest = "; or keep this machine's commands out of the repository with --scope local." \
         if local else "."  # fmt: skip
     print(
-        f"hookbus: warning: {path} is committed with the project, and its commands name this "
-        f"machine's interpreter ({python}). Elsewhere they answer no opinion (a deny where a "
+        f"hookbus: warning: {path} {where}, and its commands name this machine's "
+        f"interpreter ({python}). Elsewhere they answer no opinion (a deny where a "
         "fail-closed handler is installed) until 'hookbus install' is run there. For "
         "commands that work on every machine with hookbus installed, install with --command "
         "path ('hookbus' on PATH) or --command module ('python3' on PATH), a few "
         f"milliseconds slower per hook{rest}",
         file=sys.stderr,
     )
+
+
+def _git_tracks(path: str) -> bool | None:
+    """Whether git tracks ``path`` (in its index); None when it lies in no repository
+    (or git cannot be run)."""
+    import subprocess
+
+    try:
+        probe = subprocess.run(["git", "ls-files", "--error-unmatch", "--", path],
+                               cwd=os.path.dirname(path), capture_output=True, timeout=30,
+                               check=False)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if probe.returncode == 0:
+        return True
+    # "did not match any file(s) known to git" (1) in a repository; 128 outside one.
+    return False if probe.returncode == 1 else None
 
 
 def _warn_code_in_project(python: str) -> None:
