@@ -486,3 +486,38 @@ def test_the_committed_settings_follow_the_projects_configuration_alone(
     assert hookbus_cli(project, "install", "--host", "claude", "--scope", "local").returncode == 0
     local = json.loads(settings_file(project, "settings.local.json").read_text())["hooks"]
     assert "UserPromptSubmit" in local
+
+
+# -- no configuration found: a mistake, said with where hookbus looked --------------------
+
+
+def test_a_misnamed_configuration_is_named_with_the_rename_that_fixes_it(project: Path) -> None:
+    """``hookbus.toml`` (no dot) is no configuration: install exits 1, lists the files it
+    looked for in order, names the misnamed one and the ``mv`` that fixes it, and writes
+    nothing."""
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    (project / ".hookbus.toml").rename(project / "hookbus.toml")
+    (project / "src").mkdir()
+    proc = hookbus_cli(project / "src", "install", "--host", "claude")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[1:4] == [f"  {project / 'src' / '.hookbus.toml'}: missing",
+                          f"  {project / '.hookbus.toml'}: missing",
+                          f"  {project / 'hookbus.toml'}: not read: hookbus reads .hookbus.toml "
+                          "(with the dot)"]  # fmt: skip
+    assert lines[-1] == f"fix: mv {project / 'hookbus.toml'} {project / '.hookbus.toml'}"
+    assert not (project / ".claude").exists()
+
+
+def test_scope_user_with_only_a_project_configuration_says_to_install_for_the_project(
+    project: Path, tmp_path: Path
+) -> None:
+    """``--scope user`` reads the user configuration alone: with none, install exits 1
+    naming the project's file it does not read and the scope that reads it."""
+    proc = hookbus_cli(project, "install", "--host", "claude", "--scope", "user",
+                       env={"HOME": str(tmp_path / "home")})  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"{tmp_path / 'xdg-config' / 'hookbus' / 'config.toml'}: missing" in proc.stderr
+    assert f"{project / '.hookbus.toml'}: not read: --scope user reads your user" in proc.stderr
+    assert "fix: hookbus install --host claude --scope project" in proc.stderr
+    assert not (tmp_path / "home" / ".claude").exists()

@@ -273,7 +273,16 @@ def _host(opts: argparse.Namespace) -> int:
         from hookbus.cli.trust import trust_for_install
 
         trust_for_install()
-    index = compiled_index(config_files(scope))
+    files = config_files(scope)
+    if not files and opts.command == "install":
+        # Nothing to install because nothing was found is a mistake (a misnamed file, the
+        # wrong scope), not an empty configuration of the user's: said, and exit 1.
+        from hookbus.cli.unconfigured import explain
+
+        print("\n".join(explain(scope, tuple(manifest.scopes), f"hookbus install --host "
+                                 f"{opts.host}")), file=sys.stderr)  # fmt: skip
+        return 1
+    index = compiled_index(files)
     invalid = print_problems(index)
     python = _checked_python(opts.python)
     if opts.command == "verify":
