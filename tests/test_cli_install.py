@@ -521,3 +521,30 @@ def test_scope_user_with_only_a_project_configuration_says_to_install_for_the_pr
     assert f"{project / '.hookbus.toml'}: not read: --scope user reads your user" in proc.stderr
     assert "fix: hookbus install --host claude --scope project" in proc.stderr
     assert not (tmp_path / "home" / ".claude").exists()
+
+
+def test_scope_project_with_only_a_user_configuration_offers_the_scopes_that_read_it(
+    project: Path, tmp_path: Path
+) -> None:
+    """The committed settings follow the project's configuration alone: with only the
+    user's, install exits 1 saying it is not read there, and offers local or user."""
+    (project / ".hookbus.toml").unlink()
+    user_dir = tmp_path / "xdg-config" / "hookbus"
+    user_dir.mkdir(parents=True)
+    (user_dir / "config.toml").write_text("")
+    proc = hookbus_cli(project, "install", "--host", "claude")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"{user_dir / 'config.toml'}: not read: the project's committed settings" in proc.stderr
+    assert proc.stderr.splitlines()[-1] == (
+        "fix: hookbus install --host claude --scope local (this machine's settings of the "
+        "project, your configuration and the project's); or hookbus install --host claude "
+        "--scope user (your settings, for every project)")  # fmt: skip
+
+
+def test_hookbus_config_naming_no_file_is_said_with_its_fix(project: Path) -> None:
+    """``HOOKBUS_CONFIG`` naming a file that does not exist: exit 1, the path and the fix."""
+    gone = project / "gone.toml"
+    proc = hookbus_cli(project, "install", "--host", "claude", env={"HOOKBUS_CONFIG": str(gone)})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"fix: create {gone}, or unset HOOKBUS_CONFIG" in proc.stderr
+    assert not (project / ".claude").exists()
