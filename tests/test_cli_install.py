@@ -160,7 +160,7 @@ def test_local_scope_writes_the_uncommitted_settings_and_warns_when_git_would_ad
     assert settings_file(project, "settings.local.json").exists()
     assert not settings_file(project).exists()
     assert "not ignored by git" in proc.stderr
-    assert "committed with the project" not in proc.stderr
+    assert "this machine's interpreter" not in proc.stderr
     (project / ".gitignore").write_text(".claude/settings.local.json\n")
     hookbus_cli(project, "uninstall", "--host", "claude", "--scope", "local")
     again = hookbus_cli(project, "install", "--host", "claude", "--scope", "local")
@@ -172,12 +172,30 @@ def test_project_scope_warns_about_the_machines_interpreter_and_offers_portable_
 ) -> None:
     proc = hookbus_cli(project, "install", "--host", "claude")
     assert proc.returncode == 0
-    assert "committed with the project" in proc.stderr
+    assert "its commands name this machine's interpreter" in proc.stderr
     assert sys.executable in proc.stderr and "--command path" in proc.stderr
     portable = hookbus_cli(project, "install", "--host", "claude", "--command", "path")
-    assert "committed with the project" not in portable.stderr
+    assert "this machine's interpreter" not in portable.stderr
     command = pre_tool_command(project)
     assert sys.executable not in command and "; hookbus run --host claude" in command
+
+
+def test_the_shared_file_is_said_committed_only_when_git_tracks_it(project: Path) -> None:
+    """Not tracked yet: said so, and a portable install suggests ``git add``; tracked:
+    committed with the project; outside a repository: neither."""
+    alone = hookbus_cli(project, "install", "--host", "claude")
+    assert "not in a git repository" in alone.stderr
+    assert "committed" not in alone.stderr and "git add" not in alone.stderr
+    hookbus_cli(project, "uninstall", "--host", "claude")
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    untracked = hookbus_cli(project, "install", "--host", "claude")
+    assert "not tracked by git yet" in untracked.stderr
+    assert "committed with the project" not in untracked.stderr
+    portable = hookbus_cli(project, "install", "--host", "claude", "--command", "path")
+    assert f"git add {settings_file(project)}" in portable.stderr
+    subprocess.run(["git", "add", ".claude/settings.json"], cwd=project, check=True)
+    tracked = hookbus_cli(project, "install", "--host", "claude", "--command", "absolute")
+    assert "is committed with the project" in tracked.stderr
 
 
 def test_user_scope_reads_the_user_configuration_only(
@@ -468,3 +486,65 @@ def test_the_committed_settings_follow_the_projects_configuration_alone(
     assert hookbus_cli(project, "install", "--host", "claude", "--scope", "local").returncode == 0
     local = json.loads(settings_file(project, "settings.local.json").read_text())["hooks"]
     assert "UserPromptSubmit" in local
+
+
+# -- no configuration found: a mistake, said with where hookbus looked --------------------
+
+
+def test_a_misnamed_configuration_is_named_with_the_rename_that_fixes_it(project: Path) -> None:
+    """``hookbus.toml`` (no dot) is no configuration: install exits 1, lists the files it
+    looked for in order, names the misnamed one and the ``mv`` that fixes it, and writes
+    nothing."""
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    (project / ".hookbus.toml").rename(project / "hookbus.toml")
+    (project / "src").mkdir()
+    proc = hookbus_cli(project / "src", "install", "--host", "claude")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[1:4] == [f"  {project / 'src' / '.hookbus.toml'}: missing",
+                          f"  {project / '.hookbus.toml'}: missing",
+                          f"  {project / 'hookbus.toml'}: not read: hookbus reads .hookbus.toml "
+                          "(with the dot)"]  # fmt: skip
+    assert lines[-1] == f"fix: mv {project / 'hookbus.toml'} {project / '.hookbus.toml'}"
+    assert not (project / ".claude").exists()
+
+
+def test_scope_user_with_only_a_project_configuration_says_to_install_for_the_project(
+    project: Path, tmp_path: Path
+) -> None:
+    """``--scope user`` reads the user configuration alone: with none, install exits 1
+    naming the project's file it does not read and the scope that reads it."""
+    proc = hookbus_cli(project, "install", "--host", "claude", "--scope", "user",
+                       env={"HOME": str(tmp_path / "home")})  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"{tmp_path / 'xdg-config' / 'hookbus' / 'config.toml'}: missing" in proc.stderr
+    assert f"{project / '.hookbus.toml'}: not read: --scope user reads your user" in proc.stderr
+    assert "fix: hookbus install --host claude --scope project" in proc.stderr
+    assert not (tmp_path / "home" / ".claude").exists()
+
+
+def test_scope_project_with_only_a_user_configuration_offers_the_scopes_that_read_it(
+    project: Path, tmp_path: Path
+) -> None:
+    """The committed settings follow the project's configuration alone: with only the
+    user's, install exits 1 saying it is not read there, and offers local or user."""
+    (project / ".hookbus.toml").unlink()
+    user_dir = tmp_path / "xdg-config" / "hookbus"
+    user_dir.mkdir(parents=True)
+    (user_dir / "config.toml").write_text("")
+    proc = hookbus_cli(project, "install", "--host", "claude")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"{user_dir / 'config.toml'}: not read: the project's committed settings" in proc.stderr
+    assert proc.stderr.splitlines()[-1] == (
+        "fix: hookbus install --host claude --scope local (this machine's settings of the "
+        "project, your configuration and the project's); or hookbus install --host claude "
+        "--scope user (your settings, for every project)")  # fmt: skip
+
+
+def test_hookbus_config_naming_no_file_is_said_with_its_fix(project: Path) -> None:
+    """``HOOKBUS_CONFIG`` naming a file that does not exist: exit 1, the path and the fix."""
+    gone = project / "gone.toml"
+    proc = hookbus_cli(project, "install", "--host", "claude", env={"HOOKBUS_CONFIG": str(gone)})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"fix: create {gone}, or unset HOOKBUS_CONFIG" in proc.stderr
+    assert not (project / ".claude").exists()

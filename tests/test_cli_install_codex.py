@@ -56,7 +56,7 @@ def test_install_writes_the_projects_hooks_json_keeping_the_users_entry(project:
     proc = hookbus_cli(project, "install", "--host", "codex")
     assert proc.returncode == 0, proc.stderr
     assert "/hooks" in proc.stdout and "never approves" in proc.stdout
-    assert "committed with the project" in proc.stderr and "--scope local" not in proc.stderr
+    assert "this machine's interpreter" in proc.stderr and "--scope local" not in proc.stderr
     hooks = json.loads(path.read_text())["hooks"]
     assert sorted(hooks) == ["PreToolUse", "SessionEnd"]
     theirs, ours = hooks["PreToolUse"]

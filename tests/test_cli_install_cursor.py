@@ -95,6 +95,20 @@ def test_install_writes_only_keys_cursor_documents(project: Path, home: dict[str
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
+def test_claudes_hooks_are_mentioned_only_where_hookbus_is_installed_for_claude(
+    project: Path, home: dict[str, str]
+) -> None:
+    """Cursor's install speaks of Claude's settings only once hookbus's Claude entries are
+    there to speak of, naming the file."""
+    alone = hookbus_cli(project, "install", "--host", "cursor", env=home)
+    assert alone.returncode == 0, alone.stderr
+    assert "Claude" not in alone.stdout + alone.stderr
+    assert hookbus_cli(project, "install", "--host", "claude", env=home).returncode == 0
+    (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell"]\n')
+    both = hookbus_cli(project, "install", "--host", "cursor", env=home)
+    assert f"hooks of Claude's settings ({project / '.claude' / 'settings.json'})" in both.stdout
+
+
 def test_every_event_the_manifest_can_write_is_documented() -> None:
     """Whatever handlers subscribe to, the manifest's events are the docs' own."""
     assert set(manifest.manifest.events) <= DOCUMENTED_EVENTS

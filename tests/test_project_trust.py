@@ -482,6 +482,13 @@ def test_trusting_or_changing_a_trusted_file_makes_the_index_stale_for_client_an
     assert fresh() == (False, False)
 
 
+def user_config(tmp_path: Path) -> None:
+    """An empty user configuration (a user-scope install finding none exits 1)."""
+    folder = tmp_path / "xdg-config" / "hookbus"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.toml").write_text("")
+
+
 @pytest.mark.parametrize("scope", ["project", "local", "user"])
 def test_install_trusts_the_project_for_a_project_scope_only(tmp_path: Path, scope: str) -> None:
     """``hookbus install --scope user`` run inside a cloned repository trusts none of its
@@ -495,6 +502,7 @@ def test_install_trusts_the_project_for_a_project_scope_only(tmp_path: Path, sco
     (root / ".hookbus.toml").write_text('enable = ["evil:h"]\n')
     home = tmp_path / "home"  # a user-scope install writes the user's own settings
     home.mkdir()
+    user_config(tmp_path)
     done = hookbus_cli(root, "install", "--host", "claude", "--scope", scope, "--no-server",
                        env={"HOME": str(home)})  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -529,6 +537,7 @@ def test_install_and_doctor_say_when_the_hooks_interpreter_is_inside_the_project
     )
     home = tmp_path / "home"
     home.mkdir()
+    user_config(tmp_path)
     env = {"HOME": str(home)}
     for scope in ("project", "user"):
         done = hookbus_cli(root, "install", "--host", "claude", "--scope", scope,

@@ -7,14 +7,16 @@ user-scope install trusts nothing. Install fails loudly, writing nothing, when t
 configuration is invalid or an enabled
 handler cannot be loaded (``--force`` installs anyway): a guard that silently never runs
 is worse than an install that says no. Uninstall gives the user's file back as it was:
-byte for byte when nothing else changed since install, else with only hookbus's entries
-taken out of it.
+byte for byte when nothing else changed since install (the backup install made of it
+before hookbus first touched it), else with only hookbus's entries taken out of it; a
+file and the folders install made are removed (:mod:`hookbus.manifests.folders`).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -275,7 +277,16 @@ def _host(opts: argparse.Namespace) -> int:
         from hookbus.cli.trust import trust_for_install
 
         trust_for_install()
-    index = compiled_index(config_files(scope))
+    files = config_files(scope)
+    if not files and opts.command == "install":
+        # Nothing to install because nothing was found is a mistake (a misnamed file, the
+        # wrong scope), not an empty configuration of the user's: said, and exit 1.
+        from hookbus.cli.unconfigured import explain
+
+        print("\n".join(explain(scope, tuple(manifest.scopes), f"hookbus install --host "
+                                 f"{opts.host}")), file=sys.stderr)  # fmt: skip
+        return 1
+    index = compiled_index(files)
     invalid = print_problems(index)
     python = _checked_python(opts.python)
     if opts.command == "verify":
@@ -432,11 +443,14 @@ def _install(  # noqa: PLR0917
         if opts.dry_run:
             sys.stdout.write(new)
             continue
-        backup = write_atomically(path, new)
+        # A file with nothing of hookbus's in it is the user's own: kept as the backup.
+        # One holding hookbus's entries already (a reinstall) is not, whoever made it.
+        backup = write_atomically(path, new, backup=text is not None and
+                                  not holds_ours(manifest, current))  # fmt: skip
         print(f"{path}: installed hookbus entries" + (f" (your original: {backup})" if backup
               else ""))  # fmt: skip
-        if manifest.scopes[scope] and form in ("absolute", "server"):
-            _warn_shared(path, python, local="local" in manifest.scopes)
+        if manifest.scopes[scope]:
+            _say_shared(path, python, form, local="local" in manifest.scopes)
         if scope == "local":
             _warn_unignored(path)
     if plan.owned or manifest.owned_paths(scope):
@@ -500,19 +514,50 @@ def _cache_client(python: str) -> None:
                    check=False)  # fmt: skip
 
 
-def _warn_shared(path: str, python: str, *, local: bool = True) -> None:
+def _say_shared(path: str, python: str, form: CommandForm, *, local: bool = True) -> None:
+    """What a person must know of a settings file shared with the project: whether git
+    shares it yet, and that the absolute forms name this machine's interpreter."""
+    tracked = _git_tracks(path)
+    if tracked is None:
+        where = "is the project's shared settings file (not in a git repository)"
+    elif tracked:
+        where = "is committed with the project"
+    else:
+        where = "is the project's shared settings file, not tracked by git yet"
+    if form not in ("absolute", "server"):
+        if tracked is False:  # the portable forms are made to be committed
+            print(f"hookbus: note: {path} {where}; to share these hooks with the project: "
+                  f"git add {shlex.quote(path)}", file=sys.stderr)  # fmt: skip
+        return
     # A host without a local scope (Codex) has only the portable forms to offer.
     rest = "; or keep this machine's commands out of the repository with --scope local." \
         if local else "."  # fmt: skip
     print(
-        f"hookbus: warning: {path} is committed with the project, and its commands name this "
-        f"machine's interpreter ({python}). Elsewhere they answer no opinion (a deny where a "
+        f"hookbus: warning: {path} {where}, and its commands name this machine's "
+        f"interpreter ({python}). Elsewhere they answer no opinion (a deny where a "
         "fail-closed handler is installed) until 'hookbus install' is run there. For "
         "commands that work on every machine with hookbus installed, install with --command "
         "path ('hookbus' on PATH) or --command module ('python3' on PATH), a few "
         f"milliseconds slower per hook{rest}",
         file=sys.stderr,
     )
+
+
+def _git_tracks(path: str) -> bool | None:
+    """Whether git tracks ``path`` (in its index); None when it lies in no repository
+    (or git cannot be run)."""
+    import subprocess
+
+    try:
+        probe = subprocess.run(["git", "ls-files", "--error-unmatch", "--", path],
+                               cwd=os.path.dirname(path), capture_output=True, timeout=30,
+                               check=False)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if probe.returncode == 0:
+        return True
+    # "did not match any file(s) known to git" (1) in a repository; 128 outside one.
+    return False if probe.returncode == 1 else None
 
 
 def _warn_code_in_project(python: str) -> None:
@@ -630,7 +675,7 @@ def _drift_fix(invalid: int, host: str, flags: str) -> str:
 def _uninstall(manifest: Manifest, scope: Scope, host: str) -> int:
     import copy
 
-    from hookbus.manifests import documents
+    from hookbus.manifests import documents, folders
     from hookbus.manifests.base import backup_path, write_atomically
 
     plan = manifest.plan(None, python=sys.executable, scope=scope)
@@ -642,19 +687,22 @@ def _uninstall(manifest: Manifest, scope: Scope, host: str) -> int:
         if text is None or wanted == current:
             print(f"{path}: no hookbus entries")
             continue
-        original = _original(backup_path(path))
+        backup = backup_path(path)
+        original = _original(manifest, backup, document.format)
         if original is not None and _unchanged_since(manifest, original, wanted, document.format):
             # Nothing else changed since install: the user's own bytes, exactly.
-            write_atomically(path, original, backup=False)
-            os.unlink(backup_path(path))
+            write_atomically(path, original)
+            os.unlink(backup)
             print(f"{path}: removed hookbus entries (your original file is back as it was)")
         elif original is None and not wanted:
             os.unlink(os.path.realpath(path))  # install created it
             print(f"{path}: removed (hookbus created it)")
+            for made in folders.prune(os.path.dirname(os.path.realpath(path))):
+                print(f"{made}: removed (hookbus made it)")
         else:
-            write_atomically(path, documents.dump(wanted, document.format, original=text),
-                             backup=False)  # fmt: skip
-            print(f"{path}: removed hookbus entries")
+            write_atomically(path, documents.dump(wanted, document.format, original=text))
+            kept = f" (your file as it was before install: {backup})" if original else ""
+            print(f"{path}: removed hookbus entries{kept}")
     candidates = manifest.owned_paths(scope)
     _record_hook_files(host, scope, [d.path for d in plan.documents] + list(candidates),
                        forget=True)  # fmt: skip
@@ -669,6 +717,12 @@ def _uninstall(manifest: Manifest, scope: Scope, host: str) -> int:
     return 0
 
 
+def holds_ours(manifest: Manifest, document: dict[str, Any]) -> bool:
+    """Whether ``document`` has anything of hookbus's in it: what its drift from a
+    configuration that wants nothing finds (an empty container of the user's is not)."""
+    return bool(manifest.drift(document, {}))
+
+
 def _unchanged_since(manifest: Manifest, original: bytes, wanted: dict[str, Any], fmt: Any) -> bool:
     """True when ``wanted`` (the file now, without hookbus's entries) is the backup's
     ``original`` without them: nothing of the user's changed since install. Compared the
@@ -678,19 +732,24 @@ def _unchanged_since(manifest: Manifest, original: bytes, wanted: dict[str, Any]
 
     from hookbus.manifests import documents
 
-    try:
-        before = documents.CODECS[fmt].load(original.decode("utf-8"))
-    except ValueError:
-        return False
+    before = documents.CODECS[fmt].load(original.decode("utf-8"))
     return documents.same(manifest.without_ours(copy.deepcopy(before)), wanted)
 
 
-def _original(path: str) -> bytes | None:
-    """The backup install made of the user's file, when it exists and can be read."""
+def _original(manifest: Manifest, path: str, fmt: Any) -> bytes | None:
+    """The backup install made of the user's file at ``path``, when it exists, can be read
+    and holds nothing of hookbus's. One that does (an earlier version backed up its own
+    file on a changed reinstall) is no original of the user's: it is removed, and
+    uninstall takes hookbus's entries out of the file as it is."""
+    from hookbus.manifests import documents
+
     try:
         with open(path, "rb") as f:
             data = f.read()
-        data.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+        document = documents.CODECS[fmt].load(data.decode("utf-8"))
+    except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
+        return None
+    if holds_ours(manifest, document):
+        os.unlink(path)
         return None
     return data

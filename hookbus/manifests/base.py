@@ -410,49 +410,54 @@ def backup_path(path: str) -> str:
 
 
 def write_atomically(
-    path: str, data: str | bytes, *, mode: int | None = None, backup: bool = True
+    path: str, data: str | bytes, *, mode: int | None = None, backup: bool = False
 ) -> str | None:
     """Replace ``path`` with ``data`` in one rename; the backup's path when this write made
-    one. The backup keeps the file as it was before hookbus first changed it, and is never
-    overwritten (a second install must not replace the user's original with the first
-    install's result); it is as private as the file (a settings file can hold an API
-    key). A symlinked settings file (dotfiles) keeps its link: its target is what is
-    replaced. The new text goes to a fresh temporary file first, never one a name
-    planted in the folder points to."""
-    import tempfile
+    one. A symlinked settings file (dotfiles) keeps its link: its target is what is
+    replaced. The new text goes to a fresh temporary file first, never one a name planted
+    in the folder points to. Folders made for ``path`` are recorded as hookbus's
+    (:mod:`hookbus.manifests.folders`): uninstall removes them once empty, and only them.
+
+    ``backup``: the file as it is now is the user's own, nothing of hookbus's in it. It
+    is then kept as the backup, in place of an older one (from before an uninstall that
+    kept the user's later edits), as private as the file (a settings file can hold an
+    API key). The caller passes False for a file that holds hookbus's entries already: a
+    reinstall must keep the backup of the user's file as it was before hookbus first
+    touched it, or have none when hookbus created the file (uninstall would otherwise
+    give back hookbus's own file as "your original").
+    """
+    from hookbus.manifests import folders
 
     path = os.path.realpath(path)
     folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
+    folders.make(folder)
     made = None
     current = os.stat(path).st_mode & 0o777 if os.path.exists(path) else None
     if backup and current is not None:
-        made = _backup(path, current)
+        made = backup_path(path)
+        with open(path, "rb") as f:
+            _replace(made, f.read(), current)
     raw = data.encode() if isinstance(data, str) else data
+    _replace(path, raw, mode if mode is not None else current if current is not None else 0o644)
+    return made
+
+
+def _replace(path: str, raw: bytes, mode: int) -> None:
+    """Put ``raw`` at ``path`` with ``mode`` (the umask neither widens nor narrows it) in
+    one rename of a fresh temporary file: a link planted at ``path`` is replaced, never
+    followed."""
+    import tempfile
+
+    folder = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, mode if mode is not None else current if current is not None else 0o644)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    return made
-
-
-def _backup(path: str, mode: int) -> str | None:
-    """Copy ``path`` to its backup unless one exists (another install's, kept); the
-    backup's path when this call made it."""
-    made = backup_path(path)
-    try:
-        fd = os.open(made, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-    except FileExistsError:
-        return None
-    with open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
-        dst.write(src.read())
-    os.chmod(made, mode)  # the umask must not widen or narrow it
-    return made

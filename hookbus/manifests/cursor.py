@@ -30,6 +30,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from hookbus.manifests.base import CommandForm, Plan
+    from hookbus.runtime.index import IndexData
+
 HOST = "cursor"
 Hooks = flat.Hooks
 SCOPES: dict[Scope, bool] = {"project": True, "user": False}
@@ -37,10 +40,11 @@ SCOPES: dict[Scope, bool] = {"project": True, "user": False}
 FILE_KEYS = frozenset(("version", "hooks"))
 ENTRY_KEYS = frozenset(("command", "type", "timeout", "matcher", "failClosed", "loop_limit",
                         "prompt", "model"))  # fmt: skip
-NOTES = (
-    "Cursor runs a project's hooks only in a trusted workspace.",
-    "Cursor also runs the hooks of .claude/settings.json: with hookbus installed for "
-    "Claude too, the Claude command leaves each event Cursor's own entry handles to it.",
+NOTE = "Cursor runs a project's hooks only in a trusted workspace."
+#: Said only where hookbus is installed for Claude too (:func:`claude_installed`).
+CLAUDE_NOTE = (
+    "Cursor also runs the hooks of Claude's settings ({path}): hookbus's Claude command "
+    "there leaves each event Cursor's own entry handles to it."
 )
 
 
@@ -50,6 +54,24 @@ def hooks_path(scope: str, project_dir: str | None = None) -> str:
     if scope == "user":
         return os.path.join(os.path.expanduser("~"), ".cursor", "hooks.json")
     return os.path.join(project_dir or project_root(), ".cursor", "hooks.json")
+
+
+def claude_installed(project_dir: str | None) -> str | None:
+    """The first of Claude's settings files Cursor also runs the hooks of (cursor.com/docs/
+    hooks: the project's, its local one, the user's) that holds hookbus's entries; None
+    when hookbus is not installed for Claude (a note about it would only puzzle)."""
+    from hookbus.errors import HostConfigError
+    from hookbus.manifests import claude, documents
+
+    for scope in claude.SCOPES:
+        path = claude.settings_path(scope, project_dir)
+        try:
+            _, settings = documents.read(path, "json")
+        except HostConfigError:
+            continue
+        if claude.manifest.commands(settings):
+            return path
+    return None
 
 
 class CursorManifest(flat.FlatManifest):
@@ -65,8 +87,27 @@ class CursorManifest(flat.FlatManifest):
     def path(self, scope: Scope, project_dir: str | None) -> str:
         return hooks_path(scope, project_dir)
 
+    def plan(
+        self,
+        index: IndexData | None,
+        *,
+        python: str,
+        scope: Scope,
+        form: CommandForm = "absolute",
+        project_dir: str | None = None,
+    ) -> Plan:
+        import msgspec
+
+        plan = super().plan(index, python=python, scope=scope, form=form, project_dir=project_dir)
+        if not plan.notes:
+            return plan
+        claude = claude_installed(project_dir)
+        if claude is None:
+            return plan
+        return msgspec.structs.replace(plan, notes=(*plan.notes, CLAUDE_NOTE.format(path=claude)))
+
     def notes(self, hooks: Hooks) -> tuple[str, ...]:
-        return NOTES if hooks else ()
+        return (NOTE,) if hooks else ()
 
     def flat_entry(self, native: str, group: flat.Entry, entry: flat.Entry) -> flat.Entry:
         # No matcher (see the module docstring): the command runs for every tool.

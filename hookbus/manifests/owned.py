@@ -5,7 +5,7 @@ A file is hookbus's when its text holds :data:`~hookbus.manifests.base.OWNED_MAR
 Install refuses, before writing anything, when a planned path holds a file without it
 (the user's own hook of that name); it removes hookbus's files the configuration no
 longer wants. Uninstall removes exactly hookbus's files, then the folders that removal
-emptied, up to the first one that still holds something of the user's. Never imported
+emptied that install made (never a folder of the user's). Never imported
 on a hook's path.
 """
 
@@ -15,6 +15,7 @@ import os
 from collections.abc import Sequence
 
 from hookbus.manifests.base import OwnedFile, owned_text, write_atomically
+from hookbus.manifests.folders import prune
 
 
 def refused(owned: Sequence[OwnedFile]) -> list[str]:
@@ -73,9 +74,8 @@ def drift(owned: Sequence[OwnedFile], candidates: Sequence[str]) -> list[str]:
 
 
 def remove(candidates: Sequence[str], top: str | None = None) -> list[str]:
-    """Remove hookbus's files among ``candidates`` and the folders that left empty: each
-    file's folder and its parent (``.clinerules/hooks`` then ``.clinerules``), or every
-    folder up to and including ``top`` (never above it, never the project)."""
+    """Remove hookbus's files among ``candidates`` and the folders that left empty, those
+    install made (:mod:`hookbus.manifests.folders`), never above ``top`` when given."""
     said = []
     folders = set()
     for path in candidates:
@@ -84,21 +84,8 @@ def remove(candidates: Sequence[str], top: str | None = None) -> list[str]:
             folders.add(os.path.dirname(path))
             said.append(f"{path}: removed (hookbus wrote it)")
     for folder in sorted(folders, key=len, reverse=True):
-        _prune(folder, top)
+        said += [f"{made}: removed (hookbus made it)" for made in prune(folder, top)]
     return said
-
-
-def _prune(folder: str, top: str | None) -> None:
-    """Remove ``folder`` and its parents while they are empty, as far as ``top`` (or
-    ``folder``'s parent when there is none)."""
-    last = os.path.normpath(top) if top else os.path.dirname(os.path.normpath(folder))
-    folder = os.path.normpath(folder)
-    while folder == last or folder.startswith(last + os.sep):
-        try:
-            os.rmdir(folder)
-        except OSError:  # not empty (the user's own files), or gone
-            return
-        folder = os.path.dirname(folder)
 
 
 def _mode(path: str) -> int:
