@@ -669,7 +669,7 @@ PROJECTS = {
     "opencode": ((), (("directory",),)),
     "kilo": ((), (("directory",),)),
 }  # fmt: skip
-INDEX_FORMAT = 6  # hookbus.runtime.index.FORMAT (a test holds them equal)
+INDEX_FORMAT = 7  # hookbus.runtime.index.FORMAT (a test holds them equal)
 
 
 class Gate:

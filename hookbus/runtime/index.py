@@ -130,7 +130,7 @@ if TYPE_CHECKING:
 
     Freshness = Literal["fresh", "stale", "missing", "unreadable", "refused"]
 
-FORMAT = 6
+FORMAT = 7
 INDEX_DIR = "index"
 
 
