@@ -108,16 +108,22 @@ def main(opts: argparse.Namespace) -> int:
         return 1
 
 
-def config_files(scope: Scope) -> list[str]:
+def config_files(scope: Scope, manifest: Manifest | None = None) -> list[str]:
     """The configuration an install of ``scope`` follows: the user's alone for the user's
     settings (they apply in every project, wherever install is run); the project's alone
     for a settings file committed with it (a teammate must not get the installer's own
     handlers, nor their refusals); both for the project's local settings, which are this
-    machine's. ``HOOKBUS_CONFIG`` names the file for every scope."""
+    machine's. ``HOOKBUS_CONFIG`` names the file for every scope. A host whose one install,
+    in the user's home, serves every project by each call's working folder
+    (``every_project``: Hermes) follows what is in effect where install is run, the user's
+    and the project's there: that project's handlers are what its sessions get (its own
+    code only once trusted, which install never does for it)."""
     from hookbus.discover import config_paths
 
     if scope == "project":
         return config_paths(project_only=True)
+    if getattr(manifest, "every_project", False):
+        return config_paths()
     return config_paths(user_only=scope == "user")
 
 
@@ -271,7 +277,7 @@ def _host(opts: argparse.Namespace) -> int:
         from hookbus.cli.trust import trust_for_install
 
         trust_for_install()
-    index = compiled_index(config_files(scope))
+    index = compiled_index(config_files(scope, manifest))
     invalid = print_problems(index)
     python = _checked_python(opts.python)
     if opts.command == "verify":
