@@ -14,8 +14,9 @@ One file, two ways in:
   file as ``~/.hermes/plugins/hookbus/__init__.py`` with :data:`BAKED` filled in: every
   event, each with the command that runs the hookbus that installed it by absolute path
   (``python -P .../hookbus/__main__.py run --host hermes --event E --timeout 8``; hookbus
-  answers within 8 s), and the answers owed when that command cannot answer (the block
-  a fail-closed handler owes, per configuration an install saw). Hermes reads plugins
+  answers within 8 s), and, per configuration an install saw, the events (and tools) it
+  wants with the answer owed when that command cannot answer (Hermes's no-opinion, or
+  the block a fail-closed handler owes). Hermes reads plugins
   from the user's home only, so this one plugin serves every session, whatever folder
   it runs in: each call carries the session's working folder (``cwd``), and hookbus
   applies the configuration in effect there, as for every host (the user's, and the
@@ -57,8 +58,8 @@ from typing import Any
 
 #: Written by ``hookbus install --host hermes`` into the copy it installs (see the module
 #: docstring): ``{"bound": seconds, "python": hookbus's interpreter, "client": its
-#: client.py, "events": {native: {"argv": [...]}}, "owed": {project folder ("": none):
-#: {native: {"fallback": the refusal, "tools": regex or None}}}}``, and with the server
+#: client.py, "events": {native: {"argv": [...]}}, "wanted": {project folder ("": none):
+#: {native: {"fallback": its answer, "tools": regex or None}}}}``, and with the server
 #: form ``"server": {"timeout": seconds}``. None here: the entry point, dispatching
 #: in-process.
 BAKED: dict[str, Any] | None = None
@@ -93,7 +94,8 @@ def _callback(native: str, baked: dict[str, Any]) -> Callable[..., Directive | N
         except Exception as exc:  # never the host's problem, and never a guard lost
             try:
                 why = f"the {native} callback failed ({exc!r})"
-                return directive(native, unanswered(native, kwargs, None, why))
+                answer = (owed(native, kwargs.get("tool_name")) or "").encode()
+                return directive(native, say(native, why, answer))
             except Exception:
                 return None
 
@@ -142,24 +144,34 @@ def unanswered(native: str, kwargs: dict[str, Any], gate: Any, why: str) -> byte
     the index of the call's configuration, the refusal it holds for a fail-closed
     handler that may want the call (even one enabled since the install), else no
     opinion; without one (hookbus gone, or its index not readable here), the baked
-    refusal of a fail-closed handler some install saw wanting the call (:func:`owed`)."""
+    answer of the configurations installs saw (:func:`owed`). A call none of them
+    wanted gets no opinion, unsaid: hookbus gone, every event would say it again."""
     if gate is not None:
         answer = bytes(gate.refusal[0]) if gate.refusal is not None else b""
     else:
-        answer = owed(native, kwargs.get("tool_name")).encode()
+        baked = owed(native, kwargs.get("tool_name"))
+        if baked is None:
+            return b""
+        answer = baked.encode()
+    return say(native, why, answer)
+
+
+def say(native: str, why: str, answer: bytes) -> bytes:
+    """``answer``, given for ``why`` and said so (:func:`_diagnose`)."""
     said = "blocked the call (a fail-closed handler wants it)" if answer.strip() else (
         "answered no opinion")  # fmt: skip
     _diagnose(native, f"{why}; {said}")
     return answer
 
 
-def owed(native: str, tool: object) -> str:
+def owed(native: str, tool: object) -> str | None:
     """The baked answer owed to ``native`` (with ``tool``) when hookbus cannot say: the
-    first refusal of any install's configuration (each project's, by its folder) whose
-    fail-closed handler wants the call, else no opinion. Every project's counts, whatever
-    the working folder: without hookbus nothing can tell which configuration applies, and
-    a guard must not be lost for it."""
-    for wanted in (BAKED or {}).get("owed", {}).values():
+    first refusal of a fail-closed handler that any install's configuration (each
+    project's, by its folder) has wanting the call, else no opinion; None when none
+    wants it. Every project's counts, whatever the working folder: without hookbus
+    nothing can tell which configuration applies, and a guard must not be lost for it."""
+    found = None
+    for wanted in (BAKED or {}).get("wanted", {}).values():
         entry = wanted.get(native)
         if entry is None:
             continue
@@ -169,8 +181,10 @@ def owed(native: str, tool: object) -> str:
 
             if not re.fullmatch(tools, str(tool or "")):
                 continue
-        return str(entry["fallback"])
-    return ""
+        if entry["fallback"]:
+            return str(entry["fallback"])
+        found = ""
+    return found
 
 
 class Unanswered(Exception):

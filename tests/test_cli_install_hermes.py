@@ -95,8 +95,9 @@ def test_the_plugin_bakes_every_event_its_command_and_what_the_guard_is_owed(
     home: Path,
 ) -> None:
     """Every event, in Hermes's order, each with the absolute hook command (the plugin
-    asks each call's own configuration who wants it); when hookbus cannot answer, the
-    fail-closed guard's block is owed on its shell and github tools, nothing else."""
+    asks each call's own configuration who wants it); the events the configuration
+    wants, with what they are owed when hookbus cannot answer: the fail-closed guard's
+    block on its shell and github tools, no opinion for the others."""
     assert cli("install", "--host", "hermes", "--no-server").returncode == 0
     found = baked(home)
     assert found["bound"] == 10.0
@@ -107,10 +108,12 @@ def test_the_plugin_bakes_every_event_its_command_and_what_the_guard_is_owed(
     argv = events["pre_tool_call"]["argv"]
     assert argv[:3] == [sys.executable, "-E", "-P"] and argv[3].endswith("__main__.py")
     assert argv[4:] == ["run", "--host", "hermes", "--event", "pre_tool_call", "--timeout", "8"]
-    [owed] = found["owed"].values()  # HOOKBUS_CONFIG: no project's, every folder's
-    assert list(found["owed"]) == [""] and list(owed) == ["pre_tool_call"]
-    assert owed["pre_tool_call"]["fallback"].startswith('{"action":"block","message":"hookbus')
-    assert owed["pre_tool_call"]["tools"] == "execute_code|process|terminal|mcp_github_.*"
+    [wanted] = found["wanted"].values()  # HOOKBUS_CONFIG: no project's, every folder's
+    assert list(found["wanted"]) == [""]
+    assert list(wanted) == ["pre_llm_call", "pre_tool_call", "pre_verify"]
+    assert wanted["pre_tool_call"]["fallback"].startswith('{"action":"block","message":"hookbus')
+    assert wanted["pre_tool_call"]["tools"] == "execute_code|process|terminal|mcp_github_.*"
+    assert wanted["pre_llm_call"] == {"fallback": "", "tools": None}
 
 
 def test_install_twice_is_the_same_bytes_and_uninstall_gives_everything_back(home: Path) -> None:
@@ -352,7 +355,7 @@ def test_install_in_a_project_makes_its_trusted_handlers_apply_to_hermes_there(
     assert hermes_session(elsewhere, user_home, "rm -rf build") == [None]
     again = hookbus_cli(elsewhere, "install", "--host", "hermes")
     assert again.returncode == 0, again.stderr
-    assert list(baked(user_home)["owed"]) == [str(project)]
+    assert list(baked(user_home)["wanted"]) == [str(project)]
     assert hermes_session(project, user_home, "rm -rf build") == [deny]
     assert hookbus_cli(project, "verify", "--host", "hermes").returncode == 0
 

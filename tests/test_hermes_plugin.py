@@ -43,8 +43,9 @@ def event(argv: list[str] | None) -> dict[str, Any]:
     return {"argv": argv}
 
 
-def owed(fallback: str = BLOCK, tools: str | None = None) -> dict[str, Any]:
-    """The baked ``owed`` of one install whose fail-closed handler wants ``pre_tool_call``."""
+def wanted(fallback: str = BLOCK, tools: str | None = None) -> dict[str, Any]:
+    """The baked ``wanted`` of one install whose handler (by default a fail-closed one)
+    wants ``pre_tool_call``."""
     return {"/some/project": {"pre_tool_call": {"fallback": fallback, "tools": tools}}}
 
 
@@ -132,7 +133,7 @@ def test_hookbus_unable_to_answer_gives_the_fallback_and_one_diagnostic(
     """Gone, failing, or printing garbage: the baked fallback (here a fail-closed block),
     one ``hookbus:`` line on stderr and one ``hook-unavailable`` line in the log."""
     hooks = callbacks(monkeypatch, {"bound": 10.0, "events": {"pre_tool_call": event(argv)},
-                                    "owed": owed()})  # fmt: skip
+                                    "wanted": wanted()})  # fmt: skip
     reply = hooks["pre_tool_call"](tool_name="terminal", args={"command": "ls"}, session_id="s")
     assert reply == {"action": "block", "message": "hookbus could not run"}
     [line] = (isolated_environment / "diagnostics.jsonl").read_text().splitlines()
@@ -148,15 +149,21 @@ def test_without_hookbus_the_refusal_any_install_saw_applies_to_its_tools_only(
     monkeypatch: pytest.MonkeyPatch, isolated_environment: Path
 ) -> None:
     """hookbus gone: a tool the fail-closed handler of some install wants gets its
-    block, in whatever folder (only hookbus could tell which configuration applies);
-    another tool, no opinion."""
+    block, in whatever folder (only hookbus could tell which configuration applies); a
+    tool another install's handler wants, no opinion, said; an event no install wanted,
+    no opinion, unsaid (hookbus gone, every event would say it again)."""
     argv = ["/nonexistent/python3"]
-    baked = {"events": {"pre_tool_call": event(argv)},
-             "owed": {"": {}, **owed(tools="terminal|process")}}  # fmt: skip
+    baked = {"events": {"pre_tool_call": event(argv), "pre_llm_call": event(argv)},
+             "wanted": {"": {"pre_tool_call": {"fallback": "", "tools": "read_file"}},
+                        **wanted(tools="terminal|process")}}  # fmt: skip
     hooks = callbacks(monkeypatch, baked)
     blocked = hooks["pre_tool_call"](tool_name="terminal", args={"command": "ls"})
     assert blocked == {"action": "block", "message": "hookbus could not run"}
     assert hooks["pre_tool_call"](tool_name="read_file", args={"path": "x"}) is None
+    assert hooks["pre_tool_call"](tool_name="web_search", args={}) is None
+    assert hooks["pre_llm_call"](user_message="hi") is None
+    said = (isolated_environment / "diagnostics.jsonl").read_text().splitlines()
+    assert ["blocked the call" in x for x in said] == [True, False]
 
 
 def test_the_log_folder_is_made_private_and_a_broken_one_is_no_error(
@@ -213,7 +220,7 @@ def test_a_callback_that_fails_still_gives_a_guards_block(
 ) -> None:
     """A failure inside the callback itself (not hookbus's answer) on an event a
     fail-closed handler wants: the baked block, not a silent pass."""
-    hooks = callbacks(monkeypatch, {"events": {"pre_tool_call": event(None)}, "owed": owed()})
+    hooks = callbacks(monkeypatch, {"events": {"pre_tool_call": event(None)}, "wanted": wanted()})
     reply = hooks["pre_tool_call"](tool_name="terminal", args={"command": "rm -rf /"})
     assert reply == {"action": "block", "message": "hookbus could not run"}
     [line] = (isolated_environment / "diagnostics.jsonl").read_text().splitlines()

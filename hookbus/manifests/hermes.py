@@ -117,42 +117,44 @@ def shell_hook(event: Wanted, argv: list[str]) -> str:
     return shlex.join(["/bin/sh", "-c", shell_command(argv, answer, requires=(argv[MAIN_AT],))])
 
 
-def owed(index: IndexData | None, events: list[Wanted], installed: str | None) -> dict[str, Any]:
-    """The plugin's answers owed when hookbus cannot answer, per configuration an install
-    saw (:func:`hookbus.hermes_plugin.owed`): those of the installed plugin, with this
-    install's entry (keyed by its project's folder, "" for none) in place of its earlier
-    one, and without those of projects whose ``.hookbus.toml`` is gone. A refusal owed in
-    one project is kept when installing in another: only hookbus tells which applies."""
+def installs(
+    index: IndexData | None, events: list[Wanted], installed: str | None
+) -> dict[str, Any]:
+    """What each configuration an install saw wants, with the answer owed when hookbus
+    cannot answer (:func:`hookbus.hermes_plugin.owed`): the installed plugin's, with this
+    install's (keyed by its project's folder, "" for none) in place of its earlier one,
+    and without those of projects whose ``.hookbus.toml`` is gone. A refusal owed in one
+    project is kept when installing in another: only hookbus can tell which applies."""
     from hookbus.discover import PROJECT_FILE, is_project_file
 
     files = [str(c[0]) for c in index["configs"]] if index else []
     here = next((os.path.dirname(f) for f in files if is_project_file(f)), "")
-    found = {k: v for k, v in baked_owed(installed).items()
+    found = {k: v for k, v in baked_installs(installed).items()
              if k != here and (not k or os.path.isfile(os.path.join(k, PROJECT_FILE)))}  # fmt: skip
-    mine = {w.native: {"fallback": fallback(driver, w.native, guarded=True).stdout.decode(),
-                       "tools": w.tools} for w in events if w.guarded}  # fmt: skip
+    mine = {w.native: {"fallback": fallback(driver, w.native, guarded=w.guarded).stdout.decode(),
+                       "tools": w.tools} for w in events}  # fmt: skip
     if mine:
         found[here] = mine
     return dict(sorted(found.items()))
 
 
-def baked_owed(text: str | None) -> dict[str, Any]:
-    """The ``owed`` of an installed plugin's text (:func:`plugin_text`); empty when there
-    is none or it is not of the shape this version writes."""
+def baked_installs(text: str | None) -> dict[str, Any]:
+    """The ``wanted`` of an installed plugin's text (:func:`plugin_text`); empty when
+    there is none or it is not of the shape this version writes."""
     import ast
 
     try:
         for node in ast.parse(text or "").body:
             if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "BAKED":
                 found = ast.literal_eval(node.value) if node.value is not None else None
-                owed = found.get("owed") if isinstance(found, dict) else None
-                if isinstance(owed, dict) and all(
+                wanted = found.get("wanted") if isinstance(found, dict) else None
+                if isinstance(wanted, dict) and all(
                     isinstance(k, str) and isinstance(v, dict) and all(
                         isinstance(e, dict) and isinstance(e.get("fallback"), str)
                         for e in v.values())
-                    for k, v in owed.items()
+                    for k, v in wanted.items()
                 ):  # fmt: skip
-                    return owed
+                    return wanted
     except (SyntaxError, ValueError):
         pass
     return {}
@@ -236,7 +238,7 @@ class HermesManifest:
                 "python": python,
                 "client": os.path.join(os.path.dirname(hookbus_file(python)), "client.py"),
                 "events": {n: {"argv": served[n]} for n in ALL_EVENTS},
-                "owed": owed(index, events, installed),
+                "wanted": installs(index, events, installed),
             }
             if form == "server":
                 baked["server"] = {"timeout": warm.timeout_of(served[ALL_EVENTS[0]])}
