@@ -381,3 +381,19 @@ def test_an_untrusted_project_runs_no_code_of_its_own_in_hermes(
     assert "config-untrusted" in done.stderr and "hookbus trust" in done.stderr
     assert hermes_session(clone, user_home, "rm -rf build") == [None]
     assert "clone" not in (tmp_path / "xdg-config" / "hookbus" / "trusted.json").read_text()
+
+
+def test_the_plugin_reads_the_index_of_the_interpreter_a_wrapper_runs(
+    home: Path, tmp_path: Path
+) -> None:
+    """Installed with ``--python`` naming a wrapper that execs another interpreter (as
+    pyenv's shim does), the plugin reads the index of that interpreter, which the hook
+    calls compile: the one it names is the interpreter's own ``sys.executable``."""
+    wrapper = tmp_path / "bin" / "python3"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    wrapper.chmod(0o755)
+    assert cli("install", "--host", "hermes", "--python", str(wrapper)).returncode == 0
+    found = baked(home)
+    assert found["events"]["pre_tool_call"]["argv"][0] == str(wrapper)
+    assert found["python"] == sys.executable

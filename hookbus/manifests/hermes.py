@@ -25,6 +25,7 @@ hooks stay as they are. Never imported on a hook's path.
 
 from __future__ import annotations
 
+import functools
 import os
 import pprint
 import shlex
@@ -115,6 +116,26 @@ def shell_hook(event: Wanted, argv: list[str]) -> str:
     when hookbus's interpreter or package is gone, where Hermes would run the tool."""
     answer = fallback(driver, event.native, guarded=event.guarded)
     return shlex.join(["/bin/sh", "-c", shell_command(argv, answer, requires=(argv[MAIN_AT],))])
+
+
+@functools.cache
+def interpreter(python: str) -> str:
+    """``python``'s own ``sys.executable``: the interpreter whose subscription index the
+    hook calls it runs compile and read. ``python`` itself, but for a wrapper that runs
+    another (pyenv's shim, a script that execs one); ``python`` when it cannot tell."""
+    import subprocess
+    import sys
+
+    from hookbus.interpreter import python_argv
+
+    if python == sys.executable:
+        return python
+    try:
+        probe = subprocess.run(python_argv(python, "-c", "import sys; print(sys.executable)"),
+                               capture_output=True, text=True, timeout=30, check=False)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return python
+    return probe.stdout.strip() or python
 
 
 def installs(
@@ -235,7 +256,7 @@ class HermesManifest:
         if via in ("plugin", "both") and (events or installed is not None):
             baked: dict[str, Any] = {
                 "bound": float(BOUND),
-                "python": python,
+                "python": interpreter(python),
                 "client": os.path.join(os.path.dirname(hookbus_file(python)), "client.py"),
                 "events": {n: {"argv": served[n]} for n in ALL_EVENTS},
                 "wanted": installs(index, events, installed),
