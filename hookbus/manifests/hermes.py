@@ -181,6 +181,15 @@ def baked_installs(text: str | None) -> dict[str, Any]:
     return {}
 
 
+def untrusted_note(config: str) -> str:
+    """What install says of a project file whose own code is not trusted: install found
+    none of its handlers, and Hermes runs none of them, until the user trusts them."""
+    from hookbus.project_trust import fix_for
+
+    fix = f"{fix_for(config)} && hookbus install --host {HOST}"
+    return f"{config}: none of its own handlers run in Hermes until you trust them: {fix}"
+
+
 def plugin_text(baked: dict[str, Any]) -> str:
     """:mod:`hookbus.hermes_plugin` with ``baked`` in place of ``BAKED = None``."""
     from importlib import resources
@@ -276,6 +285,9 @@ class HermesManifest:
                      OwnedFile(path=init_path, text=plugin_text(baked)))  # fmt: skip
             entries["plugins"] = [PLUGIN]
             notes.append(EVERY_SESSION)
+        for problem in index["problems"] if index else []:
+            if problem["code"] == "config-untrusted":  # a project's own code, not trusted
+                notes.append(untrusted_note(problem["subject"]))
         if events and via in ("hooks", "both"):
             hooks: dict[str, list[dict[str, Any]]] = {}
             for w in events:
