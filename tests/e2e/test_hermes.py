@@ -400,8 +400,10 @@ def test_with_the_server_path_a_warm_server_answers_the_deny(hermes: Hermes) -> 
     install(hermes, {"deny_shell": {"reason": "E2E-WARM-DENIED: no shell today"}}, "--server")
     plugin = hermes.hermes_home / "plugins" / "hookbus" / "__init__.py"
     text = plugin.read_text()
-    assert "'server': {'client': " in text
-    plugin.write_text(text.replace(repr(sys.executable), repr(str(ws.root / "nowhere"))))
+    assert "'server': {'timeout': " in text
+    commands = f"'argv': [{sys.executable!r}"  # running one would be the fallback
+    assert commands in text
+    plugin.write_text(text.replace(commands, f"'argv': [{str(ws.root / 'nowhere')!r}"))
     config = {"HOOKBUS_CONFIG": str(ws.project / ".hookbus.toml")}
     with warm.server(ws, config):
         run = hermes.run("E2E-WARM: run echo", tool_script("E2E-WARM"))
