@@ -80,8 +80,8 @@ class HostFacts:
 
     __slots__ = (
         "default_timeout", "dialects", "driver", "event_paths", "event_required", "events",
-        "manifest", "name", "no_opinion", "no_opinion_by_event", "payload_env", "project_env",
-        "project_paths", "timeout_unit", "timeouts", "tool_paths",
+        "manifest", "name", "no_opinion", "no_opinion_by_event", "payload_env", "plugin",
+        "project_env", "project_paths", "timeout_unit", "timeouts", "tool_paths",
     )  # fmt: skip
 
     def __init__(
@@ -90,6 +90,7 @@ class HostFacts:
         *,
         driver: str,
         manifest: str | None = None,
+        plugin: str | None = None,
         event_paths: tuple[Path, ...] = (),
         event_required: bool = False,
         tool_paths: tuple[Path, ...] = (),
@@ -108,6 +109,9 @@ class HostFacts:
         #: Module of the driver (ends with ``driver = ...``) and of the manifest.
         self.driver = driver
         self.manifest = manifest
+        #: Module of the manifest of hookbus's own plugin folder (``install --plugin``),
+        #: which the host runs beside its settings (:mod:`hookbus.manifests.variants`).
+        self.plugin = plugin
         #: Where the native event name sits; the first path present wins. Empty: the
         #: payload never names its event and ``--event`` must (``event_required``).
         self.event_paths = event_paths
@@ -237,6 +241,7 @@ HOSTS: dict[str, HostFacts] = {
         "claude",
         driver="hookbus.drivers.claude",
         manifest="hookbus.manifests.claude",
+        plugin="hookbus.manifests.claude_plugin",
         event_paths=(("hook_event_name",),),
         tool_paths=(("tool_name",),),
         project_env=("CLAUDE_PROJECT_DIR",),

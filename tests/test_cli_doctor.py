@@ -157,7 +157,8 @@ def test_json_holds_the_facts_and_the_problems(project: Path) -> None:
     assert project_scope["form"] == "server" and project_scope["entries"] == 3
     (interpreter,) = project_scope["interpreters"]
     assert (interpreter["program"], interpreter["ok"]) == (sys.executable, True)
-    assert [i["scope"] for i in host["installs"] if not i["installed"]] == ["local", "user"]
+    assert [(i["variant"], i["scope"]) for i in host["installs"] if not i["installed"]] == [
+        ("default", "local"), ("default", "user"), ("plugin", "project"), ("plugin", "user")]  # fmt: skip
     assert healthy["configuration"] == {
         "in_effect": [str(project / ".hookbus.toml")], "ignored": []}  # fmt: skip
     guard = healthy["handlers"][0]
@@ -215,3 +216,56 @@ def test_an_event_a_handler_wants_that_no_scope_registers_is_a_problem(
     assert "doc_handlers:guard" in line and "never run" in line
     installed(project)
     assert hookbus(project, "doctor").returncode == 0
+
+
+def test_a_one_host_user_reads_the_problems_first_and_the_other_hosts_once(
+    project: Path,
+) -> None:
+    """Claude installed, its entries drifted: doctor's first line is the problem, the
+    hosts not installed are one line, and the whole fits a screen; --all shows each of
+    them with its files and its note."""
+    installed(project)
+    _drift(project, Path())
+    proc = hookbus(project, "doctor")
+    assert proc.returncode == 1, proc.stdout
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"problem: {project / '.claude' / 'settings.json'}: ")
+    assert lines[1] == "  fix: run: hookbus install --host claude"
+    assert len(lines) <= 35, proc.stdout  # a screen; 170 lines before
+    (absent,) = [line for line in lines if "codex" in line]
+    assert absent.startswith("not installed for codex, gemini, ")
+    assert "kilo" in absent and "claude" not in absent and "--all" in absent
+    assert "not installed: enabled handlers want" not in proc.stdout
+    every = hookbus(project, "doctor", "--all")
+    assert every.returncode == 1
+    assert has_row(every.stdout, "project", project / ".codex" / "hooks.json", "-", "not installed")
+    assert "codex: not installed: enabled handlers want PreToolUse" in every.stdout
+    assert "not installed for" not in every.stdout
+
+
+def _installable() -> list[str]:
+    from hookbus.hosts import HOSTS
+
+    return [name for name, facts in HOSTS.items() if facts.manifest]
+
+
+@pytest.mark.parametrize("host", _installable())
+def test_doctor_sees_every_hosts_install(project: Path, tmp_path: Path, host: str) -> None:
+    """Whatever a host's install writes (settings entries, hook files, a plugin or shim),
+    doctor reports it installed, shows its table, and says nothing about it being absent."""
+    # Hosts with only a user scope (Kimi, Hermes) follow the user's configuration.
+    user = tmp_path / "xdg-config" / "hookbus"
+    user.mkdir(parents=True)
+    (user / "config.toml").write_text(
+        f'python_path = ["{project}"]\n' + (project / ".hookbus.toml").read_text()
+    )
+    done = hookbus(project, "install", "--host", host, HOOKBUS_NPM="")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(hookbus(project, "doctor", "--json").stdout)
+    (seen,) = [h for h in report["hosts"] if h["host"] == host]
+    assert any(i["installed"] for i in seen["installs"]), seen
+    assert not [n for n in report["notes"] if n["area"] == host and "not installed" in n["message"]]
+    lines = hookbus(project, "doctor").stdout.splitlines()
+    assert host in lines
+    (absent,) = [line for line in lines if line.startswith("not installed for ")]
+    assert re.search(rf"\b{host}\b", absent) is None

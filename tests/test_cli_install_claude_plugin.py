@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -170,3 +171,113 @@ def test_plugin_refuses_what_it_cannot_do(project: Path, args: tuple[str, ...], 
     done = hookbus_cli(project, "install", *args)
     assert done.returncode == 1
     assert said in done.stderr
+
+
+def test_doctor_sees_the_plugin_and_does_not_advise_installing_the_settings(
+    project: Path,
+) -> None:
+    """Installed with --plugin only: doctor reports the plugin folder installed, exits 0,
+    and advises no 'install --host claude', which would run every handler twice."""
+    assert hookbus_cli(project, "install", "--host", "claude", "--plugin").returncode == 0
+    proc = hookbus_cli(project, "doctor", "--json")
+    assert proc.returncode == 0, proc.stdout
+    report = json.loads(proc.stdout)
+    installs = next(h for h in report["hosts"] if h["host"] == "claude")["installs"]
+    (plugin,) = [i for i in installs if i["installed"]]
+    assert (plugin["variant"], plugin["scope"], plugin["file"]) == (
+        "plugin", "project", str(folder(project)))  # fmt: skip
+    assert plugin["drift"] == []
+    assert not [n for n in report["notes"] if n["area"] == "claude"]
+    text = hookbus_cli(project, "doctor").stdout
+    assert "install --host claude" not in text
+    assert f"{folder(project)} (plugin)" in text
+
+
+def test_doctor_names_a_plugin_beside_the_settings_as_a_problem(
+    project: Path, tmp_path: Path
+) -> None:
+    """Both installed (the settings entries, and a plugin copied in by hand): doctor exits
+    1 and names the plugin, and the command that removes it."""
+    assert hookbus_cli(project, "install", "--host", "claude", "--plugin").returncode == 0
+    shutil.copytree(folder(project), tmp_path / "kept")
+    assert hookbus_cli(project, "uninstall", "--host", "claude", "--plugin").returncode == 0
+    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
+    shutil.copytree(tmp_path / "kept", folder(project))
+    proc = hookbus_cli(project, "doctor", "--json")
+    assert proc.returncode == 1
+    (problem,) = json.loads(proc.stdout)["problems"]
+    assert problem["subject"] == str(folder(project))
+    assert "runs both" in problem["message"]
+    assert problem["fix"] == (
+        "run: hookbus uninstall --host claude --plugin (keeps the settings entries)")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [(("--plugin",), ()), ((), ("--plugin",))],
+    ids=["settings-after-plugin", "plugin-after-settings"],
+)
+def test_install_refuses_a_second_way_that_would_run_every_handler_twice(
+    project: Path, first: tuple[str, ...], then: tuple[str, ...]
+) -> None:
+    """With the plugin installed, installing the settings (or the other way round) is
+    refused, nothing is written, and the message names the command that switches."""
+    assert hookbus_cli(project, "install", "--host", "claude", *first).returncode == 0
+    before = snapshot(project)
+    done = hookbus_cli(project, "install", "--host", "claude", *then)
+    assert done.returncode == 1
+    assert "every handler would run twice" in done.stderr
+    assert (
+        f"'hookbus uninstall --host claude{''.join(' ' + f for f in first)}' first" in done.stderr
+    )
+    assert snapshot(project) == before
+
+
+def test_verify_of_the_settings_names_the_plugins_verify(project: Path) -> None:
+    """Installed as a plugin only, 'verify --host claude' does not list every event as
+    missing and advise an install: it names 'verify --host claude --plugin'."""
+    assert hookbus_cli(project, "install", "--host", "claude", "--plugin").returncode == 0
+    done = hookbus_cli(project, "verify", "--host", "claude")
+    assert done.returncode == 1
+    assert "missing" not in done.stdout
+    assert "run 'hookbus verify --host claude --plugin'" in done.stderr
+
+
+def test_a_plain_uninstall_removes_the_plugin_too(project: Path) -> None:
+    """'uninstall --host claude' removes the plugin of its scope as well: the project is
+    as it was."""
+    before = snapshot(project)
+    assert hookbus_cli(project, "install", "--host", "claude", "--plugin").returncode == 0
+    done = hookbus_cli(project, "uninstall", "--host", "claude")
+    assert done.returncode == 0, done.stderr
+    assert f"{folder(project)}/hooks/hooks.json: removed" in done.stdout
+    assert snapshot(project) == before
+
+
+def test_a_plain_uninstall_names_the_command_for_a_plugin_of_another_scope(
+    project: Path, tmp_path: Path
+) -> None:
+    """A user-scope plugin outlives a project uninstall; the uninstall names the command
+    that removes it."""
+    (tmp_path / "xdg-config" / "hookbus").mkdir(parents=True)
+    (tmp_path / "xdg-config" / "hookbus" / "config.toml").write_text(
+        f'python_path = ["{project}"]\n' + (project / ".hookbus.toml").read_text()
+    )
+    done = hookbus_cli(project, "install", "--host", "claude", "--plugin", "--scope", "user")
+    assert done.returncode == 0, done.stderr
+    done = hookbus_cli(project, "uninstall", "--host", "claude")
+    assert done.returncode == 0, done.stderr
+    user = Path(os.environ["HOME"]) / ".claude" / "skills" / "hookbus"
+    assert (user / "hooks" / "hooks.json").is_file()
+    assert (f"{user}: hookbus's plugin is still installed for claude; 'hookbus uninstall "
+            "--host claude --plugin --scope user' removes it") in done.stdout  # fmt: skip
+
+
+def test_verify_of_a_drifted_plugin_names_the_plugins_install(project: Path) -> None:
+    """The plugin's files differ from the configuration: verify --plugin's fix is
+    'install --host claude --plugin', not the settings install (which would refuse)."""
+    assert hookbus_cli(project, "install", "--host", "claude", "--plugin").returncode == 0
+    (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell"]\n')
+    done = hookbus_cli(project, "verify", "--host", "claude", "--plugin")
+    assert done.returncode == 1
+    assert "to fix: hookbus install --host claude --plugin" in done.stdout

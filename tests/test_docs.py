@@ -261,3 +261,171 @@ def test_the_link_check_sees_links() -> None:
     links = [link for page in PAGES for link in _links(page)]
     assert "diagnostics.md#config-invalid" in links
     assert len(links) >= 30
+
+
+def _section(path: Path, heading: str) -> str:
+    """The text of ``path`` under the heading ``heading``, up to the next heading of its
+    level or above."""
+    text = path.read_text(encoding="utf-8")
+    found = re.search(rf"^(#+) {re.escape(heading)}\s*$", text, re.MULTILINE)
+    assert found is not None, f"{path.name} has no heading {heading!r}"
+    level = len(found.group(1))
+    end = re.compile(rf"^#{{1,{level}}} ", re.MULTILINE).search(text, found.end())
+    return text[found.end() : end.start() if end else len(text)]
+
+
+#: The environment variables that are hookbus's own, or the XDG ones it follows.
+OWN_VARIABLE = r"(?:HOOKBUS|XDG)_[A-Z0-9_]+"
+
+
+def _read_by_name(node: ast.AST) -> str | None:
+    """The variable ``node`` reads when it is ``os.environ.get("NAME")``,
+    ``getenv("NAME")`` or ``os.environ["NAME"]`` (any object named like environ)."""
+    if isinstance(node, ast.Call) and node.args:
+        func, first = node.func, node.args[0]
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        owner = ast.unparse(func.value) if isinstance(func, ast.Attribute) else ""
+        if (name == "get" and "environ" in owner) or name == "getenv":
+            return first.value if isinstance(first, ast.Constant) else None
+    if isinstance(node, ast.Subscript) and "environ" in ast.unparse(node.value):
+        key = node.slice
+        return key.value if isinstance(key, ast.Constant) else None
+    return None
+
+
+def variables_in_code() -> dict[str, list[str]]:
+    """Every environment variable hookbus reads -> where (``file:line``): a name read
+    literally (``os.environ.get("NAME")``), a string that is a hookbus or XDG variable's
+    name alone (kept in a constant, then read), a shim's ``env.NAME`` or quoted name, and
+    the variables the host registry names (a project folder, a payload)."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            name = _read_by_name(node)
+            if name is None and isinstance(node, ast.Constant) and isinstance(node.value, str):
+                name = node.value if re.fullmatch(OWN_VARIABLE, node.value) else None
+            if isinstance(name, str):
+                where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', '?')}"
+                found.setdefault(name, []).append(where)
+    for path in sorted((PACKAGE / "shims").glob("*")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for name in re.findall(rf"(?:env\.|[\"'])({OWN_VARIABLE})\b", line):
+                found.setdefault(name, []).append(f"{path.relative_to(ROOT)}:{number}")
+    for host, facts in HOSTS.items():
+        for name in (*facts.project_env, *filter(None, [facts.payload_env])):
+            found.setdefault(name, []).append(f"hookbus/hosts.py ({host})")
+    return found
+
+
+def documented_variables() -> set[str]:
+    """The variables the tables of docs/configuration.md#environment-variables name (in
+    a row's first cell)."""
+    section = _section(DOCS / "configuration.md", "Environment variables")
+    cells = re.findall(r"^\|([^|]*)\|", section, re.MULTILINE)
+    return {name for cell in cells for name in re.findall(r"`([A-Z][A-Z0-9_]*)`", cell)}
+
+
+def test_the_variable_scan_finds_the_known_variables() -> None:
+    """The scan sees variables read by name, kept in constants, read by the shims and
+    named by the host registry, so that the check below cannot pass by finding nothing."""
+    found = variables_in_code()
+    assert {"HOOKBUS_CONFIG", "HOOKBUS_SERVE_IDLE", "XDG_RUNTIME_DIR", "HOME"} <= found.keys()
+    assert {"CODEX_HOME", "CLAUDE_PROJECT_DIR", "USER_PROMPT"} <= found.keys()
+    assert any(".js:" in where for where in found["HOOKBUS_CLAUDE_SPAWN_MOD"])
+    assert "HOOKBUS_CONFIG" in documented_variables()
+
+
+def test_every_variable_hookbus_reads_is_in_the_table() -> None:
+    """docs/configuration.md's environment tables name every variable the code reads,
+    and no hookbus or XDG variable that it does not."""
+    code = variables_in_code()
+    documented = documented_variables()
+    missing = {name: code[name] for name in sorted(code.keys() - documented)}
+    assert not missing, f"variables read but not in docs/configuration.md: {missing}"
+    own = {name for name in documented if re.fullmatch(OWN_VARIABLE, name)}
+    stale = sorted(own - code.keys())
+    assert not stale, f"docs/configuration.md documents variables nothing reads: {stale}"
+
+
+def test_every_project_variable_of_a_host_is_in_the_handlers_guide() -> None:
+    """Each variable a host names its project folder in is in
+    docs/handlers.md#project-folder, where ``ctx.project_dir`` is explained."""
+    variables = {name for facts in HOSTS.values() for name in facts.project_env}
+    assert "CLAUDE_PROJECT_DIR" in variables
+    section = _section(DOCS / "handlers.md", "Project folder")
+    missing = sorted(name for name in variables if f"`{name}`" not in section)
+    assert not missing, f"project variables docs/handlers.md does not name: {missing}"
+
+
+def _linked(page: Path) -> set[Path]:
+    """The files ``page`` links to, resolved."""
+    return {(page.parent / link.partition("#")[0]).resolve() for link in _links(page)}
+
+
+def test_every_docs_page_is_in_the_index() -> None:
+    """docs/README.md links every page of docs/ and docs/hosts/."""
+    pages = {p.resolve() for p in DOCS.rglob("*.md")} - {(DOCS / "README.md").resolve()}
+    missing = sorted(str(p.relative_to(DOCS)) for p in pages - _linked(DOCS / "README.md"))
+    assert not missing, f"docs pages docs/README.md does not link: {missing}"
+
+
+def test_every_host_has_a_page_linked_from_the_index_and_the_readme() -> None:
+    """Each host hookbus has a driver for has docs/hosts/<name>.md, and both docs/README.md
+    and the README link it."""
+    ours = sorted(name for name, facts in HOSTS.items() if facts.driver.startswith("hookbus."))
+    assert len(ours) > 1
+    for index in (DOCS / "README.md", ROOT / "README.md"):
+        linked = _linked(index)
+        missing = [n for n in ours if (DOCS / "hosts" / f"{n}.md").resolve() not in linked]
+        assert not missing, f"{index.relative_to(ROOT)} links no page for the hosts {missing}"
+
+
+def test_no_page_calls_a_supported_host_planned() -> None:
+    """A host with a driver is not described as planned in the docs (the changelog's
+    history aside)."""
+    ours = {name for name in HOSTS if name not in PLANNED_HOSTS}
+    stale = [
+        f"{page.relative_to(ROOT)}: {line.strip()}"
+        for page in PAGES
+        if page.name != "CHANGELOG.md"
+        for line in _prose(page.read_text(encoding="utf-8"))
+        if "planned" in line.lower() and set(re.findall(r"`([a-z0-9-]+)`", line)) & ours
+    ]
+    assert not stale, stale
+
+
+def test_every_built_in_handler_is_in_the_enable_section() -> None:
+    """docs/configuration.md#enable has a row for each built-in handler hookbus ships."""
+    from hookbus.handlers import BUILTIN
+
+    section = _section(DOCS / "configuration.md", "`enable`")
+    assert BUILTIN
+    missing = [name for name in sorted(BUILTIN) if f"| `{name}` |" not in section]
+    assert not missing, f"built-in handlers docs/configuration.md#enable does not name: {missing}"
+
+
+def test_no_line_lists_some_hosts_as_if_they_were_all() -> None:
+    """A line naming five hosts or more names every one (better: it links the hosts
+    index), so that a new host cannot leave a hand-written list behind."""
+    ours = {name for name, facts in HOSTS.items() if facts.driver.startswith("hookbus.")}
+    partial = [
+        f"{page.relative_to(ROOT)}: {line.strip()[:100]}"
+        for page in PAGES
+        if page.name != "CHANGELOG.md"
+        for line in _prose(page.read_text(encoding="utf-8"))
+        if 5 <= len(set(re.findall(r"`([a-z0-9-]+)`", line)) & ours) < len(ours)
+    ]
+    assert not partial, f"lines listing some hosts; link docs/hosts/README.md: {partial}"
+
+
+def _fenced(path: Path, language: str) -> list[str]:
+    """The contents of the page's fenced code blocks in ``language``."""
+    text = path.read_text(encoding="utf-8")
+    return re.findall(rf"^```{language}\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
+
+
+def test_the_offline_example_shown_is_the_one_the_suite_runs() -> None:
+    """docs/testing.md shows examples/offline-claude/test_offline_claude.py whole, as it
+    is (the end-to-end suite runs that file against the real Claude Code)."""
+    example = ROOT / "examples" / "offline-claude" / "test_offline_claude.py"
+    assert example.read_text(encoding="utf-8") in _fenced(DOCS / "testing.md", "python")

@@ -268,7 +268,11 @@ def _host(opts: argparse.Namespace) -> int:
     if opts.command == "uninstall":
         # Before any handler is imported: uninstall is the way out of a handler module
         # that hangs or ends its importer.
-        return _uninstall(manifest, scope, opts.host)
+        status = _uninstall(manifest, scope, opts.host)
+        _uninstall_other_variants(opts, scope)
+        return status
+    if opts.command in ("install", "verify"):
+        _check_variants(opts)
     if opts.command == "install" and not opts.dry_run and scope != "user":
         # Run in a project, a project or local install trusts its code (printing what it
         # trusts): the user installing hooks for that project is the user choosing it. A
@@ -343,19 +347,50 @@ def _installed(
 
 
 def _manifest(opts: argparse.Namespace) -> Manifest:
-    """The host's manifest; with ``--plugin``, Claude's plugin folder."""
-    from hookbus.manifests.base import load
+    """The host's manifest; with ``--plugin``, its plugin folder's (Claude's)."""
+    from hookbus.manifests.variants import variant
 
-    if not getattr(opts, "plugin", False):
-        return load(opts.host)
-    if opts.host != "claude":
-        from hookbus.errors import HostConfigError
+    return variant(opts.host, plugin=getattr(opts, "plugin", False)).manifest
 
-        raise HostConfigError(f"--plugin is for --host claude only, not {opts.host}")
-    from hookbus.manifests import claude_plugin
 
-    plugin: Manifest = claude_plugin.manifest  # type: ignore[assignment]  # a dict's scopes
-    return plugin
+def _check_variants(opts: argparse.Namespace) -> None:
+    """Install refuses to add a host's settings where its plugin is installed, or the
+    plugin where its settings are (:mod:`hookbus.manifests.variants`): the host would run
+    both. Verify of the one installed nowhere names the command that checks the other."""
+    from hookbus.errors import HostConfigError
+    from hookbus.manifests.variants import folder, installed, variant
+
+    chosen = variant(opts.host, plugin=getattr(opts, "plugin", False)).name
+    others = installed(opts.host, besides=chosen)
+    if not others:
+        return
+    other = others[0]
+    where = (f"{folder(other.paths)} holds hookbus's hooks for {opts.host} (written by "
+             f"'{other.command('install')}')")  # fmt: skip
+    if opts.command == "install":
+        raise HostConfigError(
+            f"not installed: {where}, and {opts.host} runs both: every handler would run "
+            f"twice. To switch, run '{other.command('uninstall')}' first; to update that "
+            f"install, run '{other.command('install')}'"
+        )
+    if len(installed(opts.host)) == len(others):  # the one to verify is installed nowhere
+        raise HostConfigError(f"{where}; to check it, run '{other.command('verify')}'")
+
+
+def _uninstall_other_variants(opts: argparse.Namespace, scope: Scope) -> None:
+    """After a plain uninstall, the host's plugin (Claude's) is removed from ``scope``
+    too, and one installed in another scope is named with the command that removes it:
+    the host would go on running its hooks."""
+    from hookbus.manifests.variants import folder, installed
+
+    if getattr(opts, "plugin", False):
+        return
+    for found in installed(opts.host, besides="default"):
+        if found.scope == scope:
+            _uninstall(found.variant.manifest, scope, opts.host)
+        else:
+            print(f"{folder(found.paths)}: hookbus's {found.variant.name} is still installed "
+                  f"for {opts.host}; '{found.command('uninstall')}' removes it")  # fmt: skip
 
 
 def _via(opts: argparse.Namespace) -> dict[str, Any]:
@@ -525,9 +560,11 @@ def _verify(
     invalid: int,
 ) -> int:
     from hookbus.manifests import documents
+    from hookbus.manifests.variants import variant
 
     scope: Scope = opts.scope
     status = 1 if invalid else 0
+    plugin = variant(opts.host, plugin=getattr(opts, "plugin", False)).flag
     probe = manifest.plan(index, python=python, scope=scope, **_via(opts))
     for document in probe.documents:
         _, current = documents.read(document.path, document.format)
@@ -541,7 +578,7 @@ def _verify(
             print(f"  {problem}")
         if problems:
             status = 1
-            flags = f" --scope {scope}" if scope != "project" else ""
+            flags = plugin + (f" --scope {scope}" if scope != "project" else "")
             flags += form_flags(manifest, form)
             print(f"{document.path}: {_count(len(problems), 'difference')} from the "
                   f"configuration; to fix: hookbus install --host {opts.host}{flags}")  # fmt: skip
@@ -560,7 +597,7 @@ def _verify(
         folder = os.path.dirname(candidates[0])
         if problems:
             status = 1
-            flags = f" --scope {scope}" if scope != "project" else ""
+            flags = plugin + (f" --scope {scope}" if scope != "project" else "")
             flags += form_flags(manifest, form)
             print(f"{folder}: {_count(len(problems), 'difference')} from the configuration; "
                   f"to fix: hookbus install --host {opts.host}{flags}")  # fmt: skip

@@ -1,7 +1,7 @@
 """The real Cline CLI, headless, in one :class:`~tests.e2e.harness.Workspace`.
 
 Two steps per run, from the project, against
-:class:`~tests.e2e.fake_models.openai_chat.FakeOpenAIChat`:
+:class:`~hookbus.testing.fake_models.FakeOpenAIChat`:
 
 1. ``cline auth -p openai-compatible -k sk-fake -m fake-model -b URL/v1`` writes the
    provider into ``~/.cline/data/settings/providers.json``; ``cline`` itself has no
@@ -38,8 +38,8 @@ from typing import Any
 
 from servers import is_server
 
-from .fake_models.base import Scenario
-from .fake_models.openai_chat import FakeOpenAIChat
+from hookbus.testing.fake_models import FakeOpenAIChat, Scenario
+
 from .harness import RUN_TIMEOUT, HostRun, Workspace, run_process
 
 PROVIDER = "openai-compatible"

@@ -56,19 +56,41 @@ def host_program(config: pytest.Config, host: str, version: str) -> Path | hosts
     return found[key]
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Install the hosts before the first test: an install must not eat into its timeout."""
+#: The pinned programs (:data:`hosts.HOSTS`) each fixture runs or seeds a workspace with,
+#: installed before the first test that uses it; .ci/run installs every one of them
+#: ahead (``tests/e2e/test_hosts.py`` holds both lists to this one).
+FIXTURE_PROGRAMS: dict[str, tuple[str, ...]] = {
+    "claude_executable": ("claude",),  # at the test's claude_version
+    "codex_executable": ("codex",),
+    "gemini_executable": ("gemini",),
+    "copilot_executable": ("copilot",),
+    "qwen_executable": ("qwen",),
+    "cline_executable": ("cline",),
+    "hermes_argv": ("hermes",),
+    # OpenCode's workspaces are seeded with its plugin package (opencode_host.seed).
+    "opencode_executable": ("opencode", "opencode-plugin"),
+    "kilo_executable": ("kilo",),
+    "pi_executable": ("pi",),
+}
+
+
+def programs_wanted(items: list[pytest.Item]) -> list[tuple[str, str]]:
+    """The (host, version) pairs the fixtures of ``items`` run, each once, in order."""
     wanted: dict[tuple[str, str], None] = {}
-    for item in session.items:
-        names = getattr(item, "fixturenames", ())
-        if "claude_executable" in names:
-            callspec = getattr(item, "callspec", None)
-            params = callspec.params if callspec else {}
-            wanted["claude", params.get("claude_version", hosts.HOSTS["claude"].version)] = None
-        for host in hosts.HOSTS.keys() - {"claude"}:
-            if f"{host}_executable" in names:
-                wanted[host, hosts.HOSTS[host].version] = None
-    for host, version in wanted:
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params if callspec else {}
+        for fixture in getattr(item, "fixturenames", ()):
+            for host in FIXTURE_PROGRAMS.get(fixture, ()):
+                version = params.get("claude_version") if host == "claude" else None
+                wanted[host, version or hosts.HOSTS[host].version] = None
+    return list(wanted)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Install the hosts before the first test: an install must not eat into its timeout.
+    (What is still missing then, :func:`hosts.ensure` installs when a test asks.)"""
+    for host, version in programs_wanted(session.items):
         host_program(session.config, host, version)
 
 

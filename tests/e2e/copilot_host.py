@@ -2,7 +2,7 @@
 
 ``copilot -p PROMPT --allow-all-tools --trust-folder --no-auto-update --output-format
 json`` runs from the project against
-:class:`~tests.e2e.fake_models.openai_chat.FakeOpenAIChat`: ``COPILOT_PROVIDER_BASE_URL``
+:class:`~hookbus.testing.fake_models.FakeOpenAIChat`: ``COPILOT_PROVIDER_BASE_URL``
 (plain http on 127.0.0.1 is accepted) with ``COPILOT_PROVIDER_TYPE=openai``, a dummy key
 and ``COPILOT_MODEL``, so no GitHub sign-in is needed; ``COPILOT_OFFLINE=true`` and
 ``COPILOT_AUTO_UPDATE=false`` keep it off the network. ``--trust-folder`` matters: without
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .fake_models.base import Scenario
-from .fake_models.openai_chat import FakeOpenAIChat
+from hookbus.testing.fake_models import FakeOpenAIChat, Scenario
+
 from .harness import RUN_TIMEOUT, HostRun, Workspace, run_process
 
 

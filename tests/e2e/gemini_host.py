@@ -1,7 +1,7 @@
 """The real Gemini CLI, headless, in one :class:`~tests.e2e.harness.Workspace`.
 
 ``gemini -p PROMPT --output-format json`` runs from the project against
-:class:`~tests.e2e.fake_models.gemini.FakeGemini` (``GOOGLE_GEMINI_BASE_URL``, which may be
+:class:`~hookbus.testing.fake_models.FakeGemini` (``GOOGLE_GEMINI_BASE_URL``, which may be
 plain http on 127.0.0.1), with a dummy API key. The user's settings
 (``~/.gemini/settings.json``) select API-key auth and turn off telemetry, usage
 statistics and update checks; ``GEMINI_CLI_TRUST_WORKSPACE=true`` trusts the project
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .fake_models.base import Scenario
-from .fake_models.gemini import FakeGemini
+from hookbus.testing.fake_models import FakeGemini, Scenario
+
 from .harness import RUN_TIMEOUT, HostRun, Workspace, run_process
 
 USER_SETTINGS = {

@@ -21,9 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .fake_models.anthropic import FakeAnthropic
-from .fake_models.base import Scenario
-from .fake_models.openai_responses import FakeOpenAIResponses
+from hookbus.testing.fake_models import FakeAnthropic, FakeOpenAIResponses, Scenario
 
 if TYPE_CHECKING:
     from hookbus.store import Dispatch

@@ -1,7 +1,7 @@
 """The real Hermes Agent, headless, in one :class:`~tests.e2e.harness.Workspace`.
 
 ``hermes -z PROMPT --accept-hooks`` (one-shot, the final text on stdout) in the project,
-against :class:`~tests.e2e.fake_models.openai_chat.FakeOpenAIChat`: ``config.yaml`` in the
+against :class:`~hookbus.testing.fake_models.FakeOpenAIChat`: ``config.yaml`` in the
 workspace's HOME names a ``custom`` provider, whose URL ``CUSTOM_BASE_URL`` sets per run
 (``OPENAI_BASE_URL`` is not read). At start Hermes probes the endpoint (``/api/v1/models``,
 ``/api/show``, ``/v1/models``): the fake lists ``fake-model`` and 404s the rest, which
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .fake_models.base import Scenario
-from .fake_models.openai_chat import FakeOpenAIChat
+from hookbus.testing.fake_models import FakeOpenAIChat, Scenario
+
 from .harness import RUN_TIMEOUT, HostRun, Workspace, read_json_lines, run_process
 
 #: ``~/.hermes/config.yaml`` before hookbus is installed: the user's own, with comments.
@@ -144,9 +144,8 @@ def hookbus_importable(folder: Path) -> Path:
 def tool_results(run: HermesRun, marker: str) -> list[Any]:
     """What the model was told each tool call gave, in the conversation of ``marker``:
     the ``tool`` messages of its last request, JSON-decoded where they are JSON."""
-    requests = run.model.conversation(marker)
     found = []
-    for text in run.model.tool_outputs(requests[-1]) if requests else []:
+    for text in run.model.last_tool_outputs(marker):
         try:
             found.append(json.loads(text))
         except ValueError:

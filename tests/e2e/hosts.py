@@ -7,6 +7,7 @@ run and every clone. Pre-install from a shell (CI does this before the tests)::
 
     python tests/e2e/hosts.py install claude              # every pinned version
     python tests/e2e/hosts.py install claude@2.1.197 ...  # one version; several names
+    python tests/e2e/hosts.py prune                       # remove versions no longer pinned
 
 Why it is safe to share:
 
@@ -346,6 +347,39 @@ def command(host: str, version: str | None = None) -> list[str]:
     return pin(host, version).argv()
 
 
+def _size(path: Path) -> int:
+    """Bytes of the files under ``path`` (links not followed)."""
+    return sum(p.lstat().st_size for p in path.rglob("*") if not p.is_dir() or p.is_symlink())
+
+
+def prune() -> Iterator[tuple[Path, int | None]]:
+    """Remove from the cache every install of a version this checkout no longer pins (a
+    folder with its ``.complete`` mark), and the partial folders of killed runs; yield
+    each (folder, bytes freed), or (folder, None) for one skipped because another run
+    holds its lock. Anything else in the folder is left alone, and so are the empty lock
+    files (removing one another run has open would let two runs install at once).
+
+    The cache is shared by every clone: a clone on another commit installs its own pins
+    again on first use."""
+    root = cache_root()
+    pinned = {Pin(spec, v).prefix.name for spec in HOSTS.values() for v in spec.versions}
+    for entry in sorted(root.iterdir()) if root.is_dir() else []:
+        name, partial, _ = entry.name.partition(".partial-")
+        if entry.is_symlink() or not entry.is_dir():
+            continue
+        if not partial and (name in pinned or not (entry / COMPLETE).is_file()):
+            continue
+        with open(root / f"{name}.lock", "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:  # being installed (or pruned) right now
+                yield entry, None
+                continue
+            size = _size(entry)
+            shutil.rmtree(entry)
+            yield entry, size
+
+
 def parse_name(name: str) -> list[tuple[str, str]]:
     """``host`` (every version it pins) or ``host@version`` as (host, version) pairs."""
     host, _, version = name.partition("@")
@@ -366,9 +400,20 @@ def main(argv: list[str] | None = None) -> int:
         help=f"a host (every version it pins) or one pinned version; known: {', '.join(HOSTS)}",
     )  # fmt: skip
     commands.add_parser("where", help="print the cache folder")
+    commands.add_parser("prune", help="remove the versions no longer pinned")
     opts = parser.parse_args(argv)
     if opts.command == "where":
         print(cache_root())
+        return 0
+    if opts.command == "prune":
+        freed = 0
+        for folder, size in prune():
+            if size is None:
+                print(f"{folder}: skipped, another run is installing it", file=sys.stderr)
+            else:
+                print(f"removed {folder} ({size / 1e6:.0f} MB)")
+                freed += size
+        print(f"{freed / 1e6:.0f} MB freed; {cache_root()} keeps the pinned versions")
         return 0
     status = 0
     for host, version in dict.fromkeys(pair for pairs in opts.hosts for pair in pairs):

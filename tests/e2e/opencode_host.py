@@ -2,7 +2,7 @@
 :class:`~tests.e2e.harness.Workspace`.
 
 ``opencode run PROMPT --format json --title e2e`` (``kilo run ...``) from the project,
-against :class:`~tests.e2e.fake_models.openai_chat.FakeOpenAIChat`: the provider is the
+against :class:`~hookbus.testing.fake_models.FakeOpenAIChat`: the provider is the
 bundled ``@ai-sdk/openai-compatible`` pointed at the fake by ``opencode.json``
 (``kilo.json``) in the project, which also allows bash and edits without asking.
 
@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hookbus.testing.fake_models import FakeOpenAIChat, Scenario
+
 from . import hosts
-from .fake_models.base import Scenario
-from .fake_models.openai_chat import FakeOpenAIChat
 from .harness import HostRun, Workspace, dispatches, run_process
 
 #: Kilo takes 23-40 s a run on this kind of machine; OpenCode 5-15 s.

@@ -1,7 +1,7 @@
 """The real Pi coding agent, headless, in one :class:`~tests.e2e.harness.Workspace`.
 
 ``pi -p --provider fake --model fake-model PROMPT`` (print mode: one prompt, the answer
-on stdout, then exit) against :class:`~tests.e2e.fake_models.openai_chat.FakeOpenAIChat`,
+on stdout, then exit) against :class:`~hookbus.testing.fake_models.FakeOpenAIChat`,
 named in ``~/.pi/agent/models.json`` as provider ``fake`` (the offline recipe's file).
 ``PI_OFFLINE=1 PI_SKIP_VERSION_CHECK=1 PI_TELEMETRY=0`` keep it off the network. HOME is
 the workspace's, so only the project's ``.pi/extensions/`` (hookbus's and the user's own)
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .fake_models.base import Scenario
-from .fake_models.openai_chat import FakeOpenAIChat
+from hookbus.testing.fake_models import FakeOpenAIChat, Scenario
+
 from .harness import RUN_TIMEOUT, HostRun, Workspace, run_process
 
 ENV = {"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"}

@@ -1,7 +1,7 @@
 """The real Qwen Code, headless, in one :class:`~tests.e2e.harness.Workspace`.
 
 ``node22 cli.js PROMPT --output-format json --approval-mode yolo`` runs from the project
-against :class:`~tests.e2e.fake_models.openai_chat.FakeOpenAIChat` (``OPENAI_BASE_URL``,
+against :class:`~hookbus.testing.fake_models.FakeOpenAIChat` (``OPENAI_BASE_URL``,
 plain http on 127.0.0.1), with a dummy key and model (``hosts.command("qwen")`` gives the
 pinned Node 22 and entry). The user's settings (``~/.qwen/settings.json``) select the
 OpenAI auth and turn off telemetry, usage statistics and update checks.
@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .fake_models.base import Scenario
-from .fake_models.openai_chat import FakeOpenAIChat
+from hookbus.testing.fake_models import FakeOpenAIChat, Scenario
+
 from .harness import RUN_TIMEOUT, HostRun, Workspace, run_process
 
 #: The offline recipe's ``user-settings.json``.

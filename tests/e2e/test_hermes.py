@@ -368,7 +368,7 @@ def test_the_guard_blocks_a_delegate_priced_over_the_parent(hermes: Hermes) -> N
     assert told["error"].startswith("hookbus guard: subagent on claude-opus-4-1 is priced above")
     assert "delegation.model" in told["error"]
     assert run.model.conversation("GUARD-CHILD") == []
-    assert [r["model"] for r in run.model.chat_requests()] == [PARENT_MODEL, PARENT_MODEL]
+    assert [r["model"] for r in run.model.model_requests()] == [PARENT_MODEL, PARENT_MODEL]
     [row] = dispatches(hermes.workspace)
     assert (row.action, row.requested_model, row.parent_model) == (
         "block", "claude-opus-4-1", PARENT_MODEL)  # fmt: skip

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -202,3 +204,62 @@ def test_a_pypi_host_is_installed_into_a_venv_that_survives_its_rename(
     assert hosts.ensure("fake-agent") == python
     assert npm_calls(cache) == 1  # the venv was made once
     assert [p.name for p in cache.iterdir() if ".partial-" in p.name] == []
+
+
+def test_prune_removes_only_the_versions_no_longer_pinned(cache: Path) -> None:
+    """``hosts.py prune`` removes an install of a version no longer pinned and a killed
+    run's partial folder, and keeps the pinned install, a folder it did not make, and an
+    install another run holds the lock of."""
+    kept = hosts.ensure("claude").parents[2]
+    old = cache / "claude-code-0.0.9"
+    (old / "node_modules").mkdir(parents=True)
+    (old / hosts.COMPLETE).write_text("{}\n")
+    (old / "node_modules" / "big").write_bytes(b"x" * 4096)
+    killed = cache / f"{kept.name}.partial-k1"
+    killed.mkdir()
+    mine = cache / "notes"
+    mine.mkdir()
+    busy = cache / "codex-0.0.1"
+    busy.mkdir()
+    (busy / hosts.COMPLETE).write_text("{}\n")
+    with open(cache / "codex-0.0.1.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another run installing it
+        done = subprocess.run([sys.executable, str(HOSTS_PY), "prune"], capture_output=True,
+                              text=True, timeout=30, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert not old.exists() and not killed.exists()
+    assert (kept / hosts.COMPLETE).is_file() and mine.is_dir() and busy.is_dir()
+    assert f"removed {old} (0 MB)" in done.stdout
+    assert f"{busy}: skipped, another run is installing it" in done.stderr
+
+
+def test_every_program_a_fixture_runs_is_installed_before_the_tests_and_by_ci() -> None:
+    """The pre-install at collection covers each fixture's programs (Hermes's
+    ``hermes_argv``, OpenCode's plugin package), every pinned host program has a fixture,
+    and .ci/run installs them all ahead."""
+    from types import SimpleNamespace
+
+    from .conftest import FIXTURE_PROGRAMS, programs_wanted
+
+    items: list[Any] = [
+        SimpleNamespace(fixturenames=["hermes", "hermes_argv", "workspace"]),
+        SimpleNamespace(fixturenames=["opencode", "opencode_executable"]),
+        SimpleNamespace(fixturenames=["claude_executable"],
+                        callspec=SimpleNamespace(params={"claude_version": "2.1.197"})),
+    ]  # fmt: skip
+    assert programs_wanted(items) == [
+        ("hermes", hosts.HOSTS["hermes"].version),
+        ("opencode", hosts.HOSTS["opencode"].version),
+        ("opencode-plugin", hosts.HOSTS["opencode-plugin"].version),
+        ("claude", "2.1.197"),
+    ]
+    sources = "".join(p.read_text() for p in HOSTS_PY.parent.glob("*.py"))
+    for fixture in FIXTURE_PROGRAMS:
+        assert f"def {fixture}(" in sources, f"no fixture {fixture} in tests/e2e"
+    runtimes = {spec.runtime for spec in hosts.HOSTS.values() if spec.runtime}
+    needed = {host for programs in FIXTURE_PROGRAMS.values() for host in programs}
+    assert needed == hosts.HOSTS.keys() - runtimes
+    ci = (HOSTS_PY.parents[2] / ".ci" / "run").read_text()
+    installed = re.search(r"tests/e2e/hosts\.py install ([^\n]*)", ci)
+    assert installed is not None, ".ci/run installs no host"
+    assert needed <= set(installed.group(1).split())

@@ -356,7 +356,7 @@ def test_compaction_is_a_pre_compact_and_a_deny_cancels_it(
     assert isinstance(compacts[0]["raw"]["payload"]["preparation"]["tokensBefore"], int)
     entries = read_json_lines(Path(compacts[0]["raw"]["sessionFile"]))
     compactions = [e for e in entries if e["type"] == "compaction"]
-    summaries = [r for r in run.model.chat_requests()
+    summaries = [r for r in run.model.model_requests()
                  if "context summarization assistant" in json.dumps(r["messages"][0])]  # fmt: skip
     if deny:
         assert (compactions, summaries) == ([], []), run.describe()

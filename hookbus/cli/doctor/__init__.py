@@ -38,7 +38,10 @@ def add_arguments(commands: Any) -> None:
     )
     sub.add_argument("--host", help="only this host",
                      choices=sorted(h for h, facts in HOSTS.items() if facts.manifest))  # fmt: skip
-    sub.add_argument("--json", action="store_true", help="one JSON document, for tools")
+    sub.add_argument("--all", action="store_true", dest="every_host",
+                     help="every host's files, those of hosts not installed for too")  # fmt: skip
+    sub.add_argument("--json", action="store_true",
+                     help="one JSON document, for tools (always every host)")  # fmt: skip
     sub.set_defaults(main=main)
 
 
@@ -57,7 +60,8 @@ def main(opts: argparse.Namespace) -> int:
 
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:
-        write(report, sys.stdout)
+        # A host asked for by name is shown whole, installed or not.
+        write(report, sys.stdout, every_host=opts.every_host or opts.host is not None)
     return 0 if report["ok"] else 1
 
 

@@ -14,6 +14,7 @@ from hookbus.interpreter import python_argv
 if TYPE_CHECKING:
     from hookbus.cli.doctor.report import Findings, HostData, InstallData, InterpreterData
     from hookbus.manifests.base import CommandForm, Manifest, Scope
+    from hookbus.manifests.variants import Variant
     from hookbus.runtime.index import IndexData
 
 #: Run with ``-P``, as the absolute command runs, importing hookbus as its ``__main__.py``
@@ -31,20 +32,40 @@ PROBE = (
 def host_installs(
     host: str, indexes: dict[tuple[str, ...], IndexData | None], found: Findings
 ) -> HostData:
-    """Every settings file of ``host``'s scopes, checked (a note when none has hookbus)."""
+    """Every file of every way hookbus installs into ``host`` (its settings, Claude's
+    plugin: :mod:`hookbus.manifests.variants`) in each scope, checked (a note when none
+    has hookbus)."""
     from hookbus.cli.install import config_files
-    from hookbus.manifests.base import load
+    from hookbus.manifests.variants import variants
 
-    manifest = load(host)
     installs: list[InstallData] = []
-    for scope in manifest.scopes:
-        files = config_files(scope, manifest)
-        index = compiled(files, indexes, found)
-        ready = not files or index is not None
-        installs += _installs(host, manifest, scope, index if ready else None, found,
-                              check_drift=ready)  # fmt: skip
+    for variant in variants(host):
+        for scope in variant.manifest.scopes:
+            files = config_files(scope, variant.manifest)
+            index = compiled(files, indexes, found)
+            ready = not files or index is not None
+            installs += _installs(variant, scope, index if ready else None, found,
+                                  check_drift=ready)  # fmt: skip
+    _twice(host, installs, found)
     _unregistered(host, installs, indexes, found)
     return {"host": host, "installs": installs}
+
+
+def _twice(host: str, installs: list[InstallData], found: Findings) -> None:
+    """A problem for each plugin installed beside the host's settings entries: the host
+    runs both, so every handler runs twice."""
+    from hookbus.manifests.variants import Found, variants
+
+    settings = [i["file"] for i in installs if i["installed"] and i["variant"] == "default"]
+    for item in installs:
+        if not settings or not item["installed"] or item["variant"] == "default":
+            continue
+        (variant,) = [v for v in variants(host) if v.name == item["variant"]]
+        uninstall = Found(variant, item["scope"], [item["file"]]).command("uninstall")
+        found.problem(host, item["file"], f"hookbus's {variant.name} is installed, and so "
+                      f"are its entries in {', '.join(settings)}: {host} runs both, so every "
+                      "handler runs twice for every event", f"run: {uninstall} (keeps the "
+                      "settings entries)")  # fmt: skip
 
 
 def _unregistered(
@@ -86,27 +107,28 @@ def _unregistered(
 
 
 def _installs(
-    host: str,
-    manifest: Manifest,
+    variant: Variant,
     scope: Scope,
     index: IndexData | None,
     found: Findings,
     *,
     check_drift: bool,
 ) -> list[InstallData]:
-    """What is installed in each settings file of ``scope``, checked."""
+    """What ``variant`` installed in each file of ``scope``, checked."""
     from hookbus.cli.install import installed_form
     from hookbus.errors import HostConfigError
     from hookbus.manifests import documents
     from hookbus.manifests.base import interpreter_of
 
-    installs: list[InstallData] = _owned_installs(host, manifest, scope, index, found,
+    manifest = variant.manifest
+    host = manifest.facts.name
+    installs: list[InstallData] = _owned_installs(variant, scope, index, found,
                                                   check_drift=check_drift)  # fmt: skip
     for document in manifest.plan(index, python=sys.executable, scope=scope).documents:
         path = document.path
-        data: InstallData = {"scope": scope, "file": path, "installed": False, "form": None,
-                             "events": [], "entries": 0, "interpreters": [], "drift": [],
-                             "error": None}  # fmt: skip
+        data: InstallData = {"scope": scope, "variant": variant.name, "file": path,
+                             "installed": False, "form": None, "events": [], "entries": 0,
+                             "interpreters": [], "drift": [], "error": None}  # fmt: skip
         installs.append(data)
         try:
             text, current = documents.read(path, document.format)
@@ -121,7 +143,7 @@ def _installs(
         form = installed_form(manifest, current) or "absolute"
         data.update({"installed": True, "form": form, "events": list(commands),
                      "entries": sum(map(len, commands.values()))})  # fmt: skip
-        fix = _install_command(manifest, scope, form)
+        fix = _install_command(variant, scope, form)
         for program, main in {run: None for cmds in commands.values() for c in cmds
                               if (run := interpreter_of(c)) is not None}:  # fmt: skip
             checked = _interpreter(program, main)
@@ -129,7 +151,7 @@ def _installs(
             if not checked["ok"]:
                 found.problem(host, path, f"{checked['problem']}: the hook then answers only "
                               f"the command's fallback: {_fallbacks(host, commands, program)}",
-                              _interpreter_fix(manifest, scope, form))  # fmt: skip
+                              _interpreter_fix(variant, scope, form))  # fmt: skip
             _code_in_project(host, path, program, main, found)
         if check_drift:
             wanted = _expected(manifest, index, scope, form, path, data["interpreters"])
@@ -168,30 +190,33 @@ def _code_in_project(host: str, path: str, program: str, main: str | None,
 
 
 def _owned_installs(
-    host: str,
-    manifest: Manifest,
+    variant: Variant,
     scope: Scope,
     index: IndexData | None,
     found: Findings,
     *,
     check_drift: bool,
 ) -> list[InstallData]:
-    """The hook files hookbus owns in ``scope`` (Cline's), as one install, with drift."""
+    """The files hookbus owns in ``scope`` (Cline's hook scripts, a plugin, a shim), as
+    one install, with drift."""
     import os
 
     from hookbus.cli.install import owned_form
     from hookbus.manifests import owned
     from hookbus.manifests.base import owned_text
 
+    manifest = variant.manifest
+    host = manifest.facts.name
     candidates = manifest.owned_paths(scope)
     if not candidates:
         return []
-    folder = os.path.dirname(candidates[0])
+    folder = os.path.commonpath([os.path.dirname(p) for p in candidates])
     present = [p for p in candidates if owned_text(p) is not None]
     # Compared with the form they were written in: a reinstall keeps it.
     form = owned_form(manifest, scope)
-    data: InstallData = {"scope": scope, "file": folder, "installed": bool(present),
-                         "form": form, "events": [os.path.basename(p) for p in present],
+    data: InstallData = {"scope": scope, "variant": variant.name, "file": folder,
+                         "installed": bool(present), "form": form,
+                         "events": [os.path.basename(p) for p in present],
                          "entries": len(present), "interpreters": [], "drift": [],
                          "error": None}  # fmt: skip
     if present and check_drift:
@@ -203,20 +228,20 @@ def _owned_installs(
         found.problem(host, folder, f"the installed hook files differ from the configuration "
                       f"({n} difference{'s' if n != 1 else ''}: {data['drift'][0]}"
                       f"{'; ...' if n > 1 else ''})",
-                      _install_command(manifest, scope, form or "absolute"))  # fmt: skip
+                      _install_command(variant, scope, form or "absolute"))  # fmt: skip
     return [data]
 
 
-def _install_command(manifest: Manifest, scope: str, form: CommandForm) -> str:
+def _install_command(variant: Variant, scope: str, form: CommandForm) -> str:
     from hookbus.cli.install import form_flags
 
-    flags = f" --scope {scope}" if scope != "project" else ""
-    flags += form_flags(manifest, form)
-    return f"run: hookbus install --host {manifest.facts.name}{flags}"
+    flags = variant.flag + (f" --scope {scope}" if scope != "project" else "")
+    flags += form_flags(variant.manifest, form)
+    return f"run: hookbus install --host {variant.manifest.facts.name}{flags}"
 
 
-def _interpreter_fix(manifest: Manifest, scope: str, form: CommandForm) -> str:
-    absolute = _install_command(manifest, scope, "absolute" if form != "server" else form)
+def _interpreter_fix(variant: Variant, scope: str, form: CommandForm) -> str:
+    absolute = _install_command(variant, scope, "absolute" if form != "server" else form)
     if form in ("absolute", "server"):
         return (f"{absolute} (it writes {sys.executable}), or install with --python naming "
                 "one with hookbus")  # fmt: skip

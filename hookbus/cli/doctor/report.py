@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     class InstallData(TypedDict):
         scope: Scope
+        variant: str  # "default", or "plugin" (install --plugin: Claude's plugin folder)
         file: str
         installed: bool  # False: no hookbus entries in it (or no file)
         form: str | None

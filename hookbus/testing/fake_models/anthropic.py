@@ -10,17 +10,11 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 from typing import Any
 
-from .base import (
-    FakeModelServer,
-    Json,
-    JsonResponse,
-    Request,
-    Response,
-    SseResponse,
-    Turn,
-)
+from .script import Json, ScenarioSource, Turn
+from .server import FakeModelServer, JsonResponse, Request, Response, SseResponse
 
 NOT_FOUND = JsonResponse(
     404, {"type": "error", "error": {"type": "not_found_error", "message": "fake server"}}
@@ -43,6 +37,7 @@ def text_of(content: Any) -> str:
 
 
 def messages(body: Any) -> list[Json]:
+    """The messages of a request, skipping anything that is not an object."""
     found = body.get("messages") if isinstance(body, dict) else None
     return [m for m in found if isinstance(m, dict)] if isinstance(found, list) else []
 
@@ -51,9 +46,12 @@ class FakeAnthropic(FakeModelServer):
     """Anthropic Messages API: Claude Code's model endpoint (``ANTHROPIC_BASE_URL``)."""
 
     call_id_prefix = "toolu_fake"
+    model_route = "/messages"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self, scenario: ScenarioSource = None, *, log_path: str | Path | None = None
+    ) -> None:
+        super().__init__(scenario, log_path=log_path)
         self._message_ids = itertools.count(1)
 
     def first_user_text(self, body: Any) -> str:
@@ -69,7 +67,7 @@ class FakeAnthropic(FakeModelServer):
             return NOT_FOUND
         if request.route.endswith("/messages/count_tokens"):
             return JsonResponse(200, {"input_tokens": 100})
-        if not request.route.endswith("/messages"):
+        if not request.route.endswith(self.model_route):
             return NOT_FOUND
         blocks = self.blocks(self.turn_for(request.body))
         stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
@@ -88,6 +86,7 @@ class FakeAnthropic(FakeModelServer):
         return SseResponse(stream(message, blocks, stop))
 
     def blocks(self, turn: Turn) -> list[Json]:
+        """The content blocks of one scripted turn: its text, then its tool call."""
         out: list[Json] = []
         if turn.text:
             out.append({"type": "text", "text": turn.text})
@@ -98,18 +97,21 @@ class FakeAnthropic(FakeModelServer):
 
     # -- what tests read ---------------------------------------------------------------
 
-    def message_requests(self) -> list[Json]:
-        """The bodies of the model requests (``POST .../messages``), in arrival order."""
-        return [r.body for r in self.posts("/messages")]
+    @staticmethod
+    def tool_outputs(body: Any) -> list[str]:
+        """The texts of the ``tool_result`` blocks of a request's user messages, in order."""
+        return [
+            text_of(block.get("content"))
+            for message in messages(body)
+            if message.get("role") == "user" and isinstance(message.get("content"), list)
+            for block in message["content"]
+            if isinstance(block, dict) and block.get("type") == "tool_result"
+        ]
 
-    def models(self, marker: str) -> list[str]:
+    def models(self, match: str) -> list[str]:
         """The ``model`` of each request of the conversation whose first user message has
-        ``marker``, in arrival order (what a subagent really ran on)."""
-        return [str(b.get("model")) for b in self.conversation(marker)]
-
-    def conversation(self, marker: str) -> list[Json]:
-        """The model requests of the conversation whose first user message has ``marker``."""
-        return [b for b in self.message_requests() if marker in self.first_user_text(b)]
+        ``match``, in arrival order (what a subagent really ran on)."""
+        return [str(b.get("model")) for b in self.conversation(match)]
 
 
 def stream(message: Json, blocks: list[Json], stop: str) -> list[tuple[str, Json]]:

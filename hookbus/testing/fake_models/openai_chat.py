@@ -17,9 +17,11 @@ from __future__ import annotations
 import itertools
 import json
 import time
+from pathlib import Path
 from typing import Any
 
-from .base import FakeModelServer, Json, JsonResponse, Request, Response, SseResponse, Turn
+from .script import Json, ScenarioSource, Turn
+from .server import FakeModelServer, JsonResponse, Request, Response, SseResponse
 
 NOT_FOUND = JsonResponse(404, {"error": {"message": "fake: not found", "type": "not_found"}})
 USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
@@ -47,8 +49,12 @@ def user_text(body: Any) -> str:
 class FakeOpenAIChat(FakeModelServer):
     """OpenAI Chat Completions: the endpoint of Copilot, Qwen, Cline and most plugins."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    model_route = "/chat/completions"
+
+    def __init__(
+        self, scenario: ScenarioSource = None, *, log_path: str | Path | None = None
+    ) -> None:
+        super().__init__(scenario, log_path=log_path)
         self._completion_ids = itertools.count(1)
 
     def first_user_text(self, body: Any) -> str:
@@ -60,7 +66,7 @@ class FakeOpenAIChat(FakeModelServer):
     def answer(self, request: Request) -> Response:
         if request.method == "GET" and request.route.endswith("/models"):
             return JsonResponse(200, MODELS)
-        if request.method != "POST" or not request.route.endswith("/chat/completions"):
+        if request.method != "POST" or not request.route.endswith(self.model_route):
             return NOT_FOUND
         body = request.body if isinstance(request.body, dict) else {}
         message = self.message(self.turn_for(body))
@@ -94,15 +100,7 @@ class FakeOpenAIChat(FakeModelServer):
 
     # -- what tests read ---------------------------------------------------------------
 
-    def chat_requests(self) -> list[Json]:
-        """The bodies of the model requests (``POST .../chat/completions``), in order."""
-        return [r.body for r in self.posts("/chat/completions") if isinstance(r.body, dict)]
-
-    def conversation(self, marker: str) -> list[Json]:
-        """The model requests whose user messages carry ``marker``."""
-        return [b for b in self.chat_requests() if marker in user_text(b)]
-
     @staticmethod
-    def tool_outputs(body: Json) -> list[str]:
+    def tool_outputs(body: Any) -> list[str]:
         """The texts of the ``tool`` messages a request carries, in order."""
         return [text_of(m.get("content")) for m in messages(body) if m.get("role") == "tool"]

@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .base import FakeModelServer, Json, JsonResponse, Request, Response, SseResponse, Turn
+from .script import Json, Turn
+from .server import FakeModelServer, JsonResponse, Request, Response, SseResponse
 
 NOT_FOUND = JsonResponse(404, {"error": {"code": 404, "message": "fake", "status": "NOT_FOUND"}})
 ROUTER = json.dumps({"complexity_reasoning": "simple", "complexity_score": 10})
@@ -52,6 +53,8 @@ def candidate(parts: list[Json]) -> Json:
 class FakeGemini(FakeModelServer):
     """The Gemini API: Gemini CLI's model endpoint (``GOOGLE_GEMINI_BASE_URL``)."""
 
+    model_route = ":streamGenerateContent"
+
     def first_user_text(self, body: Any) -> str:
         return next((text_of(c) for c in contents(body) if c.get("role") == "user"), "")
 
@@ -65,7 +68,7 @@ class FakeGemini(FakeModelServer):
             return JsonResponse(200, {"totalTokens": 10})
         if request.route.endswith(":generateContent"):
             return JsonResponse(200, candidate([{"text": ROUTER}]))
-        if not request.route.endswith(":streamGenerateContent"):
+        if not request.route.endswith(self.model_route):
             return NOT_FOUND
         return SseResponse([(None, candidate(self.parts(self.turn_for(request.body))))])
 
@@ -79,10 +82,13 @@ class FakeGemini(FakeModelServer):
 
     # -- what tests read ---------------------------------------------------------------
 
-    def stream_requests(self) -> list[Json]:
-        """The bodies of the main model requests, in arrival order."""
-        return [r.body for r in self.posts(":streamGenerateContent")]
-
-    def conversation(self, marker: str) -> list[Json]:
-        """The model requests of the conversation whose first user content has ``marker``."""
-        return [b for b in self.stream_requests() if marker in self.first_user_text(b)]
+    @staticmethod
+    def tool_outputs(body: Any) -> list[str]:
+        """The ``functionResponse`` parts of a request's user contents, as JSON, in order."""
+        return [
+            json.dumps(part["functionResponse"])
+            for content in contents(body)
+            if content.get("role") == "user"
+            for part in content.get("parts") or []
+            if isinstance(part, dict) and "functionResponse" in part
+        ]

@@ -1,19 +1,14 @@
 """The part of a scripted fake model server that no wire format changes.
 
-A scenario is ``{"conversations": [{"match": "MARKER", "turns": [TURN, ...]}, ...]}`` and
-``TURN`` is ``{"text": "..."}``, ``{"tool_use": {"name": ..., "input": {...}}}`` or both
-(the text comes first). A request belongs to the first conversation whose ``match`` occurs
-in the text of its first user message, so a subagent's fresh conversation, which starts
-with the subagent's prompt, can have its own script. The turn played is the number of
-model turns the request already carries: turn 0 answers the prompt, turn 1 the first tool
-result. Past the last turn, and for requests no conversation matches, the model says "ok".
+A :class:`FakeModelServer` listens on 127.0.0.1 (a free port) in a thread of the test's
+process while its ``with`` block runs, plays its :class:`~.script.Scenario` to the host,
+and records every request in :attr:`FakeModelServer.requests` (and, given a
+``log_path``, appends it there as a JSON line), so a test can read back what the host
+told the model.
 
-Every request is recorded in :attr:`FakeModelServer.requests` (and, given a ``log_path``,
-appended there as a JSON line), so a test can assert on what the model was told.
-
-A wire format (Anthropic Messages here; OpenAI Responses or Chat Completions, Gemini
-later) subclasses :class:`FakeModelServer` and implements three methods: where the first
-user message's text is, how many model turns a request carries, and how to answer.
+A wire format subclasses it: where the first user message's text is, how many model
+turns a request carries, how to answer, which route the model requests take and where
+a request carries the tool results.
 """
 
 from __future__ import annotations
@@ -23,70 +18,14 @@ import json
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
-Json = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class ToolUse:
-    name: str
-    input: Json = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One scripted model turn: some text, a tool call, or both."""
-
-    text: str = ""
-    tool_use: ToolUse | None = None
-
-    @classmethod
-    def parse(cls, data: Mapping[str, Any]) -> Turn:
-        tool = data.get("tool_use")
-        return cls(
-            text=str(data.get("text", "")),
-            tool_use=ToolUse(tool["name"], dict(tool.get("input", {}))) if tool else None,
-        )
-
-
-OK = Turn(text="ok")
-
-
-@dataclass(frozen=True)
-class Conversation:
-    match: str
-    turns: tuple[Turn, ...]
-
-
-@dataclass(frozen=True)
-class Scenario:
-    conversations: tuple[Conversation, ...] = ()
-
-    @classmethod
-    def parse(cls, data: Mapping[str, Any]) -> Scenario:
-        return cls(
-            tuple(
-                Conversation(c["match"], tuple(Turn.parse(t) for t in c["turns"]))
-                for c in data.get("conversations", [])
-            )
-        )
-
-    @classmethod
-    def load(cls, source: Scenario | Mapping[str, Any] | str | Path | None) -> Scenario:
-        """A scenario from itself, a parsed JSON mapping, or a JSON file's path."""
-        if source is None:
-            return cls()
-        if isinstance(source, Scenario):
-            return source
-        if isinstance(source, str | Path):
-            return cls.parse(json.loads(Path(source).read_text()))
-        return cls.parse(source)
+from .script import OK, Json, Scenario, ScenarioSource, Turn
 
 
 @dataclass(frozen=True)
@@ -100,11 +39,14 @@ class Request:
 
     @property
     def route(self) -> str:
+        """The path without its query string."""
         return self.path.split("?", 1)[0]
 
 
 @dataclass(frozen=True)
 class JsonResponse:
+    """One JSON answer."""
+
     status: int
     body: Any
 
@@ -126,11 +68,13 @@ class FakeModelServer(ABC):
     """
 
     #: Prefix of generated tool call ids (``call_fake0001``...), in the API's own style.
-    call_id_prefix = "call_fake"
+    call_id_prefix: ClassVar[str] = "call_fake"
+    #: How the path of a model request (a turn of the conversation) ends.
+    model_route: ClassVar[str]
 
     def __init__(
         self,
-        scenario: Scenario | Mapping[str, Any] | str | Path | None = None,
+        scenario: ScenarioSource = None,
         *,
         log_path: str | Path | None = None,
     ) -> None:
@@ -157,6 +101,11 @@ class FakeModelServer(ABC):
     def answer(self, request: Request) -> Response:
         """The response to one request (use :meth:`turn_for` for model turns)."""
 
+    @staticmethod
+    @abstractmethod
+    def tool_outputs(body: Any) -> list[str]:
+        """The texts of the tool results a model request carries, in order."""
+
     # -- scripting ---------------------------------------------------------------------
 
     def turn_for(self, body: Any) -> Turn:
@@ -170,6 +119,7 @@ class FakeModelServer(ABC):
         return OK
 
     def next_call_id(self) -> str:
+        """A fresh tool call id, in the API's own style."""
         with self._lock:
             return f"{self.call_id_prefix}{next(self._ids):04d}"
 
@@ -177,8 +127,12 @@ class FakeModelServer(ABC):
 
     @property
     def url(self) -> str:
+        """``http://127.0.0.1:PORT``: the base URL the host is given (some hosts want
+        ``/v1`` after it)."""
         if self._server is None:
-            raise RuntimeError("the fake model server is not running")
+            raise RuntimeError(
+                "the fake model server is not running: read its url inside its with block"
+            )
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}"
 
@@ -188,6 +142,22 @@ class FakeModelServer(ABC):
             return [
                 r for r in self.requests if r.method == "POST" and r.route.endswith(route_suffix)
             ]
+
+    def model_requests(self) -> list[Json]:
+        """The bodies of the model requests (one per turn the host asked), in arrival
+        order."""
+        return [r.body for r in self.posts(self.model_route) if isinstance(r.body, dict)]
+
+    def conversation(self, match: str = "") -> list[Json]:
+        """The model requests whose first user message contains ``match``."""
+        return [b for b in self.model_requests() if match in self.first_user_text(b)]
+
+    def last_tool_outputs(self, match: str = "") -> list[str]:
+        """What the host told the model its tool calls returned (a denied call: the
+        reason), as of the latest request of the conversation: each request carries the
+        whole history, so this is every tool result, in order."""
+        requests = self.conversation(match)
+        return self.tool_outputs(requests[-1]) if requests else []
 
     # -- serving -----------------------------------------------------------------------
 

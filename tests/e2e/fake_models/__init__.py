@@ -1,1 +1,0 @@
-"""Scripted fake model servers, one module per wire format (stdlib only)."""
