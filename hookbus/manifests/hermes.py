@@ -1,12 +1,15 @@
 """Hermes Agent: hookbus's plugin (the default) or a shell-hook block, in the user's
-Hermes home (``$HERMES_HOME``, else ``~/.hermes``; Hermes has no project settings).
+Hermes home (``$HERMES_HOME``, else ``~/.hermes``; Hermes has no project settings, so
+the one install serves every project, and install follows the configuration in effect
+where it is run: the user's and the project's there).
 
 - ``--via plugin`` (the default): hookbus writes its own directory plugin,
-  ``plugins/hookbus/{plugin.yaml,__init__.py}`` (:mod:`hookbus.hermes_plugin` with the
-  wanted events, their commands and fallbacks baked in), and lists ``hookbus`` in
-  ``plugins.enabled`` of ``config.yaml`` (user plugins are opt-in, ``hermes_cli/plugins.py``).
-  When hookbus cannot answer, the plugin answers the fallback itself: a fail-closed
-  handler's block survives a removed hookbus.
+  ``plugins/hookbus/{plugin.yaml,__init__.py}`` (:mod:`hookbus.hermes_plugin` with every
+  event's command baked in, and what each configuration an install saw wants, with its
+  fallbacks), and lists ``hookbus`` in ``plugins.enabled`` of ``config.yaml`` (user
+  plugins are opt-in, ``hermes_cli/plugins.py``). Each call asks the configuration in
+  effect in its working folder. When hookbus cannot answer, the plugin answers the
+  fallback itself: a fail-closed handler's block survives a removed hookbus.
 - ``--via hooks``: entries in ``config.yaml`` ``hooks:`` (``agent/shell_hooks.py``):
   ``{command, matcher?, timeout}`` per event. Hermes runs the command through
   ``shlex.split`` with no shell, so there is no shell fallback: when hookbus is gone the
