@@ -219,7 +219,8 @@ def ask(native: str, data: bytes, argv: list[str], gate: Any, plugin: dict[str, 
     return spawn(argv, data, bound)
 
 
-#: The warm server's client module, loaded from its file once (see :func:`client`).
+#: hookbus's client module, loaded from its file once (see :func:`client`): the index
+#: in every form, the warm server with the server form.
 _CLIENT: list[Any] = []
 
 
