@@ -80,6 +80,10 @@ IDENTITY_ENV = ("HOME", "HOOKBUS_CONFIG", "HOOKBUS_STATE_DIR", "XDG_CONFIG_HOME"
 SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
 #: The package's folder (``__file__`` is absolute: the command names it so).
 _HERE = __file__.rpartition("/")[0]
+#: The interpreter that runs ``hookbus run`` here, whose index is read (an index is
+#: compiled per interpreter): this one, but in Hermes's plugin, which loads this file into
+#: Hermes's own interpreter and sets hookbus's.
+PYTHON = sys.executable
 _S_IFMT, _S_IFDIR = 0o170000, 0o040000
 
 
@@ -837,7 +841,7 @@ def index_name(files: list[str]) -> str:
     # and the user's folder (its trust store), computed here from its table (``binascii``
     # or ``zlib`` is one more shared library to load, a quarter of a millisecond on some
     # builds).
-    text = "\0".join([*files, sys.executable, user_folder()])
+    text = "\0".join([*files, PYTHON, user_folder()])
     return f"{crc32(text.encode('utf-8', 'surrogateescape')):08x}.json"
 
 
@@ -925,7 +929,7 @@ def read_index(files: list[str]) -> dict[str, object] | None:
         return None
     if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT:
         return None
-    if data.get("hookbus") != VERSION or data.get("python") != sys.executable:
+    if data.get("hookbus") != VERSION or data.get("python") != PYTHON:
         return None
     if data.get("configs") != [_stat(p) for p in files]:
         return None

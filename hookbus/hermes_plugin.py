@@ -11,19 +11,25 @@ agent the bound at most. Nothing here enters an event loop or touches ``sys.path
 One file, two ways in:
 
 - **The directory plugin** (the default). ``hookbus install --host hermes`` writes this
-  file as ``~/.hermes/plugins/hookbus/__init__.py`` with :data:`BAKED` filled in: the
-  events the enabled handlers want, each with the command that runs the hookbus that
-  installed it by absolute path (``python -P .../hookbus/__main__.py run --host hermes
-  --event E --timeout 8``; hookbus answers within 8 s) and the answer owed when that
-  command cannot answer (Hermes's no-opinion, or the block a fail-closed handler owes).
-  It needs only the standard library: Hermes and hookbus usually live in environments of
-  their own (``pipx``, ``uv tool``). Only wanted events (and tools) spawn anything.
+  file as ``~/.hermes/plugins/hookbus/__init__.py`` with :data:`BAKED` filled in: every
+  event, each with the command that runs the hookbus that installed it by absolute path
+  (``python -P .../hookbus/__main__.py run --host hermes --event E --timeout 8``; hookbus
+  answers within 8 s), and, per configuration an install saw, the events (and tools) it
+  wants with the answer owed when that command cannot answer (Hermes's no-opinion, or
+  the block a fail-closed handler owes). Hermes reads plugins
+  from the user's home only, so this one plugin serves every session, whatever folder
+  it runs in: each call carries the session's working folder (``cwd``), and hookbus
+  applies the configuration in effect there, as for every host (the user's, and the
+  project's ``.hookbus.toml``, whose own code runs once trusted). Before anything
+  starts, the plugin asks the index compiled for that configuration (the client's
+  ``consult``, with the client's own functions, loaded from its file): an event or tool
+  nobody wants there starts nothing. It needs only the standard library: Hermes and
+  hookbus usually live in environments of their own (``pipx``, ``uv tool``).
   With the server path (install's default), :data:`BAKED` has ``server`` and each
   event's command is the warm server's client: a call goes first to a running
-  ``hookbus serve`` over its socket (:func:`warm`, with the client's own functions,
-  loaded from its file), and the command runs only when no server answers (it then
-  runs the cold path and starts a server for the next call, as an installed command
-  hook does).
+  ``hookbus serve`` over its socket (:func:`warm`), and the command runs only when no
+  server answers (it then runs the cold path and starts a server for the next call, as
+  an installed command hook does).
 - **The entry point** ``hermes_agent.plugins`` = ``hookbus`` (this module, :data:`BAKED`
   None), found when hookbus is installed into Hermes's own environment: every event goes
   to :func:`hookbus.runtime.inproc.dispatch`, which forks a worker rather than starting
@@ -34,8 +40,8 @@ The envelope handed over is the one Hermes writes to its shell hooks
 (``agent/shell_hooks.py`` ``_serialize_payload``), so ``hookbus run --host hermes`` reads
 plugin and shell-hook calls alike; the reply is the directive Hermes reads from a plugin
 (see :mod:`hookbus.drivers.hermes`). When hookbus cannot answer (gone, crashed, silent
-past the bound, unreadable) the callback returns the baked answer and leaves one
-diagnostic: a ``hookbus:`` line on stderr and a ``hook-unavailable`` line in hookbus's
+past the bound, unreadable) the callback returns what is owed (:func:`unanswered`) and
+leaves one diagnostic: a ``hookbus:`` line on stderr and a ``hook-unavailable`` line in hookbus's
 ``diagnostics.jsonl``.
 """
 
@@ -51,10 +57,11 @@ from collections.abc import Callable
 from typing import Any
 
 #: Written by ``hookbus install --host hermes`` into the copy it installs (see the module
-#: docstring): ``{"events": {native: {"argv": [...], "fallback": "...", "tools": regex
-#: or None}}, "bound": seconds}``, and with the server form ``"server": {"client": path
-#: of client.py, "timeout": seconds}``. None here: the entry point,
-#: dispatching in-process.
+#: docstring): ``{"bound": seconds, "python": hookbus's interpreter, "client": its
+#: client.py, "events": {native: {"argv": [...]}}, "wanted": {project folder ("": none):
+#: {native: {"fallback": its answer, "tools": regex or None}}}}``, and with the server
+#: form ``"server": {"timeout": seconds}``. None here: the entry point, dispatching
+#: in-process.
 BAKED: dict[str, Any] | None = None
 
 #: The native events hookbus handles (``hookbus.drivers.hermes.ALL_EVENTS``).
@@ -73,7 +80,7 @@ Directive = dict[str, Any]
 
 
 def register(ctx: Any) -> None:
-    """Hermes's entry: a callback for each wanted event."""
+    """Hermes's entry: a callback for each event (the directory plugin: each it bakes)."""
     events = BAKED["events"] if BAKED is not None else {native: {} for native in EVENTS}
     for native in EVENTS:
         if native in events:
@@ -81,23 +88,14 @@ def register(ctx: Any) -> None:
 
 
 def _callback(native: str, baked: dict[str, Any]) -> Callable[..., Directive | None]:
-    tools = baked.get("tools")
-
     def callback(**kwargs: Any) -> Directive | None:
         try:
-            if tools is not None and native.endswith("_tool_call"):
-                import re  # already loaded by Hermes; only for a filtered event
-
-                if not re.fullmatch(tools, str(kwargs.get("tool_name") or "")):
-                    return None
             return handle(native, kwargs, baked)
         except Exception as exc:  # never the host's problem, and never a guard lost
-            fallback = baked.get("fallback") or ""
-            said = "blocked the call (a fail-closed handler wants it)" if fallback else (
-                "answered no opinion")  # fmt: skip
-            _diagnose(native, f"the {native} callback failed ({exc!r}); {said}")
             try:
-                return directive(native, fallback.encode())
+                why = f"the {native} callback failed ({exc!r})"
+                answer = (owed(native, kwargs.get("tool_name")) or "").encode()
+                return directive(native, say(native, why, answer))
             except Exception:
                 return None
 
@@ -124,20 +122,69 @@ def envelope(native: str, kwargs: dict[str, Any]) -> bytes:
 
 
 def handle(native: str, kwargs: dict[str, Any], baked: dict[str, Any]) -> Directive | None:
-    """hookbus's directive for one call; the baked fallback when hookbus cannot answer."""
+    """hookbus's directive for one call. The directory plugin first asks the index of
+    the configuration in effect in the call's working folder (the client's
+    ``consult``): nobody wants the call, and nothing runs. When hookbus cannot answer,
+    what is owed (:func:`unanswered`)."""
     data = envelope(native, kwargs)
     if BAKED is None:
-        stdout = _in_process(native, data)
-    else:
-        try:
-            stdout = ask(native, data, baked, BAKED)
-        except Unanswered as failed:
-            fallback = baked.get("fallback") or ""
-            said = "blocked the call (a fail-closed handler wants it)" if fallback else (
-                "answered no opinion")  # fmt: skip
-            _diagnose(native, f"{failed}; {said}")
-            stdout = fallback.encode()
+        return directive(native, _in_process(native, data))
+    gate = consulted(native, data, BAKED)
+    if gate is not None and gate.nobody:
+        return directive(native, bytes(gate.reply[0]))
+    try:
+        stdout = ask(native, data, baked["argv"], gate, BAKED)
+    except Unanswered as failed:
+        stdout = unanswered(native, kwargs, gate, str(failed))
     return directive(native, stdout)
+
+
+def unanswered(native: str, kwargs: dict[str, Any], gate: Any, why: str) -> bytes:
+    """What a call hookbus gave no answer is owed, said once (:func:`_diagnose`): with
+    the index of the call's configuration, the refusal it holds for a fail-closed
+    handler that may want the call (even one enabled since the install), else no
+    opinion; without one (hookbus gone, or its index not readable here), the baked
+    answer of the configurations installs saw (:func:`owed`). A call none of them
+    wanted gets no opinion, unsaid: hookbus gone, every event would say it again."""
+    if gate is not None:
+        answer = bytes(gate.refusal[0]) if gate.refusal is not None else b""
+    else:
+        baked = owed(native, kwargs.get("tool_name"))
+        if baked is None:
+            return b""
+        answer = baked.encode()
+    return say(native, why, answer)
+
+
+def say(native: str, why: str, answer: bytes) -> bytes:
+    """``answer``, given for ``why`` and said so (:func:`_diagnose`)."""
+    said = "blocked the call (a fail-closed handler wants it)" if answer.strip() else (
+        "answered no opinion")  # fmt: skip
+    _diagnose(native, f"{why}; {said}")
+    return answer
+
+
+def owed(native: str, tool: object) -> str | None:
+    """The baked answer owed to ``native`` (with ``tool``) when hookbus cannot say: the
+    first refusal of a fail-closed handler that any install's configuration (each
+    project's, by its folder) has wanting the call, else no opinion; None when none
+    wants it. Every project's counts, whatever the working folder: without hookbus
+    nothing can tell which configuration applies, and a guard must not be lost for it."""
+    found = None
+    for wanted in (BAKED or {}).get("wanted", {}).values():
+        entry = wanted.get(native)
+        if entry is None:
+            continue
+        tools = entry.get("tools")
+        if tools is not None and native.endswith("_tool_call"):
+            import re  # already loaded by Hermes; only when hookbus cannot answer
+
+            if not re.fullmatch(tools, str(tool or "")):
+                continue
+        if entry["fallback"]:
+            return str(entry["fallback"])
+        found = ""
+    return found
 
 
 class Unanswered(Exception):
@@ -148,16 +195,16 @@ class Taken(Exception):
     """The warm server took the call and gave no answer, and no index says what is owed."""
 
 
-def ask(native: str, data: bytes, baked: dict[str, Any], plugin: dict[str, Any]) -> bytes:
+def ask(native: str, data: bytes, argv: list[str], gate: Any, plugin: dict[str, Any]) -> bytes:
     """hookbus's stdout for one call: the warm server's when the server path is on and a
-    server answers, else the event's command's; all within the plugin's bound."""
+    server answers, else the event's command's (``argv``); all within the plugin's
+    bound."""
     bound = float(plugin.get("bound", BOUND))
     server = plugin.get("server")
-    argv = baked["argv"]
     if server is not None:
         started = time.monotonic()
         try:
-            answered = warm(native, data, server, bound)
+            answered = warm(native, data, gate, plugin, bound)
         except Taken as taken:
             left = bound - (time.monotonic() - started)
             if left <= 0:
@@ -172,53 +219,73 @@ def ask(native: str, data: bytes, baked: dict[str, Any], plugin: dict[str, Any])
     return spawn(argv, data, bound)
 
 
-#: The warm server's client module, loaded from its file once (see :func:`client`).
+#: hookbus's client module, loaded from its file once (see :func:`client`): the index
+#: in every form, the warm server with the server form.
 _CLIENT: list[Any] = []
 
 
-def client(path: str) -> Any:
+def client(plugin: dict[str, Any]) -> Any:
     """``hookbus/client.py`` of the hookbus that installed this plugin, loaded under a
     private name (never ``sys.modules``: it would shadow nothing, and nothing else needs
-    it): its rules (the socket's folder, the request, the index it consults) are then the
-    installed command's, not a copy. It imports builtin modules only. It reads the
-    environment through ``posix.environ``, the process's environment at its start; Hermes
-    may have changed it since (a spawned command inherits the change), so it is given
-    the live one."""
+    it): its rules (the configuration in effect in a folder, the index it consults, the
+    socket's folder, the request) are then the installed command's, not a copy. It
+    imports builtin modules only. It reads the environment through ``posix.environ``, the
+    process's environment at its start; Hermes may have changed it since (a spawned
+    command inherits the change), so it is given the live one; and the index it reads is
+    the one hookbus's interpreter compiles, not Hermes's."""
     if not _CLIENT:
         import importlib.util
 
-        spec = importlib.util.spec_from_file_location("_hookbus_client", path)
+        spec = importlib.util.spec_from_file_location("_hookbus_client", plugin["client"])
         if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load {path}")
+            raise ImportError(f"cannot load {plugin['client']}")
         module: Any = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         module.getenv = os.environ.get
+        module.PYTHON = plugin["python"]
         _CLIENT.append(module)
     return _CLIENT[0]
 
 
-def warm(native: str, data: bytes, server: dict[str, Any], bound: float) -> bytes | None:
+def options(found: Any, native: str, timeout: float) -> Any:
+    """The client's options for one call of ``native``."""
+    opts = found.Options()
+    opts.host, opts.event, opts.timeout = "hermes", native, timeout
+    return opts
+
+
+def consulted(native: str, data: bytes, plugin: dict[str, Any]) -> Any:
+    """What the index of the configuration in effect for the call (the envelope's
+    ``cwd``: the user's, and the project's ``.hookbus.toml`` there) says of it, as the
+    client reads it (``Gate``); None when no index tells (not compiled yet, stale, a
+    configuration the client leaves to hookbus, hookbus's file gone): hookbus decides."""
+    try:
+        found = client(plugin)
+        gate = found.consult(options(found, native, ANSWER_WITHIN), data, "eof")
+        if gate is None and found.config_files(json.loads(data)["cwd"] or None) == []:
+            # No configuration at all in effect there (a folder of no project, and no
+            # configuration of the user's): nothing to ask, as ``hookbus run`` finds.
+            # Every Hermes event's no-opinion is nothing printed.
+            return found.Gate([], (b"", b"", 0))
+        return gate
+    except Exception:  # gone, broken, an index of an unexpected shape: not an answer
+        return None
+
+
+def warm(native: str, data: bytes, gate: Any, plugin: dict[str, Any], bound: float) -> bytes | None:
     """The warm server's stdout for one call, as the client asks it (docs/client.md);
     None when no server answers (absent, stale, refused, cut short: the command then
     runs). When it took the call and gave no answer (it said so, or the client's deadline
-    came: the call's timeout less the client's margin, within ``bound`` s), what the
-    index owes, as the client answers: the refusal of a fail-closed handler that may want
-    the call, even one enabled since the install, else Unanswered (the baked fallback);
-    Taken when there is no index to tell."""
+    came: the call's timeout less the client's margin, within ``bound`` s): Unanswered
+    when the index (``gate``) says what is owed, as the client answers; Taken when there
+    is none to tell."""
     began = time.monotonic()
     try:
-        found = client(server["client"])
+        found = client(plugin)
     except Exception:  # hookbus's file gone or broken: the command's fallback says so
         return None
-    opts = found.Options()
-    opts.host, opts.event, opts.timeout = "hermes", native, float(server["timeout"])
+    opts = options(found, native, float(plugin["server"]["timeout"]))
     wait = min(bound, max(0.05, opts.timeout - found.MARGIN))
-    try:
-        gate = found.consult(opts, data, "eof")
-    except Exception:  # an index of an unexpected shape: not an answer (the client's rule)
-        gate = None
-    if gate is not None and gate.nobody:  # nobody wants it now: the no-opinion, as the client
-        return bytes(gate.reply[0])
     folder = found.socket_dir()
     if found.dir_problem(folder) is not None:
         return None  # never connected to; the command's client says why
@@ -226,13 +293,8 @@ def warm(native: str, data: bytes, server: dict[str, Any], bound: float) -> byte
     reply = found.request(found._join(folder, found.server_file("sock")), head, data, began + wait)
     if reply.kind in found.TOOK_IT:
         why = reply.reason or f"no answer from the warm server within {wait:g} s"
-        if gate is None:
-            raise Taken(why)
-        if gate.refusal is None:
-            raise Unanswered(why)
-        _diagnose(native, f"{why}; answered the refusal the index holds")
-        reply.stdout, reply.stderr, reply.exit = gate.refusal
-    elif reply.kind != "answered":
+        raise Taken(why) if gate is None else Unanswered(why)
+    if reply.kind != "answered":
         return None
     if reply.exit != 0:
         last = reply.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]

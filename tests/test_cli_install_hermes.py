@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 from ruamel.yaml import YAML
-from support import SHELL_AND_LIFECYCLE
+from support import GUARD, SHELL_AND_LIFECYCLE, hookbus_cli
 
+import hookbus
 from hookbus.drivers.hermes import ALL_EVENTS
 
 #: A user's own config.yaml: comments, a plugin and a shell hook of theirs.
@@ -86,24 +87,33 @@ def test_install_writes_the_plugin_and_enables_it_keeping_the_users_settings(hom
     assert "hookbus-owned-file" in (folder / "plugin.yaml").read_text()
     assert "name: hookbus" in (folder / "plugin.yaml").read_text()
     assert (folder / "__init__.py").read_text().startswith("# hookbus-owned-file")
-    assert "note: Hermes loads the hookbus plugin when it next starts" in done.stdout
+    assert "note: the hookbus plugin serves every Hermes session" in done.stdout
+    assert "Hermes loads it when it next starts" in done.stdout
 
 
-def test_the_plugin_bakes_only_wanted_events_their_commands_and_fallbacks(home: Path) -> None:
-    """Only the events the handlers want, in Hermes's order, each with the absolute hook
-    command; the fail-closed guard's event falls back to a block, only shell and github
-    tools spawn anything, the rest falls back to no opinion."""
+def test_the_plugin_bakes_every_event_its_command_and_what_the_guard_is_owed(
+    home: Path,
+) -> None:
+    """Every event, in Hermes's order, each with the absolute hook command (the plugin
+    asks each call's own configuration who wants it); the events the configuration
+    wants, with what they are owed when hookbus cannot answer: the fail-closed guard's
+    block on its shell and github tools, no opinion for the others."""
     assert cli("install", "--host", "hermes", "--no-server").returncode == 0
     found = baked(home)
     assert found["bound"] == 10.0
+    assert found["python"] == sys.executable
+    assert found["client"] == str(Path(hookbus.__file__).with_name("client.py"))
     events = found["events"]
-    assert list(events) == ["pre_llm_call", "pre_tool_call", "pre_verify"]
+    assert tuple(events) == ALL_EVENTS
     argv = events["pre_tool_call"]["argv"]
     assert argv[:3] == [sys.executable, "-E", "-P"] and argv[3].endswith("__main__.py")
     assert argv[4:] == ["run", "--host", "hermes", "--event", "pre_tool_call", "--timeout", "8"]
-    assert events["pre_tool_call"]["fallback"].startswith('{"action":"block","message":"hookbus')
-    assert events["pre_tool_call"]["tools"] == "execute_code|process|terminal|mcp_github_.*"
-    assert (events["pre_llm_call"]["fallback"], events["pre_llm_call"]["tools"]) == ("", None)
+    [wanted] = found["wanted"].values()  # HOOKBUS_CONFIG: no project's, every folder's
+    assert list(found["wanted"]) == [""]
+    assert list(wanted) == ["pre_llm_call", "pre_tool_call", "pre_verify"]
+    assert wanted["pre_tool_call"]["fallback"].startswith('{"action":"block","message":"hookbus')
+    assert wanted["pre_tool_call"]["tools"] == "execute_code|process|terminal|mcp_github_.*"
+    assert wanted["pre_llm_call"] == {"fallback": "", "tools": None}
 
 
 def test_install_twice_is_the_same_bytes_and_uninstall_gives_everything_back(home: Path) -> None:
@@ -273,3 +283,120 @@ def test_hermes_asks_the_server_unless_told_not_to(home: Path) -> None:
     ours = [e["command"] for es in config(home)["hooks"].values() for e in es
             if "--host hermes" in e["command"]]  # fmt: skip
     assert ours and all("run --host hermes" in c and "import client" not in c for c in ours)
+
+
+# -- a project's own configuration, in every Hermes session started there ---------------
+
+#: Loads the installed plugin as Hermes does (in a Python of its own, in the folder
+#: Hermes was started in) and calls its ``pre_tool_call`` once per terminal command:
+#: prints the directive each returned.
+DRIVER = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("hookbus_plugin", sys.argv[1])
+plugin = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(plugin)
+hooks = {}
+class Ctx:
+    def register_hook(self, name, fn):
+        hooks[name] = fn
+plugin.register(Ctx())
+print(json.dumps([hooks["pre_tool_call"](tool_name="terminal", args={"command": c},
+                  session_id="s", task_id="t") for c in sys.argv[2:]]))
+"""
+
+
+def hermes_session(folder: Path, home: Path, *commands: str) -> list[Any]:
+    """The installed plugin's directive for each terminal command of a session started
+    in ``folder``."""
+    import json
+
+    plugin = home / "plugins" / "hookbus" / "__init__.py"
+    done = subprocess.run([sys.executable, "-I", "-c", DRIVER, str(plugin), *commands],
+                          cwd=folder, capture_output=True, text=True, timeout=120,
+                          check=False, env={**os.environ})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found: list[Any] = json.loads(done.stdout)
+    return found
+
+
+@pytest.fixture
+def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A Hermes home of the user's, and no hookbus configuration but the projects'."""
+    hermes = tmp_path / "hermes-home"
+    hermes.mkdir()
+    (hermes / "config.yaml").write_text(THEIRS)
+    monkeypatch.setenv("HERMES_HOME", str(hermes))
+    return hermes
+
+
+@pytest.mark.untrusted_projects
+def test_install_in_a_project_makes_its_trusted_handlers_apply_to_hermes_there(
+    user_home: Path, tmp_path: Path
+) -> None:
+    """In a project whose trusted ``.hookbus.toml`` enables a guard of its own, install
+    writes the plugin and says it serves every session by its folder; a Hermes session
+    started there is refused ``rm -rf`` by the project's guard, one started elsewhere is
+    not; an install run elsewhere keeps the plugin and the guard's fallback."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "guard.py").write_text(GUARD.replace("PRELUDE", ""))
+    (project / ".hookbus.toml").write_text('enable = ["guard:guard"]\n')
+    assert hookbus_cli(project, "trust").returncode == 0
+    done = hookbus_cli(project, "install", "--host", "hermes")
+    assert done.returncode == 0, done.stderr
+    plugin = user_home / "plugins" / "hookbus" / "__init__.py"
+    assert f"{plugin}: written" in done.stdout
+    assert "serves every Hermes session, whatever folder it runs in" in done.stdout
+    assert "hookbus" in config(user_home)["plugins"]["enabled"]
+    deny = {"action": "block", "message": "no rm -rf"}
+    assert hermes_session(project, user_home, "rm -rf build", "ls") == [deny, None]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert hermes_session(elsewhere, user_home, "rm -rf build") == [None]
+    again = hookbus_cli(elsewhere, "install", "--host", "hermes")
+    assert again.returncode == 0, again.stderr
+    assert list(baked(user_home)["wanted"]) == [str(project)]
+    assert hermes_session(project, user_home, "rm -rf build") == [deny]
+    assert hookbus_cli(project, "verify", "--host", "hermes").returncode == 0
+
+
+@pytest.mark.untrusted_projects
+def test_an_untrusted_project_runs_no_code_of_its_own_in_hermes(
+    user_home: Path, tmp_path: Path
+) -> None:
+    """A cloned project's handler that is not trusted never runs in Hermes's session
+    there; install says so and names the command that trusts it, trusting nothing."""
+    trusted = tmp_path / "trusted"
+    trusted.mkdir()
+    (trusted / "guard.py").write_text(GUARD.replace("PRELUDE", ""))
+    (trusted / ".hookbus.toml").write_text('enable = ["guard:guard"]\n')
+    assert hookbus_cli(trusted, "trust").returncode == 0
+    assert hookbus_cli(trusted, "install", "--host", "hermes").returncode == 0
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    (clone / "guard.py").write_text(GUARD.replace("PRELUDE", ""))
+    (clone / ".hookbus.toml").write_text('enable = ["guard:guard"]\n')
+    done = hookbus_cli(clone, "install", "--host", "hermes")
+    assert done.returncode == 0, done.stderr
+    assert "config-untrusted" in done.stderr
+    fix = f"cd {clone} && hookbus trust && hookbus install --host hermes"
+    assert f"note: {clone / '.hookbus.toml'}: none of its own handlers run in Hermes" in done.stdout
+    assert fix in done.stdout
+    assert hermes_session(clone, user_home, "rm -rf build") == [None]
+    assert "clone" not in (tmp_path / "xdg-config" / "hookbus" / "trusted.json").read_text()
+
+
+def test_the_plugin_reads_the_index_of_the_interpreter_a_wrapper_runs(
+    home: Path, tmp_path: Path
+) -> None:
+    """Installed with ``--python`` naming a wrapper that execs another interpreter (as
+    pyenv's shim does), the plugin reads the index of that interpreter, which the hook
+    calls compile: the one it names is the interpreter's own ``sys.executable``."""
+    wrapper = tmp_path / "bin" / "python3"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    wrapper.chmod(0o755)
+    assert cli("install", "--host", "hermes", "--python", str(wrapper)).returncode == 0
+    found = baked(home)
+    assert found["events"]["pre_tool_call"]["argv"][0] == str(wrapper)
+    assert found["python"] == sys.executable

@@ -333,14 +333,18 @@ def test_hermes_lets_a_cheaper_delegate_run(
         ("pass", "anthropic/claude-haiku-4-5")]  # fmt: skip
 
 
-def test_the_hermes_plugin_is_installed_for_delegate_task_only(hermes_home: Path) -> None:
-    """With only the guard enabled, the directory plugin registers ``pre_tool_call``
-    alone, and a terminal call runs no hookbus (the baked tool filter): it answers no
-    opinion even with the baked interpreter gone, and leaves no diagnostic."""
+def test_the_hermes_plugin_runs_no_hookbus_for_a_tool_the_guard_does_not_want(
+    hermes_home: Path,
+) -> None:
+    """With only the guard enabled, a terminal call runs no hookbus (the index of the
+    call's configuration says nobody wants it): it answers no opinion even with the baked
+    commands gone, and leaves no diagnostic."""
     assert hookbus_cli(Path.cwd(), "install", "--host", "hermes").returncode == 0
     plugin = hermes_home / "plugins" / "hookbus" / "__init__.py"
-    plugin.write_text(plugin.read_text().replace(sys.executable, "/nonexistent/python"))
+    text = plugin.read_text()
+    gone = text.replace(f"'argv': [{sys.executable!r}", "'argv': ['/nonexistent/python'")
+    assert gone != text
+    plugin.write_text(gone)
     hooks = directory_plugin(hermes_home)
-    assert list(hooks) == ["pre_tool_call"]
     assert hooks["pre_tool_call"](tool_name="terminal", args={"command": "ls"}) is None
     assert not (Path(os.environ["HOOKBUS_STATE_DIR"]) / "diagnostics.jsonl").exists()

@@ -1,7 +1,8 @@
 """hookbus's Hermes plugin (:mod:`hookbus.hermes_plugin`): the envelope it builds is the
-one Hermes gives its shell hooks; each callback is bounded, catches everything, and
-answers the baked fallback with one diagnostic when hookbus cannot answer; the entry
-point dispatches in-process leaving the host's ``sys.path`` alone."""
+one Hermes gives its shell hooks; a call nobody wants in its working folder's
+configuration starts nothing; each callback is bounded, catches everything, and answers
+what is owed with one diagnostic when hookbus cannot answer; the entry point dispatches
+in-process leaving the host's ``sys.path`` alone."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 
+import hookbus
 from hookbus import hermes_plugin
 
 GOLDEN = Path(__file__).parent / "golden" / "hermes" / "real"
@@ -24,15 +26,27 @@ DENY = 'import hookbus\n@hookbus.handler("before-tool", tools="shell")\ndef deny
        '    return hookbus.Reply.deny("no shell")\n'  # fmt: skip
 
 
+BLOCK = '{"action":"block","message":"hookbus could not run"}\n'
+#: What the plugin loads hookbus's client from, and whose index it reads (this hookbus's).
+CLIENT = {"python": sys.executable, "client": str(Path(hookbus.__file__).with_name("client.py"))}
+
+
 def callbacks(monkeypatch: pytest.MonkeyPatch, baked: dict[str, Any] | None) -> dict[str, Any]:
     monkeypatch.setattr(hermes_plugin, "BAKED", baked)
+    monkeypatch.setattr(hermes_plugin, "_CLIENT", [])
     found: dict[str, Callable[..., Any]] = {}
     hermes_plugin.register(types.SimpleNamespace(register_hook=found.setdefault))
     return found
 
 
-def event(argv: list[str], fallback: str = "", tools: str | None = None) -> dict[str, Any]:
-    return {"argv": argv, "fallback": fallback, "tools": tools}
+def event(argv: list[str] | None) -> dict[str, Any]:
+    return {"argv": argv}
+
+
+def wanted(fallback: str = BLOCK, tools: str | None = None) -> dict[str, Any]:
+    """The baked ``wanted`` of one install whose handler (by default a fail-closed one)
+    wants ``pre_tool_call``."""
+    return {"/some/project": {"pre_tool_call": {"fallback": fallback, "tools": tools}}}
 
 
 def test_the_envelope_is_the_one_hermes_gives_its_shell_hooks(
@@ -54,15 +68,29 @@ def test_only_baked_events_are_registered(monkeypatch: pytest.MonkeyPatch) -> No
     assert tuple(callbacks(monkeypatch, None)) == hermes_plugin.EVENTS
 
 
-def test_a_tool_the_handlers_do_not_want_spawns_nothing(
+def test_a_call_nobody_wants_in_its_folder_spawns_nothing(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """A tool event whose tool the baked regex does not fullmatch answers None at once."""
+    """The index of the configuration in effect in the working folder decides: a tool
+    the project's handler does not want, and any call in a folder with no configuration
+    at all, start nothing; the project's shell tool runs the command."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "m.py").write_text(DENY)
+    (project / ".hookbus.toml").write_text('enable = ["m:deny"]\n')
+    compiled = subprocess.run([sys.executable, "-m", "hookbus", "manifest", "--host", "hermes"],
+                              cwd=project, capture_output=True, timeout=120, check=False)  # fmt: skip
+    assert compiled.returncode == 0, compiled.stderr
     marker = tmp_path / "ran"
     argv = [sys.executable, "-c", f"open({str(marker)!r}, 'w')"]
-    hooks = callbacks(monkeypatch, {"events": {"pre_tool_call": event(argv, tools="terminal")}})
+    hooks = callbacks(monkeypatch, {**CLIENT, "events": {"pre_tool_call": event(argv)}})
+    monkeypatch.chdir(project)
     assert hooks["pre_tool_call"](tool_name="read_file", args={}) is None
     assert not marker.exists()
+    monkeypatch.chdir(tmp_path)  # no configuration here, nor above
+    assert hooks["pre_tool_call"](tool_name="terminal", args={}) is None
+    assert not marker.exists()
+    monkeypatch.chdir(project)
     hooks["pre_tool_call"](tool_name="terminal", args={})
     assert marker.exists()
 
@@ -104,8 +132,8 @@ def test_hookbus_unable_to_answer_gives_the_fallback_and_one_diagnostic(
 ) -> None:
     """Gone, failing, or printing garbage: the baked fallback (here a fail-closed block),
     one ``hookbus:`` line on stderr and one ``hook-unavailable`` line in the log."""
-    block = '{"action":"block","message":"hookbus could not run"}\n'
-    hooks = callbacks(monkeypatch, {"bound": 10.0, "events": {"pre_tool_call": event(argv, block)}})
+    hooks = callbacks(monkeypatch, {"bound": 10.0, "events": {"pre_tool_call": event(argv)},
+                                    "wanted": wanted()})  # fmt: skip
     reply = hooks["pre_tool_call"](tool_name="terminal", args={"command": "ls"}, session_id="s")
     assert reply == {"action": "block", "message": "hookbus could not run"}
     [line] = (isolated_environment / "diagnostics.jsonl").read_text().splitlines()
@@ -115,6 +143,27 @@ def test_hookbus_unable_to_answer_gives_the_fallback_and_one_diagnostic(
     assert why in record["message"] and "blocked the call" in record["message"]
     said = capfd.readouterr().err.splitlines()
     assert len(said) == 1 and said[0].startswith("hookbus: hermes pre_tool_call: ")
+
+
+def test_without_hookbus_the_refusal_any_install_saw_applies_to_its_tools_only(
+    monkeypatch: pytest.MonkeyPatch, isolated_environment: Path
+) -> None:
+    """hookbus gone: a tool the fail-closed handler of some install wants gets its
+    block, in whatever folder (only hookbus could tell which configuration applies); a
+    tool another install's handler wants, no opinion, said; an event no install wanted,
+    no opinion, unsaid (hookbus gone, every event would say it again)."""
+    argv = ["/nonexistent/python3"]
+    baked = {"events": {"pre_tool_call": event(argv), "pre_llm_call": event(argv)},
+             "wanted": {"": {"pre_tool_call": {"fallback": "", "tools": "read_file"}},
+                        **wanted(tools="terminal|process")}}  # fmt: skip
+    hooks = callbacks(monkeypatch, baked)
+    blocked = hooks["pre_tool_call"](tool_name="terminal", args={"command": "ls"})
+    assert blocked == {"action": "block", "message": "hookbus could not run"}
+    assert hooks["pre_tool_call"](tool_name="read_file", args={"path": "x"}) is None
+    assert hooks["pre_tool_call"](tool_name="web_search", args={}) is None
+    assert hooks["pre_llm_call"](user_message="hi") is None
+    said = (isolated_environment / "diagnostics.jsonl").read_text().splitlines()
+    assert ["blocked the call" in x for x in said] == [True, False]
 
 
 def test_the_log_folder_is_made_private_and_a_broken_one_is_no_error(
@@ -161,7 +210,7 @@ def test_a_callback_never_raises(
 ) -> None:
     """Whatever goes wrong inside (a baked entry of the wrong shape), the callback returns
     None and says so once."""
-    hooks = callbacks(monkeypatch, {"events": {"pre_tool_call": {"argv": None}}})
+    hooks = callbacks(monkeypatch, {"events": {"pre_tool_call": event(None)}})
     assert hooks["pre_tool_call"](tool_name="terminal") is None
     assert len((isolated_environment / "diagnostics.jsonl").read_text().splitlines()) == 1
 
@@ -171,8 +220,7 @@ def test_a_callback_that_fails_still_gives_a_guards_block(
 ) -> None:
     """A failure inside the callback itself (not hookbus's answer) on an event a
     fail-closed handler wants: the baked block, not a silent pass."""
-    block = '{"action":"block","message":"hookbus could not run"}\n'
-    hooks = callbacks(monkeypatch, {"events": {"pre_tool_call": {"argv": None, "fallback": block}}})
+    hooks = callbacks(monkeypatch, {"events": {"pre_tool_call": event(None)}, "wanted": wanted()})
     reply = hooks["pre_tool_call"](tool_name="terminal", args={"command": "rm -rf /"})
     assert reply == {"action": "block", "message": "hookbus could not run"}
     [line] = (isolated_environment / "diagnostics.jsonl").read_text().splitlines()
@@ -189,6 +237,7 @@ def test_the_entry_point_dispatches_in_process_leaving_sys_path_alone(tmp_path: 
     probe = """
 import json, sys, types
 path, modules = list(sys.path), set(sys.modules)
+import hookbus
 from hookbus import hermes_plugin
 hooks = {}
 hermes_plugin.register(types.SimpleNamespace(register_hook=hooks.setdefault))

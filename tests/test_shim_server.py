@@ -379,7 +379,7 @@ def test_hermes_plugin_the_warm_server_answers_as_the_cold_path(
     assert cold[0]["got"]["action"] == "block" and "not that" in cold[0]["got"]["message"]
     plugin = hermes_install(project, hermes, "--server")
     text = plugin.read_text()
-    assert "'server': {'client': " in text and "client.run()" in text
+    assert "'server': {'timeout': " in text and "client.run()" in text
     plugin.write_text(text.replace(repr(sys.executable), repr(str(project / "nope"))))
     started = hookbus_cli(project, "serve", "--detach")
     assert started.returncode == 0, started.stderr

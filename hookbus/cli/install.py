@@ -110,16 +110,22 @@ def main(opts: argparse.Namespace) -> int:
         return 1
 
 
-def config_files(scope: Scope) -> list[str]:
+def config_files(scope: Scope, manifest: Manifest | None = None) -> list[str]:
     """The configuration an install of ``scope`` follows: the user's alone for the user's
     settings (they apply in every project, wherever install is run); the project's alone
     for a settings file committed with it (a teammate must not get the installer's own
     handlers, nor their refusals); both for the project's local settings, which are this
-    machine's. ``HOOKBUS_CONFIG`` names the file for every scope."""
+    machine's. ``HOOKBUS_CONFIG`` names the file for every scope. A host whose one install,
+    in the user's home, serves every project by each call's working folder
+    (``every_project``: Hermes) follows what is in effect where install is run, the user's
+    and the project's there: that project's handlers are what its sessions get (its own
+    code only once trusted, which install never does for it)."""
     from hookbus.discover import config_paths
 
     if scope == "project":
         return config_paths(project_only=True)
+    if getattr(manifest, "every_project", False):
+        return config_paths()
     return config_paths(user_only=scope == "user")
 
 
@@ -277,7 +283,7 @@ def _host(opts: argparse.Namespace) -> int:
         from hookbus.cli.trust import trust_for_install
 
         trust_for_install()
-    files = config_files(scope)
+    files = config_files(scope, manifest)
     if not files and opts.command == "install":
         # Nothing to install because nothing was found is a mistake (a misnamed file, the
         # wrong scope), not an empty configuration of the user's: said, and exit 1.
@@ -465,7 +471,7 @@ def _install(  # noqa: PLR0917
     ):
         # The index watches the trust store it was compiled with: compiled again now,
         # so that the first hook does not find it stale.
-        compiled_index(config_files(scope))
+        compiled_index(config_files(scope, manifest))
     if form == "server" and not opts.dry_run:
         _cache_client(python)
     if form in ("absolute", "server"):

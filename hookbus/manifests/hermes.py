@@ -1,12 +1,15 @@
 """Hermes Agent: hookbus's plugin (the default) or a shell-hook block, in the user's
-Hermes home (``$HERMES_HOME``, else ``~/.hermes``; Hermes has no project settings).
+Hermes home (``$HERMES_HOME``, else ``~/.hermes``; Hermes has no project settings, so
+the one install serves every project, and install follows the configuration in effect
+where it is run: the user's and the project's there).
 
 - ``--via plugin`` (the default): hookbus writes its own directory plugin,
-  ``plugins/hookbus/{plugin.yaml,__init__.py}`` (:mod:`hookbus.hermes_plugin` with the
-  wanted events, their commands and fallbacks baked in), and lists ``hookbus`` in
-  ``plugins.enabled`` of ``config.yaml`` (user plugins are opt-in, ``hermes_cli/plugins.py``).
-  When hookbus cannot answer, the plugin answers the fallback itself: a fail-closed
-  handler's block survives a removed hookbus.
+  ``plugins/hookbus/{plugin.yaml,__init__.py}`` (:mod:`hookbus.hermes_plugin` with every
+  event's command baked in, and what each configuration an install saw wants, with its
+  fallbacks), and lists ``hookbus`` in ``plugins.enabled`` of ``config.yaml`` (user
+  plugins are opt-in, ``hermes_cli/plugins.py``). Each call asks the configuration in
+  effect in its working folder. When hookbus cannot answer, the plugin answers the
+  fallback itself: a fail-closed handler's block survives a removed hookbus.
 - ``--via hooks``: entries in ``config.yaml`` ``hooks:`` (``agent/shell_hooks.py``):
   ``{command, matcher?, timeout}`` per event. Hermes runs the command through
   ``shlex.split`` with no shell, so there is no shell fallback: when hookbus is gone the
@@ -25,6 +28,7 @@ hooks stay as they are. Never imported on a hook's path.
 
 from __future__ import annotations
 
+import functools
 import os
 import pprint
 import shlex
@@ -41,6 +45,7 @@ from hookbus.manifests.base import (
     Scope,
     fallback,
     is_hookbus_command,
+    owned_text,
     shell_command,
 )
 
@@ -57,6 +62,12 @@ SCOPES: dict[Scope, bool] = {"user": False}
 #: Seconds the plugin waits for hookbus, and a shell hook's ``timeout``.
 BOUND = 10
 NOTE = f"{OWNED_MARK}: written by 'hookbus install --host hermes', removed by its uninstall"
+EVERY_SESSION = (
+    "the hookbus plugin serves every Hermes session, whatever folder it runs in: each call "
+    "goes to hookbus with the session's working folder, so the configuration in effect "
+    "there applies (yours, and a project's .hookbus.toml, whose own code runs once you "
+    "trust it with 'hookbus trust' in that folder); Hermes loads it when it next starts"
+)
 CONSENT = (
     "Hermes asks before it first runs each new shell hook, and a non-interactive run skips "
     "one not approved yet: approve them once in 'hermes', or run with --accept-hooks, "
@@ -110,6 +121,78 @@ def shell_hook(event: Wanted, argv: list[str]) -> str:
     return shlex.join(["/bin/sh", "-c", shell_command(argv, answer, requires=(argv[MAIN_AT],))])
 
 
+@functools.cache
+def interpreter(python: str) -> str:
+    """``python``'s own ``sys.executable``: the interpreter whose subscription index the
+    hook calls it runs compile and read. ``python`` itself, but for a wrapper that runs
+    another (pyenv's shim, a script that execs one); ``python`` when it cannot tell."""
+    import subprocess
+    import sys
+
+    from hookbus.interpreter import python_argv
+
+    if python == sys.executable:
+        return python
+    try:
+        probe = subprocess.run(python_argv(python, "-c", "import sys; print(sys.executable)"),
+                               capture_output=True, text=True, timeout=30, check=False)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return python
+    return probe.stdout.strip() or python
+
+
+def installs(
+    index: IndexData | None, events: list[Wanted], installed: str | None
+) -> dict[str, Any]:
+    """What each configuration an install saw wants, with the answer owed when hookbus
+    cannot answer (:func:`hookbus.hermes_plugin.owed`): the installed plugin's, with this
+    install's (keyed by its project's folder, "" for none) in place of its earlier one,
+    and without those of projects whose ``.hookbus.toml`` is gone. A refusal owed in one
+    project is kept when installing in another: only hookbus can tell which applies."""
+    from hookbus.discover import PROJECT_FILE, is_project_file
+
+    files = [str(c[0]) for c in index["configs"]] if index else []
+    here = next((os.path.dirname(f) for f in files if is_project_file(f)), "")
+    found = {k: v for k, v in baked_installs(installed).items()
+             if k != here and (not k or os.path.isfile(os.path.join(k, PROJECT_FILE)))}  # fmt: skip
+    mine = {w.native: {"fallback": fallback(driver, w.native, guarded=w.guarded).stdout.decode(),
+                       "tools": w.tools} for w in events}  # fmt: skip
+    if mine:
+        found[here] = mine
+    return dict(sorted(found.items()))
+
+
+def baked_installs(text: str | None) -> dict[str, Any]:
+    """The ``wanted`` of an installed plugin's text (:func:`plugin_text`); empty when
+    there is none or it is not of the shape this version writes."""
+    import ast
+
+    try:
+        for node in ast.parse(text or "").body:
+            if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "BAKED":
+                found = ast.literal_eval(node.value) if node.value is not None else None
+                wanted = found.get("wanted") if isinstance(found, dict) else None
+                if isinstance(wanted, dict) and all(
+                    isinstance(k, str) and isinstance(v, dict) and all(
+                        isinstance(e, dict) and isinstance(e.get("fallback"), str)
+                        for e in v.values())
+                    for k, v in wanted.items()
+                ):  # fmt: skip
+                    return wanted
+    except (SyntaxError, ValueError):
+        pass
+    return {}
+
+
+def untrusted_note(config: str) -> str:
+    """What install says of a project file whose own code is not trusted: install found
+    none of its handlers, and Hermes runs none of them, until the user trusts them."""
+    from hookbus.project_trust import fix_for
+
+    fix = f"{fix_for(config)} && hookbus install --host {HOST}"
+    return f"{config}: none of its own handlers run in Hermes until you trust them: {fix}"
+
+
 def plugin_text(baked: dict[str, Any]) -> str:
     """:mod:`hookbus.hermes_plugin` with ``baked`` in place of ``BAKED = None``."""
     from importlib import resources
@@ -129,6 +212,9 @@ class HermesManifest:
     #: process; a call no server answers runs the client's command. ``--no-server``:
     #: ``hookbus run`` only (its shell hooks are ``hookbus run`` in every form).
     server_default = True
+    #: Its one install, in the user's Hermes home, serves every project: each call asks
+    #: hookbus with its working folder (:func:`hookbus.cli.install.config_files`).
+    every_project = True
 
     def installed_via(self) -> Via:
         """How hookbus is installed now (plugin, hooks or both), so that installing again
@@ -157,46 +243,54 @@ class HermesManifest:
         via: Via | None = None,
     ) -> Plan:
         from hookbus.manifests import warm
-        from hookbus.manifests.base import Document, OwnedFile, Plan, hook_argv
+        from hookbus.manifests.base import Document, OwnedFile, Plan, hook_argv, hookbus_file
 
         via = via or self.installed_via()
         events = wanted(index)
         timeout = self.facts.default_timeout
-        argv = {w.native: hook_argv(python, HOST, w.native, timeout) for w in events}
+        argv = {n: hook_argv(python, HOST, n, timeout) for n in ALL_EVENTS}
         # The plugin with the server form: the warm server first, over its socket (the
         # client's functions, loaded from the client's file); when none answers, the
         # client's command (the cold path, and a server started for the next call).
         # Shell hooks keep ``hookbus run``: Hermes runs them without the shell wrapper
         # that answers a client's exit 1.
-        served = {w.native: warm.shim_argv(python, HOST, w.native, timeout)
-                  for w in events} if form == "server" else argv  # fmt: skip
+        served = {n: warm.shim_argv(python, HOST, n, timeout)
+                  for n in ALL_EVENTS} if form == "server" else argv  # fmt: skip
         entries: dict[str, Any] = {}
         owned: tuple[OwnedFile, ...] = ()
         notes: list[str] = []
-        if events and via in ("plugin", "both"):
-            baked: dict[str, Any] = {"bound": float(BOUND), "events": {}}
-            for w in events:
-                answer = fallback(driver, w.native, guarded=w.guarded).stdout.decode()
-                baked["events"][w.native] = {"argv": served[w.native], "fallback": answer,
-                                             "tools": w.tools}  # fmt: skip
+        manifest_path, init_path = self.owned_paths(scope)
+        installed = owned_text(init_path)
+        # One plugin serves every Hermes session (Hermes reads plugins from the user's
+        # home only), so it registers every event, and each call asks the configuration
+        # in effect in its own working folder: installed once something wants an event
+        # here, and kept by an install where nothing does (another project may want it).
+        if via in ("plugin", "both") and (events or installed is not None):
+            baked: dict[str, Any] = {
+                "bound": float(BOUND),
+                "python": interpreter(python),
+                "client": os.path.join(os.path.dirname(hookbus_file(python)), "client.py"),
+                "events": {n: {"argv": served[n]} for n in ALL_EVENTS},
+                "wanted": installs(index, events, installed),
+            }
             if form == "server":
-                some = served[events[0].native]
-                baked["server"] = {"client": os.path.join(some[5], "client.py"),
-                                   "timeout": warm.timeout_of(some)}  # fmt: skip
-            manifest_path, init_path = self.owned_paths(scope)
+                baked["server"] = {"timeout": warm.timeout_of(served[ALL_EVENTS[0]])}
             # kind: said, not guessed (hermes_cli/plugins.py sniffs __init__.py otherwise).
             yaml = f"# {NOTE}\nname: {PLUGIN}\nversion: 1\ndescription: hookbus\n"
             yaml += "kind: standalone\n"
-            yaml += "provides_hooks: [" + ", ".join(w.native for w in events) + "]\n"
+            yaml += "provides_hooks: [" + ", ".join(ALL_EVENTS) + "]\n"
             # What each event runs, for people and for ``hookbus try`` (Hermes reads
             # only the keys it knows); folded scalars keep a quoted path shell-readable.
             yaml += "commands:\n" + "".join(
-                f"  {w.native}: >-\n    {shlex.join(served[w.native])}\n" for w in events
+                f"  {n}: >-\n    {shlex.join(served[n])}\n" for n in ALL_EVENTS
             )
             owned = (OwnedFile(path=manifest_path, text=yaml),
                      OwnedFile(path=init_path, text=plugin_text(baked)))  # fmt: skip
             entries["plugins"] = [PLUGIN]
-            notes.append("Hermes loads the hookbus plugin when it next starts")
+            notes.append(EVERY_SESSION)
+        for problem in index["problems"] if index else []:
+            if problem["code"] == "config-untrusted":  # a project's own code, not trusted
+                notes.append(untrusted_note(problem["subject"]))
         if events and via in ("hooks", "both"):
             hooks: dict[str, list[dict[str, Any]]] = {}
             for w in events:

@@ -8,7 +8,8 @@ workspace's HOME names a ``custom`` provider, whose URL ``CUSTOM_BASE_URL`` sets
 Hermes takes. Its two look-ups of openrouter.ai fail fast offline.
 
 hookbus's configuration is the project's ``.hookbus.toml``, named by ``HOOKBUS_CONFIG``
-(Hermes has user settings only, and so does ``hookbus install --host hermes``).
+(Hermes has user settings only: its one plugin serves every session); or, with
+``named_config`` false, found as a user finds it, by the folder Hermes runs in.
 
 The user's own plugin, ``users_plugin`` (enabled in ``plugins.enabled`` before hookbus),
 appends every call it gets to ``users_plugin.jsonl``: install must leave it alone, and
@@ -69,6 +70,8 @@ class Hermes:
 
     argv: list[str]
     workspace: Workspace
+    #: ``HOOKBUS_CONFIG`` names the project's file; else hookbus finds it by the folder.
+    named_config: bool = True
 
     @property
     def hermes_home(self) -> Path:
@@ -88,8 +91,8 @@ class Hermes:
 
     def env(self) -> dict[str, str]:
         ws = self.workspace
-        return {**ws.base_env(), "HOOKBUS_CONFIG": str(ws.project / ".hookbus.toml"),
-                "OPENAI_API_KEY": "sk-fake"}  # fmt: skip
+        named = {"HOOKBUS_CONFIG": str(ws.project / ".hookbus.toml")} if self.named_config else {}
+        return {**ws.base_env(), **named, "OPENAI_API_KEY": "sk-fake"}
 
     def users_plugin_calls(self) -> list[dict[str, Any]]:
         return read_json_lines(self.workspace.home / "users_plugin.jsonl")
@@ -101,8 +104,10 @@ class Hermes:
         *,
         timeout: float = RUN_TIMEOUT,
         python_path: Path | None = None,
+        cwd: Path | None = None,
     ) -> HermesRun:
-        """One ``hermes -z`` run; ``python_path`` is put on Hermes's import path."""
+        """One ``hermes -z`` run in the project (or ``cwd``); ``python_path`` is put on
+        Hermes's import path."""
         ws = self.workspace
         with FakeOpenAIChat(scenario, log_path=ws.root / "requests.jsonl") as model:
             argv = [*self.argv, "-z", prompt, "--accept-hooks"]
@@ -110,7 +115,7 @@ class Hermes:
             if python_path is not None:
                 env["PYTHONPATH"] = str(python_path)
             started = time.monotonic()
-            done = run_process(argv, cwd=ws.project, env=env, timeout=timeout)
+            done = run_process(argv, cwd=cwd or ws.project, env=env, timeout=timeout)
             seconds = time.monotonic() - started
         return HermesRun(argv, done, seconds, model)
 

@@ -12,6 +12,7 @@ runs the hookbus that installed it (this checkout's interpreter) by absolute pat
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -89,6 +90,41 @@ def test_a_deny_blocks_the_terminal_and_the_model_reads_why(hermes: Hermes) -> N
     assert "before-tool" in kinds(hermes.workspace)
     assert {"event": "pre_tool_call", "tool_name": "terminal"} in hermes.users_plugin_calls()
     assert [d for d in hermes.workspace.diagnostics() if d["level"] != "info"] == []
+
+
+@pytest.mark.untrusted_projects
+def test_a_projects_trusted_handler_refuses_in_a_session_started_there(hermes: Hermes) -> None:
+    """No ``HOOKBUS_CONFIG``: the project's own ``.hookbus.toml``, its handler in the
+    project's files. Installed before ``hookbus trust``, its code runs nowhere and no
+    plugin is written; trusted, then installed: Hermes started in the project is refused
+    the command by the project's handler (the model reads its reason, the command never
+    ran); the control, the same session started in another folder, runs it."""
+    hermes = dataclasses.replace(hermes, named_config=False)
+    ws = hermes.workspace
+    ws.install_hookbus({"deny_shell": {"reason": "E2E-PROJECT-DENIED"}}, host="hermes")
+    assert not (hermes.hermes_home / "plugins" / "hookbus").exists(), ws.install_output
+    for command in (["trust"], ["install", "--host", "hermes"]):
+        done = subprocess.run([sys.executable, "-m", "hookbus", *command], cwd=ws.project,
+                              env=ws.base_env(), capture_output=True, text=True, timeout=60,
+                              check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    assert "serves every Hermes session" in done.stdout
+    assert (hermes.hermes_home / "plugins" / "hookbus" / "__init__.py").exists()
+    run = hermes.run("E2E-PROJECT: run echo", tool_script("E2E-PROJECT"))
+    finished(run)
+    assert not (ws.project / PROOF).exists()
+    assert tool_results(run, "E2E-PROJECT") == [{"error": "E2E-PROJECT-DENIED"}]
+    assert "before-tool" in kinds(ws)
+    recorded = len(ws.events(other=True))
+    elsewhere = ws.root / "elsewhere"
+    elsewhere.mkdir()
+    control = hermes.run("E2E-ELSEWHERE: run echo", tool_script("E2E-ELSEWHERE"), cwd=elsewhere)
+    finished(control)
+    assert (elsewhere / PROOF).read_text() == "hi\n"
+    [result] = tool_results(control, "E2E-ELSEWHERE")
+    assert result["output"] == "hi"
+    assert len(ws.events(other=True)) == recorded  # the project's recorder: not there
+    assert [d for d in ws.diagnostics() if d["event"] == "hook-unavailable"] == []
 
 
 def test_shell_hooks_block_too(hermes: Hermes) -> None:
@@ -364,8 +400,10 @@ def test_with_the_server_path_a_warm_server_answers_the_deny(hermes: Hermes) -> 
     install(hermes, {"deny_shell": {"reason": "E2E-WARM-DENIED: no shell today"}}, "--server")
     plugin = hermes.hermes_home / "plugins" / "hookbus" / "__init__.py"
     text = plugin.read_text()
-    assert "'server': {'client': " in text
-    plugin.write_text(text.replace(repr(sys.executable), repr(str(ws.root / "nowhere"))))
+    assert "'server': {'timeout': " in text
+    commands = f"'argv': [{sys.executable!r}"  # running one would be the fallback
+    assert commands in text
+    plugin.write_text(text.replace(commands, f"'argv': [{str(ws.root / 'nowhere')!r}"))
     config = {"HOOKBUS_CONFIG": str(ws.project / ".hookbus.toml")}
     with warm.server(ws, config):
         run = hermes.run("E2E-WARM: run echo", tool_script("E2E-WARM"))

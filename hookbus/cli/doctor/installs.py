@@ -41,7 +41,7 @@ def host_installs(
     installs: list[InstallData] = []
     for variant in variants(host):
         for scope in variant.manifest.scopes:
-            files = config_files(scope)
+            files = config_files(scope, variant.manifest)
             index = compiled(files, indexes, found)
             ready = not files or index is not None
             installs += _installs(variant, scope, index if ready else None, found,
@@ -80,14 +80,17 @@ def _unregistered(
     project-only install, say)."""
     from hookbus.cli.install import config_files
     from hookbus.discover import config_paths
+    from hookbus.manifests.base import load
 
     index = indexes.get(tuple(config_paths()))
     routes = index["routes"].get(host, {}) if index else {}
     registered = {event for i in installs for event in i["events"]}
     # What an installed scope's own configuration wants but it lacks is its drift,
     # reported as such: only what no installed scope would register is left.
+    manifest = load(host)
     for item in installs:
-        scoped = indexes.get(tuple(config_files(item["scope"]))) if item["installed"] else None
+        files = config_files(item["scope"], manifest)
+        scoped = indexes.get(tuple(files)) if item["installed"] else None
         registered |= set(scoped["routes"].get(host, {})) if scoped else set()
     missing = [native for native in routes if native not in registered]
     if not missing or index is None:
