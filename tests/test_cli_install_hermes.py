@@ -336,7 +336,8 @@ def test_install_in_a_project_makes_its_trusted_handlers_apply_to_hermes_there(
     """In a project whose trusted ``.hookbus.toml`` enables a guard of its own, install
     writes the plugin and says it serves every session by its folder; a Hermes session
     started there is refused ``rm -rf`` by the project's guard, one started elsewhere is
-    not; an install run elsewhere keeps the plugin and the guard's fallback."""
+    not; an install run where no configuration is found says so and keeps the plugin and
+    the guard's fallback."""
     project = tmp_path / "project"
     project.mkdir()
     (project / "guard.py").write_text(GUARD.replace("PRELUDE", ""))
@@ -353,8 +354,11 @@ def test_install_in_a_project_makes_its_trusted_handlers_apply_to_hermes_there(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     assert hermes_session(elsewhere, user_home, "rm -rf build") == [None]
+    before = plugin.read_bytes()
     again = hookbus_cli(elsewhere, "install", "--host", "hermes")
-    assert again.returncode == 0, again.stderr
+    assert again.returncode == 1, again.stderr  # no configuration there: a mistake, said
+    assert "no configuration found" in again.stderr
+    assert plugin.read_bytes() == before
     assert list(baked(user_home)["wanted"]) == [str(project)]
     assert hermes_session(project, user_home, "rm -rf build") == [deny]
     assert hookbus_cli(project, "verify", "--host", "hermes").returncode == 0
