@@ -8,6 +8,7 @@ Colour follows the common conventions: ``NO_COLOR`` (any value) turns it off,
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -123,3 +124,60 @@ def section(title: str | None, rows: Sequence[Sequence[str]], *, indent: str = "
     """A block of output: ``title`` (when given), ``rows`` as an indented :func:`table`,
     then a blank line."""
     return [*([title] if title else []), *(indent + line for line in table(rows)), ""]
+
+
+def failure(error: str) -> str:
+    """A handler's failure on one line: where it failed and the exception, as
+    ``/path/guards.py:8 in helper: RuntimeError: handler bug``. ``error`` is a traceback
+    as Python prints it (the outcome's ``error``, a diagnostic's ``error`` field); text
+    that is not one is shown by its last line (a message such as ``returned int, not
+    Reply or None``).
+
+    Where: the handler's own frame. Below hookbus's call of the handler (the bus and the
+    thread it runs on), the innermost frame of code that is neither the standard library
+    nor an installed package, which is the line a person edits; when every frame there
+    is library code (the handler called ``json.loads`` on bad input), the handler
+    function's own frame, the first one below the call. Of a chained exception, the
+    last traceback is the one shown: it ends in the exception the handler raised."""
+    lines = error.strip().splitlines()
+    if not lines:
+        return ""
+    exception = lines[-1].strip()
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent")]
+    if not starts:
+        return exception
+    frames = [m.groups() for line in lines[starts[-1] :] if (m := _FRAME.match(line))]
+    where = _handler_frame(frames)
+    if where is None:
+        return exception
+    path, number, function = where
+    return f"{path}:{number} in {function}: {exception}"
+
+
+#: A frame's line in a traceback: its file, line number and function.
+_FRAME = re.compile(r'\s+File "(.*)", line (\d+), in (.*)$')
+
+
+def _handler_frame(frames: list[tuple[str, ...]]) -> tuple[str, ...] | None:
+    """The frame :func:`failure` names (see there); None for no frames."""
+    import sysconfig
+
+    import hookbus
+
+    own = os.path.join(os.path.dirname(os.path.abspath(hookbus.__file__)), "")
+    handlers = os.path.join(own, "handlers", "")  # hookbus's own handlers are handlers
+    below = [
+        i for i, f in enumerate(frames) if f[0].startswith(own) and not f[0].startswith(handlers)
+    ]
+    called = frames[below[-1] + 1 :] if below else frames
+    paths = sysconfig.get_paths()
+    libraries = tuple({os.path.join(paths[k], "") for k in ("stdlib", "platstdlib", "purelib",
+                                                           "platlib")})  # fmt: skip
+    for frame in reversed(called):
+        path = frame[0]
+        if not path.startswith("<") and (
+            path.startswith(handlers) or not path.startswith(libraries)
+        ):
+            return frame
+    # Nothing below hookbus's own frames: hookbus failed itself, where its innermost says.
+    return called[0] if called else (frames[-1] if frames else None)
