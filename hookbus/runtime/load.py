@@ -200,7 +200,7 @@ def stand_in(entry: HandlerData) -> Handler:
     from hookbus.bus.marks import MARK
     from hookbus.bus.replies import Reply
 
-    why = entry["unavailable"] or "it did not load"
+    why = why_unavailable(entry)
     reason = f"hookbus: fail-closed handler {entry['name']} could not be loaded ({why})"
 
     def refuse(event: object) -> Reply:
@@ -293,11 +293,13 @@ def load_wanted(
     settings: Settings,
     emit: Emit,
     announce: Callable[[str], None],
+    unavailable: dict[str, str] | None = None,
 ) -> list[Handler]:
     """Import the handlers ``entries`` name (each announced first, so that a hang is
     blamed on the right module; a group's wanted members together), plus stand-ins for
     the fail-closed ones that cannot be loaded now. ``announce("")`` says the imports
-    are over."""
+    are over. Why each handler that is not loaded is not goes into ``unavailable`` (by
+    handler name), when given: ``hookbus try`` shows it."""
     handlers = []
     missing: list[HandlerData] = []
     wanted: dict[str, list[HandlerData]] = {}
@@ -317,7 +319,14 @@ def load_wanted(
             missing += [{**e, "unavailable": str(exc)} for e in group]
             emit("handler-unavailable", str(exc), handler=config)
     announce("")
+    if unavailable is not None:
+        unavailable.update({e["name"]: why_unavailable(e) for e in missing})
     return handlers + stand_ins(missing, set())
+
+
+def why_unavailable(entry: HandlerData) -> str:
+    """Why the handler of index entry ``entry``, which is not loaded, is not."""
+    return entry["unavailable"] or "its module was never loaded, so its declaration is unknown"
 
 
 # -- hung imports, remembered ----------------------------------------------------------

@@ -62,6 +62,9 @@ class Trace(msgspec.Struct, frozen=True, kw_only=True):
     wanted: list[str] = []
     loaded: list[str] = []
     stand_ins: list[str] = []
+    #: Why each of the wanted handlers that is not loaded is not (by handler name): a
+    #: stand-in's, or a fail-open one's left out of the dispatch.
+    unavailable: dict[str, str] = {}
     outcomes: tuple[Outcome, ...] = ()
     #: The merged reply; None when nothing was dispatched.
     reply: Reply | None = None
@@ -151,6 +154,7 @@ class _Job:
         self.event: Event | None = None
         self.wanted: list[str] = []
         self.handlers: list[Handler] = []
+        self.unavailable: dict[str, str] = {}
         self.result: Result | None = None
 
     def after(self) -> None:
@@ -228,7 +232,7 @@ class _Job:
                 return driver.no_opinion(native)
             self.refine(found)
             handlers = load.load_wanted(found.entries, found.settings, diagnostics.emit,
-                                        self.announce)  # fmt: skip
+                                        self.announce, self.unavailable)  # fmt: skip
         else:
             found = self.compile()
             self.refine(found)
@@ -236,6 +240,9 @@ class _Job:
             entries = self.compiled.data["handlers"]
             handlers = list(self.compiled.handlers)
             handlers += load.stand_ins(entries, {h.name for h in handlers})
+            built = {h.name for h in self.compiled.handlers}
+            self.unavailable = {e["name"]: load.why_unavailable(e) for e in found.entries
+                                if e["name"] not in built}  # fmt: skip
         settings = found.settings
         self.handlers = handlers
         bus = Bus(handlers, settings=settings, budget=settings.budget)
@@ -273,6 +280,7 @@ class _Job:
             wanted=self.wanted,
             loaded=[h.name for h in self.handlers if h.name not in stand_ins],
             stand_ins=stand_ins,  # made by load.stand_in, whose function lives there
+            unavailable=self.unavailable,
             outcomes=dispatch.outcomes if dispatch is not None else (),
             reply=dispatch.reply if dispatch is not None else None,
             dropped=dropped,

@@ -54,7 +54,8 @@ def add_arguments(commands: Any) -> None:
     )
     sub.add_argument("--host", required=True, choices=sorted(HOSTS))
     sub.add_argument("--event", required=True, metavar="NATIVE",
-                     help="the host's own event name (PreToolUse, Stop ...)")  # fmt: skip
+                     help="the host's own event name (PreToolUse, Stop ...), or a portable "
+                     "kind (before-tool, stop ...): the host's event of that kind")  # fmt: skip
     sub.add_argument("--tool", help="the tool of a tool event (default: a harmless shell call)")
     sub.add_argument("--input", metavar="JSON", help="the tool's input, a JSON object")
     sub.add_argument("--payload", metavar="FILE",
@@ -74,6 +75,9 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
 
     host: str
     native: str
+    #: How ``--event`` was read when it named a portable kind, not a native event
+    #: (``before-tool is PreToolUse on claude``).
+    event_note: str | None = None
     tool: str | None
     payload: str
     payload_base64: bool = False
@@ -87,6 +91,8 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     wanted: list[str]
     loaded: list[str]
     stand_ins: list[str]
+    #: Why each wanted handler that is not loaded is not (a stand-in's, a left-out one's).
+    unavailable: dict[str, str] = {}
     outcomes: list[dict[str, Any]]
     reply: dict[str, Any] | None
     dropped: list[dict[str, Any]]
@@ -160,9 +166,9 @@ def run(opts: argparse.Namespace) -> Report:
 
     driver = drivers.load(opts.host)
     host = driver.facts  # the host whose command runs (its payload may be a dialect)
+    event_note = None
     if opts.event not in driver.events:
-        raise UsageProblem(f"{opts.host} has no event {opts.event!r}; its events are: "
-                           f"{', '.join(driver.events)}")  # fmt: skip
+        opts.event, event_note = _native(driver, opts.event)
     cwd = os.getcwd()
     data = _payload(opts, driver, cwd)
     env = dict(os.environ)
@@ -198,12 +204,14 @@ def run(opts: argparse.Namespace) -> Report:
     else:
         event, decoded_by = _decode_here(drivers.load(facts.name), data, native)
     return msgspec.convert({
-        "host": facts.name, "native": native, "tool": tool, **_text("payload", data),
+        "host": facts.name, "native": native, "event_note": event_note, "tool": tool,
+        **_text("payload", data),
         "event": event, "decoded_by": decoded_by, "registered": registered, "index": compiled,
         "command": ran.argv,
         "wanted": trace.wanted if trace else [],
         "loaded": trace.loaded if trace else [],
         "stand_ins": trace.stand_ins if trace else [],
+        "unavailable": trace.unavailable if trace else {},
         "outcomes": _builtins(trace.outcomes) if trace else [],
         "reply": _builtins(trace.reply) if trace else None,
         "dropped": _builtins(trace.dropped) if trace else [],
@@ -212,6 +220,25 @@ def run(opts: argparse.Namespace) -> Report:
         "exit_code": ran.exit_code, "seconds": ran.seconds,
         "answered_by": answered_by, "why": why, "path": path,
     }, Report)  # fmt: skip
+
+
+def _native(driver: Any, asked: str) -> tuple[str, str]:
+    """The host's native event for ``--event`` naming a portable kind instead (the first
+    event the manifest registers for it), and a note saying so; :class:`UsageProblem`
+    naming the host's events and kinds when it is neither."""
+    from hookbus.bus.events import KINDS
+
+    kinds = [k for k in sorted(KINDS) if k != "other" and driver.natives(k)]
+    if asked not in kinds:
+        none = f"; no {driver.name} event is of portable kind {asked}" if asked in KINDS else ""
+        raise UsageProblem(f"{driver.name} has no event {asked!r}{none}; give one of its "
+                           f"events: {', '.join(driver.events)}; or a portable kind: "
+                           f"{', '.join(kinds)}")  # fmt: skip
+    first, *others = driver.natives(asked)
+    note = f"{asked} is {first} on {driver.name}"
+    if others:
+        note += f"; {', '.join(others)} too: --event {others[0]} sends that one"
+    return first, note
 
 
 def _payload(opts: argparse.Namespace, driver: Any, cwd: str) -> bytes:
