@@ -362,3 +362,35 @@ def test_a_portable_kind_is_read_as_the_hosts_event_and_said_so(project: Path) -
     assert (proc.returncode, proc.stdout) == (1, "")
     assert "no windsurf event is of portable kind session-end" in proc.stderr
     assert "or a portable kind: after-edit, after-tool, before-tool," in proc.stderr
+
+
+def test_try_runs_the_command_install_wrote_and_says_which_path_answered(
+    project: Path,
+) -> None:
+    """After ``install`` (the warm client, by default) ``try`` runs the client the
+    settings name and says the warm server answered once it is up; after ``install
+    --no-server`` it runs ``hookbus run``, and says the cold path answered."""
+    import shlex
+
+    from support import hookbus_cli, wait_for
+
+    configure(project, 'enable = ["mypkg.hooks:no_force_push"]')
+    settings = project / ".claude" / "settings.json"
+    for form, path, said in [((), "warm-server", "in the warm server"),
+                             (("--no-server",), "cold", "on the cold path (hookbus run)")]:  # fmt: skip
+        done = hookbus_cli(project, "install", "--host", "claude", *form)
+        assert done.returncode == 0, done.stderr
+        [group] = json.loads(settings.read_text())["hooks"]["PreToolUse"]
+        installed = group["hooks"][0]["command"]
+        first = reported(project, "--event", "PreToolUse")
+        assert shlex.join(first["command"]) in installed
+        if path == "warm-server":  # the client's first call started the server
+            assert first["path"] in ("client-cold", "warm-server")
+            wait_for(lambda: hookbus_cli(project, "serve", "--status").returncode == 0,
+                     "the server the first call started")  # fmt: skip
+        report = reported(project, "--event", "PreToolUse", "--input", FORCE_PUSH)
+        assert shlex.join(report["command"]) in installed
+        assert report["path"] == path
+        assert json.loads(report["stdout"])["hookSpecificOutput"]["permissionDecision"] == "deny"
+        out = trial(project, "--event", "PreToolUse").stdout.decode()
+        assert f"answered by the handlers' dispatch {said}, in " in out
