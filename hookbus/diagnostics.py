@@ -164,3 +164,50 @@ def usable() -> OSError | None:
 def to_stderr(data: bytes, why: OSError) -> None:
     """Write ``data`` to stderr, saying why the log did not take it."""
     _to_stderr(data, why)
+
+
+def error_line(exc: BaseException) -> str:
+    """``exc`` in one line, as a compiler says where it stopped: ``path:line:col:
+    message``. Every place that shows why a handler's module did not load (the
+    diagnostics, ``doctor``, ``try``, a fail-closed stand-in's deny) shows this line.
+
+    A :class:`SyntaxError` (and its :class:`IndentationError`) names its own place and
+    message (``guards.py:22:12: invalid syntax``). Any other error (an ImportError, a
+    NameError at import...) is placed at the innermost line of the traceback that is the
+    user's own: not hookbus's, not the import system's, and not an installed package's
+    when a line of the user's is on the way (the ``import`` that reached a broken
+    package); its message keeps the error's type (``guards.py:3:1: ModuleNotFoundError:
+    No module named 'requestz'``). Without a traceback it is the type and message only.
+    """
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{_place(exc.filename, exc.lineno, exc.offset)}: {_one_line(exc.msg)}"
+    said = _one_line(str(exc))
+    message = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+    if exc.__traceback__ is None:
+        return message
+    import sys
+    import traceback
+
+    # hookbus's own frames and the import system's (frozen, or importlib's package)
+    # are how the import was made, never where it failed.
+    importlib = sys.modules.get("importlib")
+    folders = [os.path.dirname(os.path.abspath(__file__))]
+    folders += [os.path.dirname(importlib.__file__)] if importlib and importlib.__file__ else []
+    skip = ("<", *(os.path.join(p, "") for p in folders))
+    installed = tuple(os.path.join(p, "") for p in {sys.prefix, sys.base_prefix, sys.exec_prefix})
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith(skip)]  # fmt: skip
+    users = [f for f in frames if not f.filename.startswith(installed)]
+    if not (users or frames):
+        return message
+    frame = (users or frames)[-1]
+    col = frame.colno + 1 if frame.colno is not None else None
+    return f"{_place(frame.filename, frame.lineno, col)}: {message}"
+
+
+def _place(path: str, line: int | None, col: int | None) -> str:
+    return ":".join([path, *(str(n) for n in (line, col) if n is not None and line)])
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())

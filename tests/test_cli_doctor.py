@@ -108,7 +108,8 @@ def _invalid_toml(project: Path, state: Path) -> None:
 BROKEN: list[tuple[Callable[[Path, Path], None], list[str]]] = [
     (_missing_interpreter, ["gone/python3 in the command is missing", "only the command's "
      "fallback: a refusal (deny) for PreToolUse", "no opinion for SessionEnd"]),
-    (_unloadable_handler, ["doc_handlers:guard: does not load", "SyntaxError"]),
+    (_unloadable_handler, ["doc_handlers:guard: does not load", "doc_handlers.py:13:12: "
+                           "invalid syntax"]),
     (_foreign_owned_config, ["owned by uid 65534", "so it is not read", "chown/chmod"]),
     (_group_writable_state, ["is writable by group", "fix: chmod 700"]),
     (_drift, ["missing: UserPromptSubmit is not registered",

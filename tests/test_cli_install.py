@@ -57,7 +57,7 @@ MISTAKES = {
         ["hooks_mod has no 'shel'", "its handlers: prompt, shell"],
     ),
     "wrong module": ({"config": 'enable = ["hooks_mdo:shell"]\n'}, ["no module named 'hooks_mdo'"]),
-    "syntax error": ({"module": GOOD + "\ndef broken(:\n"}, ["SyntaxError", "hooks_mod.py"]),
+    "syntax error": ({"module": GOOD + "\ndef broken(:\n"}, ["hooks_mod.py:13:12: invalid syntax"]),
     "bad signature": (
         {"module": "import hookbus\n@hookbus.handler('stop')\ndef shell(a, b, c): ...\n"},
         ["must take (event) or (event, ctx)"],
@@ -113,7 +113,7 @@ def test_force_installs_anyway_and_the_broken_guard_denies_naming_its_cause(
     project: Path,
 ) -> None:
     """With --force, a guard whose module does not load still guards: its events are
-    registered, and the deny names the SyntaxError, not a timeout."""
+    registered, and the deny names the syntax error's place, not a timeout."""
     (project / "hooks_mod.py").write_text(GOOD + "\ndef broken(:\n")
     proc = hookbus_cli(project, "install", "--host", "claude", "--force")
     assert proc.returncode == 0, proc.stderr
@@ -127,7 +127,7 @@ def test_force_installs_anyway_and_the_broken_guard_denies_naming_its_cause(
                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     reply = json.loads(run.stdout)["hookSpecificOutput"]
     assert reply["permissionDecision"] == "deny"
-    assert "SyntaxError" in reply["permissionDecisionReason"]
+    assert "hooks_mod.py:13:12: invalid syntax" in reply["permissionDecisionReason"]
     assert "in time" not in reply["permissionDecisionReason"]
 
 

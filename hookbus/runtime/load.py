@@ -100,7 +100,7 @@ def module_files(module_name: str) -> list[str]:
                 if find is not None and (spec := find(name, path)) is not None:
                     break
         except Exception as exc:
-            raise Unavailable(f"cannot find {name}: {exc!r}") from None
+            raise Unavailable(f"cannot find {name}: {diagnostics.error_line(exc)}") from None
         if spec is None:
             raise Unavailable(f"no module named {name!r}")
         if spec.origin and os.path.isfile(spec.origin):
@@ -141,14 +141,14 @@ def build_handlers(
     except Unavailable:
         raise
     except BaseException as exc:  # SystemExit from an argparse at import, too
-        raise Unavailable(f"cannot import {ref.target}: {exc!r}") from None
+        raise Unavailable(diagnostics.error_line(exc)) from None
     where = ref.settings.source
     try:
         handlers = _make(obj, ref.name, ref.settings)
     except HandlerError as exc:
         problem: Exception = exc
     except Exception as exc:  # a declaration so wrong that validation itself tripped
-        raise Unavailable(f"{ref.target}: {exc!r}") from None
+        raise Unavailable(f"{ref.target}: {diagnostics.error_line(exc)}") from None
     else:
         for line in handlers[0].problems[len(ref.settings.problems) :]:
             emit("config-invalid", f"{where or 'configuration'}: [handlers.{ref.name!r}] "
