@@ -133,12 +133,14 @@ def failure(error: str) -> str:
     that is not one is shown by its last line (a message such as ``returned int, not
     Reply or None``).
 
-    Where: the handler's own frame. Below hookbus's call of the handler (the bus and the
-    thread it runs on), the innermost frame of code that is neither the standard library
-    nor an installed package, which is the line a person edits; when every frame there
-    is library code (the handler called ``json.loads`` on bad input), the handler
-    function's own frame, the first one below the call. Of a chained exception, the
-    last traceback is the one shown: it ends in the exception the handler raised."""
+    Where: the innermost line of the user's own code, which is the line a person edits:
+    neither hookbus's (its own handlers are user code here) nor the standard library's
+    nor an installed package's. A handler that called ``json.loads`` on bad input, or
+    ``Reply.deny`` wrongly, is shown at its call. Without such a line (a handler of an
+    installed package), the first frame below hookbus's call of the handler, the handler
+    function's own; without that (hookbus failed itself), the innermost frame. Of a
+    chained exception, the last traceback is the one shown: it ends in the exception
+    raised last."""
     lines = error.strip().splitlines()
     if not lines:
         return ""
@@ -165,19 +167,22 @@ def _handler_frame(frames: list[tuple[str, ...]]) -> tuple[str, ...] | None:
     import hookbus
 
     own = os.path.join(os.path.dirname(os.path.abspath(hookbus.__file__)), "")
-    handlers = os.path.join(own, "handlers", "")  # hookbus's own handlers are handlers
-    below = [
-        i for i, f in enumerate(frames) if f[0].startswith(own) and not f[0].startswith(handlers)
-    ]
-    called = frames[below[-1] + 1 :] if below else frames
+    handlers = os.path.join(own, "handlers", "")
     paths = sysconfig.get_paths()
     libraries = tuple({os.path.join(paths[k], "") for k in ("stdlib", "platstdlib", "purelib",
                                                            "platlib")})  # fmt: skip
-    for frame in reversed(called):
-        path = frame[0]
-        if not path.startswith("<") and (
-            path.startswith(handlers) or not path.startswith(libraries)
-        ):
-            return frame
-    # Nothing below hookbus's own frames: hookbus failed itself, where its innermost says.
-    return called[0] if called else (frames[-1] if frames else None)
+
+    def hookbus_calling(path: str) -> bool:
+        return path.startswith(own) and not path.startswith(handlers)
+
+    def users(path: str) -> bool:
+        if path.startswith(handlers):
+            return True
+        return not (path.startswith(("<", own)) or path.startswith(libraries))
+
+    mine = [f for f in frames if users(f[0])]
+    if mine:
+        return mine[-1]
+    calls = [i for i, f in enumerate(frames) if hookbus_calling(f[0])]
+    below = frames[calls[-1] + 1 :] if calls else frames
+    return below[0] if below else (frames[-1] if frames else None)
