@@ -353,6 +353,11 @@ def test_a_portable_kind_is_read_as_the_hosts_event_and_said_so(project: Path) -
     assert json.loads(report["stdout"])["hookSpecificOutput"]["permissionDecision"] == "deny"
     out = trial(project, "--event", "stop").stdout.decode()
     assert out.splitlines()[0].endswith("; stop is Stop on claude")
+    edit = reported(project, "--event", "after-edit", "--tool", "Edit")
+    assert (
+        edit["event_note"]
+        == "after-edit is PostToolUse on claude, of an edit tool (--tool names it)"
+    )
     env = {**os.environ, "NO_COLOR": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "hookbus", "try", "--host", "windsurf", "--event", "session-end"],

@@ -236,6 +236,8 @@ def _native(driver: Any, asked: str) -> tuple[str, str]:
                            f"{', '.join(kinds)}")  # fmt: skip
     first, *others = driver.natives(asked)
     note = f"{asked} is {first} on {driver.name}"
+    if asked == "after-edit" and first in driver.natives("after-tool"):
+        note += ", of an edit tool (--tool names it)"  # derived by the driver: Bash is none
     if others:
         note += f"; {', '.join(others)} too: --event {others[0]} sends that one"
     return first, note
