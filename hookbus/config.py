@@ -22,6 +22,7 @@ handler also reads the problems of its own section, as ``ctx.problems``.
 """
 
 import os
+import re
 from collections.abc import Sequence
 
 import msgspec
@@ -100,6 +101,23 @@ def read_file(path: str, problems: list[ConfigError]) -> tuple[_File, bytes]:
         problems.append(ConfigError(path, f"unreadable, ignored: {exc!r}"))
         return _File(), raw
     return _valid(data, path, problems), raw
+
+
+def enable_line(path: str, raw: bytes, name: str) -> str:
+    """``path:line`` of the ``enable`` entry naming ``name`` in the file ``raw`` was read
+    from (``path`` alone when it is not found): where a message about a handler points,
+    and where its fix is made. The entry is the first line at or after ``enable =`` that
+    writes the quoted name before any comment (TOML puts the top-level keys, ``enable``
+    among them, ahead of every table)."""
+    lines = raw.decode("utf-8", "replace").splitlines()
+    start = next((i for i, text in enumerate(lines)
+                  if re.match(r"""\s*["']?enable["']?\s*=""", text)), 0)  # fmt: skip
+    quoted = (f'"{name}"', f"'{name}'")
+    for number, text in enumerate(lines[start:], start + 1):
+        at = min((i for q in quoted if (i := text.find(q)) >= 0), default=-1)
+        if at >= 0 and "#" not in text[:at]:
+            return f"{path}:{number}"
+    return path
 
 
 def _valid(data: dict[str, object], path: str, problems: list[ConfigError]) -> _File:
@@ -251,6 +269,7 @@ def load(paths: Sequence[str]) -> Loaded:
     #: Handlers the user's own configuration enables: the project (which the agent can
     #: write) may add to them, but not switch them off or make a guard fail open.
     users: set[str] = set()
+    enabled_at: dict[str, str] = {}
     sections: dict[str, tuple[str, dict[str, object]]] = {}
     project_file: str | None = None
     project_paths: list[str] = []
@@ -274,7 +293,9 @@ def load(paths: Sequence[str]) -> Loaded:
         if not project or runs_code:
             python_path += _project_paths(f, base)
         enabled = [n for n in enabled if n not in f.disable]
-        enabled += [n for n in f.enable if n not in enabled]
+        added = [n for n in f.enable if n not in enabled]
+        enabled += added
+        enabled_at.update((n, enable_line(path, data, n)) for n in added)
         if not project:
             users = set(enabled)
         for name, section in f.handlers.items():
@@ -293,9 +314,9 @@ def load(paths: Sequence[str]) -> Loaded:
                                         f"handlers: {builtin})"))  # fmt: skip
             continue
         path, raw = sections.get(name, ("", {}))
-        refs.append(
-            HandlerRef(name=name, target=target, settings=_settings_of(name, raw, path, problems))
-        )
+        made = _settings_of(name, raw, path, problems)
+        made = msgspec.structs.replace(made, enabled_at=enabled_at.get(name))
+        refs.append(HandlerRef(name=name, target=target, settings=made))
     for name, (path, _) in sections.items():
         if name not in enabled:
             problems.append(

@@ -314,12 +314,15 @@ def test_a_handler_that_did_not_load_is_shown_with_the_reason(project: Path) -> 
     failing.write_text(FAILING.replace("def fine(event):", "def fine(event)"))
     report = reported(project, "--event", "PreToolUse")
     assert report["loaded"] == report["stand_ins"] == []
-    why = f"{failing}:19:16: expected ':'"  # where the SyntaxError is
-    assert report["unavailable"] == {"mypkg.failing:fine": why}
+    # Where the SyntaxError is, where it is enabled, and the fix.
+    told = (f"did not load: {failing}:19:16: expected ':' (enabled at {project}/.hookbus.toml"
+            ":1); hooks run without it; fix: correct the error, or take it out of enable, "
+            "then: hookbus trust")  # fmt: skip
+    assert report["unavailable"] == {"mypkg.failing:fine": told}
     out = trial(project, "--event", "PreToolUse").stdout.decode()
     [row] = [line for line in out.splitlines() if line.startswith("  mypkg.failing:fine")]
     assert row.split()[1:3] == ["not", "loaded"]
-    assert row.endswith(f"did not load: {why} (fail-open: left out, no reply)")
+    assert row.endswith(f"  {told} (fail-open: left out, no reply)")
 
 
 def test_a_stand_in_says_whom_it_stands_in_for_and_why(project: Path) -> None:
@@ -337,9 +340,12 @@ def test_a_stand_in_says_whom_it_stands_in_for_and_why(project: Path) -> None:
     out = trial(project, "--event", "PreToolUse").stdout.decode()
     [row] = [line for line in out.splitlines() if line.startswith("  mypkg.hooks:no_forc_push")]
     assert row.split()[1] == "stand-in"
-    assert ("stand-in for mypkg.hooks:no_forc_push, which did not load: mypkg.hooks has no "
-            "'no_forc_push'; its handlers: explode, no_force_push, stuck_in_c "
-            "(fail-closed: denied)") in row  # fmt: skip
+    assert row.endswith(
+        "stand-in for mypkg.hooks:no_forc_push, which did not load: mypkg.hooks has no "
+        "'no_forc_push'; its handlers: explode, no_force_push, stuck_in_c (enabled at "
+        f"{project}/.hookbus.toml:2); it is fail-closed, so hookbus denies what it wants; "
+        "fix: correct the name, then: hookbus trust (fail-closed: denied)"
+    )
     assert "ok (stand-in)" not in out
 
 

@@ -120,7 +120,7 @@ def test_a_guard_that_hangs_at_import_denies(project: Path, isolated_environment
     second = run_cli("claude", pre_tool("ls", project), cwd=project, env=env,
                      args=["--event", "PreToolUse"])  # fmt: skip
     reason = json.loads(second.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
-    assert "slowguard:guard could not be loaded" in reason
+    assert "slowguard:guard did not load" in reason
 
 
 def test_a_smaller_storm_in_the_unit_suite(project: Path, tmp_path: Path) -> None:

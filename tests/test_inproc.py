@@ -241,7 +241,7 @@ def test_a_guard_whose_import_hangs_is_refused_in_time_then_skipped(
         result = inproc.dispatch("claude", payload, project=str(project))
         assert time.monotonic() - started < 10
         assert decision(result)["permissionDecision"] == "deny"
-    assert "inproc_guards.hangs:guard could not be loaded" in str(
+    assert "inproc_guards.hangs:guard did not load" in str(
         decision(result)["permissionDecisionReason"]
     )
     fired = [d for d in logged(isolated_environment) if d["event"] == "watchdog-fired"]

@@ -44,6 +44,10 @@ class HandlerSettings(msgspec.Struct, frozen=True, kw_only=True):
     problems: tuple[str, ...] = ()
     #: The configuration file the section came from, for diagnostics.
     source: str | None = None
+    #: ``path:line`` of the ``enable`` entry that turns the handler on (filled by
+    #: :mod:`hookbus.config`), for the messages about it (``path`` when the line is not
+    #: found).
+    enabled_at: str | None = None
 
 
 class Handler:

@@ -531,14 +531,14 @@ def _verify(
                                               **_via(opts)).documents
                      if d.path == document.path]  # fmt: skip
         problems = manifest.drift(current, wanted.entries)
-        for problem in problems:
+        for problem in _grouped(problems):
             print(f"  {problem}")
         if problems:
             status = 1
             flags = f" --scope {scope}" if scope != "project" else ""
             flags += form_flags(manifest, form)
             print(f"{document.path}: {_count(len(problems), 'difference')} from the "
-                  f"configuration; to fix: hookbus install --host {opts.host}{flags}")  # fmt: skip
+                  f"configuration; {_drift_fix(invalid, opts.host, flags)}")  # fmt: skip
         else:
             print(f"{document.path}: up to date")
     candidates = manifest.owned_paths(scope)
@@ -549,7 +549,7 @@ def _verify(
         wanted_files = manifest.plan(index, python=python, scope=scope, form=form,
                                      **_via(opts)).owned  # fmt: skip
         problems = owned.drift(wanted_files, candidates)
-        for problem in problems:
+        for problem in _grouped(problems):
             print(f"  {problem}")
         folder = os.path.dirname(candidates[0])
         if problems:
@@ -557,13 +557,37 @@ def _verify(
             flags = f" --scope {scope}" if scope != "project" else ""
             flags += form_flags(manifest, form)
             print(f"{folder}: {_count(len(problems), 'difference')} from the configuration; "
-                  f"to fix: hookbus install --host {opts.host}{flags}")  # fmt: skip
+                  f"{_drift_fix(invalid, opts.host, flags)}")  # fmt: skip
         else:
             print(f"{folder}: up to date")
     if invalid:
         print(f"hookbus: {_count(invalid, 'configuration problem')} (above) would make "
               "hooks misbehave", file=sys.stderr)  # fmt: skip
     return status
+
+
+def _grouped(problems: list[str]) -> list[str]:
+    """``problems`` (:meth:`Manifest.drift`'s lines) with the events that are missing said
+    in one line: a handler that did not load may want any event, and makes every event
+    of the host missing."""
+    said = " is not registered"
+    missing = [p.removeprefix("missing: ").partition(said)[0] for p in problems
+               if p.startswith("missing: ") and said in p]  # fmt: skip
+    if len(missing) < 2:
+        return problems
+    rest = [p for p in problems if not (p.startswith("missing: ") and said in p)]
+    return [f"missing: {', '.join(missing)} (not registered, but an enabled handler may "
+            "want them)", *rest]  # fmt: skip
+
+
+def _drift_fix(invalid: int, host: str, flags: str) -> str:
+    """What to do about a difference from the configuration: install it, unless the
+    configuration has a problem (then install refuses, and the difference may be that
+    problem's: a handler that did not load may want every event)."""
+    if invalid:
+        return (f"the configuration has {_count(invalid, 'problem')} (above): fix "
+                f"{'it' if invalid == 1 else 'them'} first, then verify again")  # fmt: skip
+    return f"to fix: hookbus install --host {host}{flags}"
 
 
 def _uninstall(manifest: Manifest, scope: Scope, host: str) -> int:

@@ -27,7 +27,16 @@ from hookbus.config import HandlerRef, Settings
 from hookbus.config import load as load_config
 from hookbus.drivers.base import TOOL_EVENT_KINDS
 from hookbus.output import HookOutput
-from hookbus.runtime.index import FORMAT, INDEX_DIR, Lookup, fail_closed, index_name, stat
+from hookbus.runtime.index import (
+    FORMAT,
+    INDEX_DIR,
+    Lookup,
+    Unloaded,
+    guards,
+    index_name,
+    refusal_reason,
+    stat,
+)
 from hookbus.runtime.load import Unavailable, build_handlers, entry_of, module_files, ref_of
 
 TYPE_CHECKING = False
@@ -193,19 +202,18 @@ class _Built:
                 return
         self.unavailable[ref.name] = why
         lasts = [h for h in self.last.get(ref.name, []) if h["target"] == ref.target]
+        first = len(self.data)
         if lasts and all(h["subscription"] is not None for h in lasts):
             for known in lasts:
                 declared = msgspec.convert(known["subscription"], Subscription)
                 self.entries.append(_Declared(known["name"], declared))
                 self.data.append(entry_of(ref, name=known["name"], subscription=declared,
                                           unavailable=why))  # fmt: skip
-            emit("handler-unavailable", f"{why}; kept with its last good declaration",
-                 handler=ref.name)  # fmt: skip
         else:
             self.entries.append(None)
             self.data.append(entry_of(ref, unavailable=why))
-            emit("handler-unavailable", f"{why}; its declaration is unknown, so hookbus "
-                 "treats it as fail-closed until it loads", handler=ref.name)  # fmt: skip
+        # Said once, by its first entry (a group's members share their module and why).
+        emit("handler-unavailable", Unloaded(self.data[first]).detail, handler=ref.name)
 
 
 class _Problems:
@@ -288,7 +296,7 @@ def compile_index(
         "settings": msgspec.to_builtins(settings),
         "handlers": found.data,
         "routes": {host: routes(host, found.entries) for host in hosts.HOSTS},
-        "refusals": refusals(fail_closed(found.data)),
+        "refusals": refusals(guards(found.data)),
         "clients": {},
     }
     lookup = Lookup([], "fresh", data)
@@ -318,12 +326,13 @@ def client_facts(facts: hosts.HostFacts, env: list[str]) -> ClientData:
     }
 
 
-def refusals(guards: list[str]) -> dict[str, dict[str, OutputData]]:
-    """Each host's refusal of each native event, encoded now, so that the watchdog knows
-    its fallback without loading a driver (only when some handler is, or may be, a guard)."""
-    if not guards:
+def refusals(owed_to: list[HandlerData]) -> dict[str, dict[str, OutputData]]:
+    """Each host's refusal of each native event, encoded now, so that the watchdog, the
+    warm server's client and the shims know it without loading a driver (only when some
+    handler, of ``owed_to``, is or may be a guard)."""
+    if not owed_to:
         return {}
-    reason = f"hookbus: no answer in time; fail-closed {', '.join(guards)} wants it"
+    reason = refusal_reason("no answer in time", owed_to)
     found: dict[str, dict[str, OutputData]] = {}
     for host in hosts.HOSTS:
         driver = drivers.load(host)

@@ -27,6 +27,7 @@ from hookbus.output import HookOutput
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Literal, NotRequired, TypedDict
 
     #: ``[path, mtime_ns, size]``; the last two None when the file is missing.
@@ -267,15 +268,100 @@ def read(files: list[str]) -> Lookup:
     return Lookup(files, "stale", data, problem="the configuration or a handler changed")  # type: ignore[arg-type]
 
 
-def fail_closed(entries: list[HandlerData]) -> list[str]:
-    """Names of the fail-closed handlers among ``entries``, counting as fail-closed every
-    handler whose declaration is unknown unless its configuration says it is not."""
-    names = []
+def guards(entries: Sequence[HandlerData]) -> list[HandlerData]:
+    """The fail-closed handlers among ``entries``, counting as fail-closed every handler
+    whose declaration is unknown unless its configuration says it is not (see
+    :class:`Unloaded` for why)."""
+    found = []
     for entry in entries:
         configured = entry["settings"].get("fail_closed")
         sub = entry["subscription"]
         declared = bool(sub.get("fail_closed")) if sub is not None else None
         effective = configured if isinstance(configured, bool) else declared
         if effective or (effective is None and sub is None):
-            names.append(entry["name"])
-    return names
+            found.append(entry)
+    return found
+
+
+def fail_closed(entries: Sequence[HandlerData]) -> list[str]:
+    """Names of :func:`guards`."""
+    return [entry["name"] for entry in guards(entries)]
+
+
+class Unloaded:
+    """What a person is told of a handler that did not load, wherever it is told: the
+    deny of the stand-in refusing for it and the index's refusals (which the watchdog,
+    the warm server's client and the shims answer), the ``handler-unavailable``
+    diagnostic, ``doctor`` and ``verify``. Built from its index entry: what happened and
+    where (the ``enable`` entry's ``path:line``; the failing line of its module is in
+    ``why``, by :func:`hookbus.diagnostics.error_line`), what hooks do meanwhile, and the
+    fix.
+
+    A handler whose declaration is unknown counts as fail-closed (:func:`fail_closed`):
+    hookbus cannot tell a misspelt name from a guard whose module is missing here (not
+    installed yet, or uninstalled by the agent, with the state folder that remembered
+    its declaration wiped), and taking the first for the second would switch a guard
+    off. Only the user can say which, so its fix names both edits: the correction, and
+    ``fail_closed = false`` for a handler that need not block.
+    """
+
+    __slots__ = ("fix", "guard", "meanwhile", "name", "where", "why")
+
+    def __init__(self, entry: HandlerData) -> None:
+        settings = entry["settings"]
+        self.name = entry["name"]
+        self.why = entry["unavailable"] or "it did not load"
+        where = settings.get("enabled_at") or settings.get("source")
+        #: The ``enable`` entry naming it, ``path:line`` (empty when not known).
+        self.where = str(where or "")
+        #: True when it counts as fail-closed: a stand-in refuses for it.
+        self.guard = bool(fail_closed([entry]))
+        presumed = self.guard and entry["subscription"] is None and not isinstance(
+            settings.get("fail_closed"), bool)  # fmt: skip
+        if presumed:
+            self.meanwhile = "it may be a guard, so hookbus denies what it may want"
+        elif self.guard:
+            self.meanwhile = "it is fail-closed, so hookbus denies what it wants"
+        else:
+            self.meanwhile = "hooks run without it"
+        named = self.why.startswith("no module named") or " has no " in self.why
+        self.fix = f"correct the {'name' if named else 'error'}"
+        if presumed:
+            there = " in that file" if self.where else ""
+            self.fix += (f", or add fail_closed = false to [handlers.\"{self.name}\"]{there} "
+                         "if it need not block")  # fmt: skip
+        elif not self.guard:
+            self.fix += ", or take it out of enable"
+        from hookbus.discover import is_project_file
+
+        path, _, line = self.where.rpartition(":")
+        if is_project_file(path if line.isdigit() else self.where):
+            # A project's file runs its code only as trusted: an edit needs trust again.
+            self.fix += ", then: hookbus trust"
+
+    @property
+    def what(self) -> str:
+        """What happened, where, and what hooks do meanwhile (all but its name)."""
+        at = f" (enabled at {self.where})" if self.where else ""
+        return f"did not load: {self.why}{at}; {self.meanwhile}"
+
+    @property
+    def detail(self) -> str:
+        """All but its name: :attr:`what`, then the fix."""
+        return f"{self.what}; fix: {self.fix}"
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.detail}"
+
+
+def refusal_reason(why: str, guards: Sequence[HandlerData | str]) -> str:
+    """The reason of a refusal owed to ``guards`` (the fail-closed handlers, or maybe so,
+    that may want the event; a name alone where only that is known), on every path
+    that refuses: when one of them did not load, that one, told by :class:`Unloaded`
+    (its stand-in denies every call until it loads, so it is what to fix, whatever else
+    happened); else ``why`` (what kept hookbus from answering) and their names."""
+    for guard in guards:
+        if not isinstance(guard, str) and guard["unavailable"] is not None:
+            return f"hookbus: {Unloaded(guard)} (all problems: hookbus doctor)"
+    names = ", ".join(g if isinstance(g, str) else g["name"] for g in guards)
+    return f"hookbus: {why}; fail-closed {names} wants it"

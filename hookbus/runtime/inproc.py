@@ -63,7 +63,7 @@ from hookbus.errors import DecodeError
 from hookbus.output import HookOutput
 from hookbus.runtime import load
 from hookbus.runtime.compile import compile_index, save
-from hookbus.runtime.index import Lookup, fail_closed, is_fresh, read
+from hookbus.runtime.index import Lookup, guards, is_fresh, read, refusal_reason
 from hookbus.runtime.isolate import Channel, Child, Work, run_child
 from hookbus.runtime.load import read_skip, write_skip
 from hookbus.runtime.peek import sniff
@@ -190,14 +190,14 @@ def _dispatch(  # noqa: PLR0917
     files = config_paths(project or _project(driver, payload, event)) if native else []
     found = _snapshot(files, started, host_timeout) if files else None
     if event is None or found is None:  # what the handlers want, or the event, is unknown
-        guards = _blind_guards(files) if found is None else _routed(found, driver, native)
+        owed = _blind_guards(files) if found is None else _routed(found, driver, native)
         if event is not None:
             why = "its handlers could not be loaded in time"
-            return Result(output=_refusal(driver, native, guards, why) if guards else no_opinion,
+            return Result(output=_refusal(driver, native, owed, why) if owed else no_opinion,
                           event=event)  # fmt: skip
         diagnostics.emit("input-invalid", problem, host=driver.name, native=native,
-                         bytes=len(data), denied_for=guards or None)  # fmt: skip
-        return Result(output=unreadable(driver, native, guards))
+                         bytes=len(data), denied_for=[g["name"] for g in owed] or None)  # fmt: skip
+        return Result(output=unreadable(driver, native, owed))
     skip = read_skip(files)  # a module whose import hung is not imported for now
     entries: list[HandlerData] = [
         {**e, "unavailable": skip[c]} if (c := e.get("config") or e["name"]) in skip else e
@@ -205,15 +205,15 @@ def _dispatch(  # noqa: PLR0917
     ]
     if not entries:
         return Result(output=no_opinion, event=event)
-    guards = fail_closed(entries)
-    fallback[0] = _refusal(driver, native, guards, "no answer in time") if guards else no_opinion
+    owed = guards(entries)
+    fallback[0] = _refusal(driver, native, owed, "no answer in time") if owed else no_opinion
     deadline = started + budget(found.settings.budget, host_timeout)
     where: dict[str, Any] = {"host": driver.name, "native": native, "session_id": event.session_id}
     if time.monotonic() >= deadline:
         diagnostics.emit("watchdog-fired", "the budget was spent before dispatch", **where)
         return Result(output=fallback[0], event=event)
     work = _worker(driver, event, entries, found.settings, deadline, fallback[0])
-    answered = "the refusal (fail-closed)" if guards else "no opinion (fail-open)"
+    answered = "the refusal (fail-closed)" if owed else "no opinion (fail-open)"
     answer = _run(work, deadline, files, f"the worker; answered {answered}", where)
     if answer is None or answer.output is None:
         return Result(output=fallback[0], event=event)
@@ -222,8 +222,10 @@ def _dispatch(  # noqa: PLR0917
     return Result(output=HookOutput.from_frame(answer.output), event=event, dispatch=done)
 
 
-def _refusal(driver: Driver, native: str | None, guards: list[str], why: str) -> HookOutput:
-    return driver.refusal(native, f"hookbus: {why}; fail-closed {', '.join(guards)} wants it")
+def _refusal(
+    driver: Driver, native: str | None, owed_to: list[HandlerData], why: str
+) -> HookOutput:
+    return driver.refusal(native, refusal_reason(why, owed_to))
 
 
 def _project(driver: Driver, payload: Payload, event: Event | None) -> str | None:
@@ -236,21 +238,21 @@ def _project(driver: Driver, payload: Payload, event: Event | None) -> str | Non
     return driver.facts.project_dir(os.environ, mapping) or (event.cwd if event else None)
 
 
-def _routed(found: Snapshot, driver: Driver, native: str | None) -> list[str]:
+def _routed(found: Snapshot, driver: Driver, native: str | None) -> list[HandlerData]:
     """The fail-closed handlers the index routes ``native`` to (any tool), or unknown."""
     lookup = Lookup(found.files, "fresh", found.data)
     routed = lookup.wanted(driver.name, native, None) if native else []
-    return fail_closed([found.data["handlers"][i] for i in routed] + lookup.unknown_handlers())
+    return guards([found.data["handlers"][i] for i in routed] + lookup.unknown_handlers())
 
 
-def _blind_guards(files: list[str]) -> list[str]:
+def _blind_guards(files: list[str]) -> list[HandlerData]:
     """With no index: the fail-closed handlers configured now, by their last known
     declaration, or unknown (and so counted as fail-closed)."""
     if not files:
         return []
     cached = _snapshots.get(tuple(files))
     last = cached.data if cached is not None else read(files).data
-    return fail_closed(load.configured(files, last)[0])
+    return guards(load.configured(files, last)[0])
 
 
 def _snapshot(files: list[str], started: float, host_timeout: float | None) -> Snapshot | None:

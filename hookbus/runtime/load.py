@@ -25,7 +25,7 @@ from hookbus.bus.events import Event
 from hookbus.bus.marks import Group, Subscription, subscribed
 from hookbus.config import HandlerRef, Settings
 from hookbus.errors import HandlerError
-from hookbus.runtime.index import INDEX_DIR, index_name, stat
+from hookbus.runtime.index import INDEX_DIR, Unloaded, index_name, stat
 from hookbus.trust import file_problem
 
 TYPE_CHECKING = False
@@ -199,9 +199,9 @@ def stand_in(entry: HandlerData) -> Handler:
     from hookbus.bus.events import KINDS
     from hookbus.bus.marks import MARK
     from hookbus.bus.replies import Reply
+    from hookbus.runtime.index import refusal_reason
 
-    why = why_unavailable(entry)
-    reason = f"hookbus: fail-closed handler {entry['name']} could not be loaded ({why})"
+    reason = refusal_reason("it did not load", [entry])
 
     def refuse(event: object) -> Reply:
         return Reply.deny(reason)
@@ -298,8 +298,9 @@ def load_wanted(
     """Import the handlers ``entries`` name (each announced first, so that a hang is
     blamed on the right module; a group's wanted members together), plus stand-ins for
     the fail-closed ones that cannot be loaded now. ``announce("")`` says the imports
-    are over. Why each handler that is not loaded is not goes into ``unavailable`` (by
-    handler name), when given: ``hookbus try`` shows it."""
+    are over. What each handler that is not loaded is told (:class:`Unloaded`'s detail:
+    why, where, the fix) goes into ``unavailable`` by handler name, when given:
+    ``hookbus try`` shows it."""
     handlers = []
     missing: list[HandlerData] = []
     wanted: dict[str, list[HandlerData]] = {}
@@ -316,17 +317,13 @@ def load_wanted(
             handlers += build_handlers(ref, settings, emit,
                                        members if len(members) == len(group) else None)  # fmt: skip
         except Unavailable as exc:
-            missing += [{**e, "unavailable": str(exc)} for e in group]
-            emit("handler-unavailable", str(exc), handler=config)
+            failed: list[HandlerData] = [{**e, "unavailable": str(exc)} for e in group]
+            missing += failed
+            emit("handler-unavailable", Unloaded(failed[0]).detail, handler=config)
     announce("")
     if unavailable is not None:
-        unavailable.update({e["name"]: why_unavailable(e) for e in missing})
+        unavailable.update({e["name"]: Unloaded(e).detail for e in missing})
     return handlers + stand_ins(missing, set())
-
-
-def why_unavailable(entry: HandlerData) -> str:
-    """Why the handler of index entry ``entry``, which is not loaded, is not."""
-    return entry["unavailable"] or "its module was never loaded, so its declaration is unknown"
 
 
 # -- hung imports, remembered ----------------------------------------------------------

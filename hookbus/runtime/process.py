@@ -11,7 +11,7 @@ when it is fail-closed).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import msgspec
 
@@ -20,7 +20,12 @@ from hookbus.bus.dispatch import Bus, Dispatch
 from hookbus.bus.events import Event
 from hookbus.errors import DecodeError
 from hookbus.output import HookOutput
+from hookbus.runtime.index import refusal_reason
 from hookbus.types import Driver
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hookbus.runtime.index import HandlerData
 
 Emit = Callable[..., None]
 
@@ -96,13 +101,14 @@ def process_event(
     return Result(output=encoded.output, event=event, dispatch=dispatch)
 
 
-def unreadable(driver: Driver, native: str | None, guards: list[str]) -> HookOutput:
+def unreadable(
+    driver: Driver, native: str | None, guards: Sequence[HandlerData | str]
+) -> HookOutput:
     """The answer to input hookbus could not read: the refusal ``guards`` (fail-closed
     handlers that may want the event) owe it, else the host's no-opinion."""
     if not guards:
         return driver.no_opinion(native)
-    reason = f"hookbus could not read this event, and fail-closed {', '.join(guards)} wants it"
-    return driver.refusal(native, reason)
+    return driver.refusal(native, refusal_reason("could not read this event", guards))
 
 
 def process(

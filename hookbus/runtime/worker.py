@@ -22,7 +22,7 @@ nobody traces pays one dictionary lookup in a process that is already decoding.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -36,7 +36,7 @@ from hookbus.errors import DecodeError
 from hookbus.output import HookOutput
 from hookbus.runtime import load
 from hookbus.runtime.call import DIAGNOSTICS, FALLBACK, IMPORTING, WANTED, Call, pack
-from hookbus.runtime.index import Lookup, fail_closed
+from hookbus.runtime.index import Lookup, Unloaded, guards, refusal_reason
 from hookbus.runtime.isolate import Channel
 from hookbus.runtime.process import Result, decode, process_event, unreadable
 from hookbus.types import Driver, Dropped
@@ -62,8 +62,9 @@ class Trace(msgspec.Struct, frozen=True, kw_only=True):
     wanted: list[str] = []
     loaded: list[str] = []
     stand_ins: list[str] = []
-    #: Why each of the wanted handlers that is not loaded is not (by handler name): a
-    #: stand-in's, or a fail-open one's left out of the dispatch.
+    #: What each wanted handler that is not loaded is told, by handler name (why, where,
+    #: the fix: :attr:`hookbus.runtime.index.Unloaded.detail`): a stand-in's, or a
+    #: fail-open one's left out of the dispatch.
     unavailable: dict[str, str] = {}
     outcomes: tuple[Outcome, ...] = ()
     #: The merged reply; None when nothing was dispatched.
@@ -90,7 +91,7 @@ class Candidates:
         self.entries = entries
         self.settings = settings
         #: Fail-closed among them (unknown declarations counted as fail-closed).
-        self.guards = fail_closed(entries)
+        self.guards = guards(entries)
 
 
 def candidates(call: Call) -> Candidates:
@@ -110,11 +111,20 @@ def candidates(call: Call) -> Candidates:
 
 
 def _fallback(
-    driver: Driver, native: str, guards: list[str], why: str = "no answer in time"
+    driver: Driver,
+    native: str,
+    owed_to: Sequence[HandlerData | str],
+    why: str = "no answer in time",
 ) -> HookOutput:
-    if not guards:
+    if not owed_to:
         return driver.no_opinion(native)
-    return driver.refusal(native, f"hookbus: {why}; fail-closed {', '.join(guards)} wants it")
+    return driver.refusal(native, refusal_reason(why, owed_to))
+
+
+def _unloaded(entries: list[HandlerData], loaded: list[Handler]) -> dict[str, str]:
+    """What each of ``entries`` not among ``loaded`` is told, by name (:class:`Unloaded`)."""
+    names = {h.name for h in loaded}
+    return {e["name"]: Unloaded(e).detail for e in entries if e["name"] not in names}
 
 
 def work(call: Call, channel: Channel, deadline: float) -> Callable[[], None] | None:
@@ -214,8 +224,9 @@ class _Job:
             if not call.lookup.fresh:
                 found = self.compile()
             if call.payload is not None:
+                denied = [g["name"] for g in found.guards]
                 diagnostics.emit("input-invalid", str(problem), path=problem.path,
-                                 bytes=len(call.data), denied_for=found.guards or None,
+                                 bytes=len(call.data), denied_for=denied or None,
                                  **where)  # fmt: skip
             return unreadable(driver, native, found.guards)
         if call.lookup.fresh:
@@ -240,9 +251,7 @@ class _Job:
             entries = self.compiled.data["handlers"]
             handlers = list(self.compiled.handlers)
             handlers += load.stand_ins(entries, {h.name for h in handlers})
-            built = {h.name for h in self.compiled.handlers}
-            self.unavailable = {e["name"]: load.why_unavailable(e) for e in found.entries
-                                if e["name"] not in built}  # fmt: skip
+            self.unavailable = _unloaded(found.entries, self.compiled.handlers)
         settings = found.settings
         self.handlers = handlers
         bus = Bus(handlers, settings=settings, budget=settings.budget)

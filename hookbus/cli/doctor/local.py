@@ -179,7 +179,7 @@ def compiled(
 
 
 def handlers(index: IndexData | None, found: Findings) -> list[HandlerFact]:
-    from hookbus.runtime.index import fail_closed
+    from hookbus.runtime.index import Unloaded, fail_closed
 
     facts: list[HandlerFact] = []
     for handler in index["handlers"] if index else []:
@@ -195,15 +195,8 @@ def handlers(index: IndexData | None, found: Findings) -> list[HandlerFact]:
         if why.endswith("so it is kept as it was"):  # hookbus.runtime.compile's words
             found.note("handlers", name, f"{why}: hooks use its last good declaration")
             continue  # the unreadable file is the problem, reported as such
-        module = handler["target"].partition(":")[0]
-        if not facts[-1]["fail_closed"]:
-            then = "hooks run without it"
-        elif sub is not None:
-            then = "fail-closed: hooks deny every event it wants until it loads"
-        else:  # hookbus.runtime.load.stand_in
-            then = "unknown declaration, so it counts as fail-closed: hooks deny all they can"
-        found.problem("handlers", name, f"does not load: {why} ({then})",
-                      f"make {module} load, or take {name} out of enable")  # fmt: skip
+        told = Unloaded(handler)
+        found.problem("handlers", name, told.what, told.fix)
     return facts
 
 

@@ -128,7 +128,7 @@ def _handlers(report: Report, paint: Any) -> list[str]:
         summary = _summary(outcome.get("reply"))
         if name in report.stand_ins:
             status, colour = "stand-in", "yellow"
-            summary = (f"stand-in for {name}, which did not load: {_why(report, name)} "
+            summary = (f"stand-in for {name}, which {_told(report, name)} "
                        f"({_deny(outcome.get('reply'))})")  # fmt: skip
         elif status != "ok":
             why = failure(outcome.get("error") or "") or "no answer in time"
@@ -137,13 +137,15 @@ def _handlers(report: Report, paint: Any) -> list[str]:
         rows.append([printable(name), paint(status, colour),
                      f"{outcome['seconds'] * 1000:.1f} ms", printable(summary)])  # fmt: skip
     for name in missing:
-        summary = f"did not load: {_why(report, name)} (fail-open: left out, no reply)"
+        summary = f"{_told(report, name)} (fail-open: left out, no reply)"
         rows.append([printable(name), paint("not loaded", "yellow"), "-", printable(summary)])
     return table(rows)
 
 
-def _why(report: Report, name: str) -> str:
-    return report.unavailable.get(name) or "unknown (the hook did not say)"
+def _told(report: Report, name: str) -> str:
+    """What the hook told of a handler that did not load: ``did not load: why (enabled
+    at path:line); what hooks do meanwhile; fix: ...``."""
+    return report.unavailable.get(name) or "did not load (the hook did not say why)"
 
 
 def _deny(reply: dict[str, Any] | None) -> str:
