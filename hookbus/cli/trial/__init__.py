@@ -15,13 +15,15 @@
    (``CLAUDE_PROJECT_DIR``) when it is not set, and ``HOOKBUS_TRACE`` naming a file in a
    fresh private folder: the worker writes there what it did, and from which process
    (:class:`hookbus.runtime.worker.Trace`), on either path.
-4. The report: the payload, the decoded event, each handler's outcome and time, the
-   merged reply, the exact bytes and exit code the host gets, and who answered: the
-   handlers' ``dispatch``, the ``worker`` without one (nobody wants the event exactly, or
-   the payload is unreadable), the ``cold-path`` (no handler wants it: answered at once,
-   no worker), or the ``watchdog`` (the worker gave no reply in time, or crashed); and
-   on which path: the warm server, the cold path the client ran (no server answered), or
-   ``hookbus run``'s.
+4. The report: the payload (and, for ``--event`` naming a portable kind, the host's
+   event it sent), the decoded event, each handler's outcome and time (a failure by
+   where it happened, :func:`hookbus.cli.render.failure`; a handler that did not load,
+   stood in for or left out, with why), the merged reply, the exact bytes and exit code
+   the host gets, and who answered: the handlers' ``dispatch``, the ``worker`` without
+   one (nobody wants the event exactly, or the payload is unreadable), the ``cold-path``
+   (no handler wants it: answered at once, no worker), or the ``watchdog`` (the worker
+   gave no reply in time, or crashed); and on which path: the warm server, the cold path
+   the client ran (no server answered), or ``hookbus run``'s.
 
 ``try`` exits 0 when the hook ran, whatever it answered, and 1 on a usage problem.
 """
@@ -91,7 +93,8 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     wanted: list[str]
     loaded: list[str]
     stand_ins: list[str]
-    #: Why each wanted handler that is not loaded is not (a stand-in's, a left-out one's).
+    #: What the hook told of each wanted handler that is not loaded, by name (why, where,
+    #: the fix: :class:`hookbus.runtime.index.Unloaded`): a stand-in's, a left-out one's.
     unavailable: dict[str, str] = {}
     outcomes: list[dict[str, Any]]
     reply: dict[str, Any] | None
