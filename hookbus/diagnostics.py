@@ -34,7 +34,8 @@ LOG_NAME = "diagnostics.jsonl"
 LOG_MAX_BYTES = 1 << 20
 #: How many rotated generations are kept besides the log itself.
 LOG_KEEP = 3
-#: A field longer than this is cut: a diagnostic must not carry a payload whole.
+#: A field longer than this is cut in its middle: a diagnostic must not carry a payload
+#: whole.
 FIELD_LIMIT = 2000
 
 _pending: list[bytes] | None = None
@@ -54,7 +55,9 @@ def _bounded(value: object) -> object:
     else:
         text = repr(value)
     if isinstance(text, str) and len(text) > FIELD_LIMIT:
-        return f"{text[:FIELD_LIMIT]}... ({len(text)} characters)"
+        # Both ends kept: a traceback ends in its exception, and its handler's frames.
+        half = FIELD_LIMIT // 2
+        return f"{text[:half]}... ({len(text) - 2 * half} characters left out) ...{text[-half:]}"
     return text
 
 

@@ -356,3 +356,67 @@ def test_follow_waits_for_the_log_and_starts_over_when_it_is_truncated(
         code = follower.interrupt()
     assert follower.codes() == ["first", "second"]
     assert code == 0
+
+
+#: A handler whose failure is a chain of five exceptions, the first raised 12 calls
+#: down: a traceback longer than a diagnostic's field (2,000 characters).
+LAYERED = """
+import hookbus
+
+def down(n):
+    if n == 0:
+        raise ValueError("deep bug")
+    return down(n - 1)
+
+def layers(n):
+    try:
+        return down(12) if n == 0 else layers(n - 1)
+    except Exception as exc:
+        raise RuntimeError(f"layer {n}") from exc  # line 13
+
+@hookbus.handler("before-tool", tools="shell")
+def layered(event):
+    layers(4)
+"""
+
+
+def failing_hook(root: Path, state: Path) -> Path:
+    """Run the real hook in a project whose handler fails (LAYERED); its module."""
+    from support import pre_tool
+
+    project = root / "project"
+    project.mkdir()
+    (project / "layered.py").write_text(LAYERED)
+    (project / ".hookbus.toml").write_text('enable = ["layered:layered"]\n')
+    subprocess.run(
+        [sys.executable, "-m", "hookbus", "run", "--host", "claude", "--event", "PreToolUse"],
+        input=pre_tool("ls", project), capture_output=True, cwd=project, timeout=60,
+        check=True,
+    )  # fmt: skip
+    wait_for(lambda: logged(state, "handler-error"), "the hook's handler-error")
+    return project / "layered.py"
+
+
+def test_a_handlers_traceback_shows_where_it_failed(
+    isolated_environment: Path, tmp_path: Path
+) -> None:
+    """A handler's traceback reads, on its one line, as the file, line and function of
+    the handler where it failed and the exception it raised, however long it is."""
+    module = failing_hook(tmp_path, isolated_environment)
+    [line] = shown("--code", "handler-error")
+    assert line.endswith(f'error="{module}:13 in layers: RuntimeError: layer 4"'), line
+
+
+def test_traceback_prints_the_whole_traceback_under_its_line(
+    isolated_environment: Path, tmp_path: Path
+) -> None:
+    """``-v`` (``--traceback``) prints each traceback whole, indented under the line it
+    belongs to; the line itself is unchanged."""
+    failing_hook(tmp_path, isolated_environment)
+    brief = shown("--code", "handler-error")
+    for flag in ("-v", "--traceback"):
+        first, *rest = shown("--code", "handler-error", flag)
+        assert [first] == brief
+        assert rest[:2] == ["    error:", "      Traceback (most recent call last):"]
+        assert all(line.startswith("      ") for line in rest[1:])
+        assert rest[-1] == "      RuntimeError: layer 4"

@@ -259,3 +259,148 @@ def test_text_from_the_payload_cannot_rewrite_the_screen(project: Path) -> None:
     assert "\x1b" not in out
     assert "\u202e" not in out
     assert "tool.command: echo \\x1b[2J\\u202e git push -f" in out
+
+
+#: Handlers that fail in ways a person must find: ``deep`` raises 12 calls down (deeper
+#: than a traceback's bound), ``parse`` inside the standard library.
+FAILING = """
+import json
+import hookbus
+
+def down(n):
+    if n == 0:
+        raise ValueError("deep bug")  # line 7
+    return down(n - 1)
+
+@hookbus.handler("before-tool", tools="shell")
+def deep(event):
+    down(12)
+
+@hookbus.handler("before-tool", tools="shell")
+def parse(event):
+    json.loads("{not json")  # line 16
+
+@hookbus.handler("before-tool", tools="shell")
+def fine(event):
+    return None
+"""
+
+
+def test_a_failing_handler_is_shown_at_the_line_that_failed(project: Path) -> None:
+    """A handler's failure names the file, line and function where it failed, and the
+    exception: the line that raised however deep, or the handler's own line when the
+    exception came from the standard library."""
+    (project / "mypkg" / "failing.py").write_text(FAILING)
+    configure(project, 'enable = ["mypkg.failing:deep", "mypkg.failing:parse"]')
+    proc = trial(project, "--event", "PreToolUse")
+    assert proc.returncode == 0, proc.stderr.decode()
+    out = proc.stdout.decode()
+    where = project / "mypkg" / "failing.py"
+    assert f"{where}:7 in down: ValueError: deep bug (fail-open: no reply)" in out
+    assert f"{where}:16 in parse: json.decoder.JSONDecodeError: Expecting" in out
+    deep = next(o for o in reported(project, "--event", "PreToolUse")["outcomes"]
+                if o["handler"] == "mypkg.failing:deep")  # fmt: skip
+    assert 'failing.py", line 12, in deep' in deep["error"]  # the handler's own frame
+    assert "frames left out" in deep["error"]
+
+
+def test_a_handler_that_did_not_load_is_shown_with_the_reason(project: Path) -> None:
+    """A fail-open handler that loaded once and is broken now is left out of the
+    dispatch: ``try`` shows it as not loaded, with why (the file it could not import)."""
+    failing = project / "mypkg" / "failing.py"
+    failing.write_text(FAILING)
+    configure(project, 'enable = ["mypkg.failing:fine"]')
+    assert reported(project, "--event", "PreToolUse")["loaded"] == ["mypkg.failing:fine"]
+    failing.write_text(FAILING.replace("def fine(event):", "def fine(event)"))
+    report = reported(project, "--event", "PreToolUse")
+    assert report["loaded"] == report["stand_ins"] == []
+    # Where the SyntaxError is, where it is enabled, and the fix.
+    told = (f"did not load: {failing}:19:16: expected ':' (enabled at {project}/.hookbus.toml"
+            ":1); hooks run without it; fix: correct the error, or take it out of enable, "
+            "then: hookbus trust")  # fmt: skip
+    assert report["unavailable"] == {"mypkg.failing:fine": told}
+    out = trial(project, "--event", "PreToolUse").stdout.decode()
+    [row] = [line for line in out.splitlines() if line.startswith("  mypkg.failing:fine")]
+    assert row.split()[1:3] == ["not", "loaded"]
+    assert row.endswith(f"  {told} (fail-open: left out, no reply)")
+
+
+def test_a_stand_in_says_whom_it_stands_in_for_and_why(project: Path) -> None:
+    """A fail-closed handler that cannot load is stood in for by a refusal: its row says
+    it is a stand-in, for which handler, why that did not load, and that it denied."""
+    configure(
+        project,
+        """
+        enable = ["mypkg.hooks:no_forc_push"]
+        [handlers."mypkg.hooks:no_forc_push"]
+        fail_closed = true
+        timeout = 2
+        """,
+    )
+    out = trial(project, "--event", "PreToolUse").stdout.decode()
+    [row] = [line for line in out.splitlines() if line.startswith("  mypkg.hooks:no_forc_push")]
+    assert row.split()[1] == "stand-in"
+    assert row.endswith(
+        "stand-in for mypkg.hooks:no_forc_push, which did not load: mypkg.hooks has no "
+        "'no_forc_push'; its handlers: explode, no_force_push, stuck_in_c (enabled at "
+        f"{project}/.hookbus.toml:2); it is fail-closed, so hookbus denies what it wants; "
+        "fix: correct the name, then: hookbus trust (fail-closed: denied)"
+    )
+    assert "ok (stand-in)" not in out
+
+
+def test_a_portable_kind_is_read_as_the_hosts_event_and_said_so(project: Path) -> None:
+    """``--event before-tool`` sends the host's native event of that kind and says which
+    it is; a kind the host has no event of is a usage error naming the kinds it has."""
+    configure(project, 'enable = ["mypkg.hooks:no_force_push"]')
+    report = reported(project, "--event", "before-tool", "--input", FORCE_PUSH)
+    assert report["native"] == "PreToolUse"
+    assert report["event_note"].startswith("before-tool is PreToolUse on claude")
+    assert json.loads(report["stdout"])["hookSpecificOutput"]["permissionDecision"] == "deny"
+    out = trial(project, "--event", "stop").stdout.decode()
+    assert out.splitlines()[0].endswith("; stop is Stop on claude")
+    edit = reported(project, "--event", "after-edit", "--tool", "Edit")
+    assert (
+        edit["event_note"]
+        == "after-edit is PostToolUse on claude, of an edit tool (--tool names it)"
+    )
+    env = {**os.environ, "NO_COLOR": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "hookbus", "try", "--host", "windsurf", "--event", "session-end"],
+        capture_output=True, text=True, cwd=project, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert "no windsurf event is of portable kind session-end" in proc.stderr
+    assert "or a portable kind: after-edit, after-tool, before-tool," in proc.stderr
+
+
+def test_try_runs_the_command_install_wrote_and_says_which_path_answered(
+    project: Path,
+) -> None:
+    """After ``install`` (the warm client, by default) ``try`` runs the client the
+    settings name and says the warm server answered once it is up; after ``install
+    --no-server`` it runs ``hookbus run``, and says the cold path answered."""
+    import shlex
+
+    from support import hookbus_cli, wait_for
+
+    configure(project, 'enable = ["mypkg.hooks:no_force_push"]')
+    settings = project / ".claude" / "settings.json"
+    for form, path, said in [((), "warm-server", "in the warm server"),
+                             (("--no-server",), "cold", "on the cold path (hookbus run)")]:  # fmt: skip
+        done = hookbus_cli(project, "install", "--host", "claude", *form)
+        assert done.returncode == 0, done.stderr
+        [group] = json.loads(settings.read_text())["hooks"]["PreToolUse"]
+        installed = group["hooks"][0]["command"]
+        first = reported(project, "--event", "PreToolUse")
+        assert shlex.join(first["command"]) in installed
+        if path == "warm-server":  # the client's first call started the server
+            assert first["path"] in ("client-cold", "warm-server")
+            wait_for(lambda: hookbus_cli(project, "serve", "--status").returncode == 0,
+                     "the server the first call started")  # fmt: skip
+        report = reported(project, "--event", "PreToolUse", "--input", FORCE_PUSH)
+        assert shlex.join(report["command"]) in installed
+        assert report["path"] == path
+        assert json.loads(report["stdout"])["hookSpecificOutput"]["permissionDecision"] == "deny"
+        out = trial(project, "--event", "PreToolUse").stdout.decode()
+        assert f"answered by the handlers' dispatch {said}, in " in out

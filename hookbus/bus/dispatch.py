@@ -472,10 +472,46 @@ def _outcome(
     return Outcome(handler=handler.name, status="ok", seconds=seconds, reply=reply)
 
 
+#: A handler's traceback keeps this many of its outermost frames (hookbus's call of it,
+#: the handler's own function) and of its innermost (where the exception was raised);
+#: the frames between are left out, and said to be.
+_OUTER, _INNER = 2, 6
+
+
 def _traceback() -> str:
+    """The exception being handled, as Python prints it, its frames bounded at both ends
+    (a bare ``limit`` keeps one end only: a deep call lost the line that raised, or the
+    handler's own), for each exception of its chain."""
+    import sys
     import traceback
 
-    return traceback.format_exc(limit=8)
+    class Bounded(traceback.StackSummary):
+        left_out = 0
+
+        def format(self) -> list[str]:
+            lines = super().format()
+            if self.left_out:
+                lines.insert(_OUTER, f"  ... {self.left_out} frames left out ...\n")
+            return lines
+
+    exc = sys.exc_info()[1]
+    if exc is None:
+        return ""
+    found = traceback.TracebackException.from_exception(exc)
+    chain: list[traceback.TracebackException | None] = [found]
+    seen: set[int] = set()
+    while chain:
+        each = chain.pop()
+        if each is None or id(each) in seen:
+            continue
+        seen.add(id(each))
+        stack = list(each.stack)
+        if len(stack) > _OUTER + _INNER:
+            bounded = Bounded(stack[:_OUTER] + stack[-_INNER:])
+            bounded.left_out = len(stack) - _OUTER - _INNER
+            each.stack = bounded
+        chain += [each.__cause__, each.__context__]
+    return "".join(found.format())
 
 
 class _ThreadRun:

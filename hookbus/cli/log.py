@@ -1,8 +1,11 @@
 """``hookbus log``: the diagnostics as readable lines.
 
 One line per diagnostic, aligned: the local time, level, code, host, host event
-(``native``), handler and message, then the fields left over as ``key=value`` (a
-multi-line value such as a traceback by its last line; ``--json`` keeps it whole).
+(``native``), handler and message, then the fields left over as ``key=value``. A
+traceback is shown by where the handler failed and the exception
+(:func:`~hookbus.cli.render.failure`: ``guards.py:8 in helper: RuntimeError: ...``),
+another multi-line value by its last line; ``--traceback`` prints such values whole
+under their line, and ``--json`` keeps the lines as written.
 Handlers' own ``ctx.log`` lines are structlog's shape, with their message as ``event``
 and neither ``message`` nor ``pid``: they show the code ``log`` and that message. A line
 that is not a JSON object (torn, or written by something else) is shown as
@@ -77,6 +80,9 @@ def add_arguments(commands: Any) -> None:
                      f"handlers' own lines are '{HANDLER_LOG}')")  # fmt: skip
     sub.add_argument("-n", "--lines", type=_count, metavar="N",
                      help="only the last N lines (default: all; 10 with --follow)")  # fmt: skip
+    sub.add_argument("-v", "--traceback", action="store_true",
+                     help="print each traceback (and other multi-line value) whole, under "
+                     "its line")  # fmt: skip
     sub.set_defaults(main=main)
 
 
@@ -222,18 +228,34 @@ def row(entry: Entry, paint: Style) -> list[str]:
 
 def _value(value: object, *, bare: bool = False) -> str:
     """A field's value for the line: a word as it is, other text quoted, a multi-line
-    text (a traceback) by its last line, the rest as JSON; a ``bare`` text (the message)
-    whole and unquoted."""
+    text by one line (a traceback by where it failed and its exception, any other by its
+    last line), the rest as JSON; a ``bare`` text (the message) whole and unquoted."""
     import json
 
     if isinstance(value, str):
         if bare:
             return value
         if "\n" in value.strip():
-            value = "…" + value.strip().splitlines()[-1].strip()
+            from hookbus.cli.render import failure
+
+            shown = failure(value)
+            value = shown if value.lstrip().startswith("Traceback") else f"…{shown}"
         if value and not any(c.isspace() or c in "\"'=" for c in value):
             return value
     return json.dumps(value, ensure_ascii=False)
+
+
+def whole(entry: Entry, paint: Style) -> list[str]:
+    """``entry``'s multi-line fields (tracebacks) in full, indented under its line, each
+    line made :func:`~hookbus.cli.render.printable`."""
+    from hookbus.cli.render import printable
+
+    lines = []
+    for key, value in (entry.record or {}).items():
+        if isinstance(value, str) and "\n" in value.strip():
+            lines.append(paint(f"    {printable(key)}:", "dim") + "\n")
+            lines += [f"      {printable(line)}\n" for line in value.strip().splitlines()]
+    return lines
 
 
 class Printer:
@@ -243,6 +265,7 @@ class Printer:
         from hookbus.cli.render import Style
 
         self.json: bool = opts.json
+        self.whole: bool = opts.traceback
         self.paint = Style(sys.stdout)
         self.widths = widths
 
@@ -259,12 +282,15 @@ class Printer:
         else:
             from itertools import zip_longest
 
+            entries = list(entries)
             rows = [row(entry, self.paint) for entry in entries]
             # Measured on the whole batch first, so its first lines align with its last.
             measured = zip_longest(self.widths, render.widths(rows), fillvalue=0)
             self.widths[:] = [max(pair) for pair in measured]
-            for cells in rows:
+            for entry, cells in zip(entries, rows, strict=True):
                 sys.stdout.write(render.aligned(cells, self.widths) + "\n")
+                if self.whole:
+                    sys.stdout.writelines(whole(entry, self.paint))
         sys.stdout.flush()
 
 

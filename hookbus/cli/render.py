@@ -8,6 +8,7 @@ Colour follows the common conventions: ``NO_COLOR`` (any value) turns it off,
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -123,3 +124,65 @@ def section(title: str | None, rows: Sequence[Sequence[str]], *, indent: str = "
     """A block of output: ``title`` (when given), ``rows`` as an indented :func:`table`,
     then a blank line."""
     return [*([title] if title else []), *(indent + line for line in table(rows)), ""]
+
+
+def failure(error: str) -> str:
+    """A handler's failure on one line: where it failed and the exception, as
+    ``/path/guards.py:8 in helper: RuntimeError: handler bug``. ``error`` is a traceback
+    as Python prints it (the outcome's ``error``, a diagnostic's ``error`` field); text
+    that is not one is shown by its last line (a message such as ``returned int, not
+    Reply or None``).
+
+    Where: the innermost line of the user's own code, which is the line a person edits:
+    neither hookbus's (its own handlers are user code here) nor the standard library's
+    nor an installed package's. A handler that called ``json.loads`` on bad input, or
+    ``Reply.deny`` wrongly, is shown at its call. Without such a line (a handler of an
+    installed package), the first frame below hookbus's call of the handler, the handler
+    function's own; without that (hookbus failed itself), the innermost frame. Of a
+    chained exception, the last traceback is the one shown: it ends in the exception
+    raised last."""
+    lines = error.strip().splitlines()
+    if not lines:
+        return ""
+    exception = lines[-1].strip()
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent")]
+    if not starts:
+        return exception
+    frames = [m.groups() for line in lines[starts[-1] :] if (m := _FRAME.match(line))]
+    where = _handler_frame(frames)
+    if where is None:
+        return exception
+    path, number, function = where
+    return f"{path}:{number} in {function}: {exception}"
+
+
+#: A frame's line in a traceback: its file, line number and function.
+_FRAME = re.compile(r'\s+File "(.*)", line (\d+), in (.*)$')
+
+
+def _handler_frame(frames: list[tuple[str, ...]]) -> tuple[str, ...] | None:
+    """The frame :func:`failure` names (see there); None for no frames."""
+    import sysconfig
+
+    import hookbus
+
+    own = os.path.join(os.path.dirname(os.path.abspath(hookbus.__file__)), "")
+    handlers = os.path.join(own, "handlers", "")
+    paths = sysconfig.get_paths()
+    libraries = tuple({os.path.join(paths[k], "") for k in ("stdlib", "platstdlib", "purelib",
+                                                           "platlib")})  # fmt: skip
+
+    def hookbus_calling(path: str) -> bool:
+        return path.startswith(own) and not path.startswith(handlers)
+
+    def users(path: str) -> bool:
+        if path.startswith(handlers):
+            return True
+        return not (path.startswith(("<", own)) or path.startswith(libraries))
+
+    mine = [f for f in frames if users(f[0])]
+    if mine:
+        return mine[-1]
+    calls = [i for i, f in enumerate(frames) if hookbus_calling(f[0])]
+    below = frames[calls[-1] + 1 :] if calls else frames
+    return below[0] if below else (frames[-1] if frames else None)

@@ -293,11 +293,14 @@ def load_wanted(
     settings: Settings,
     emit: Emit,
     announce: Callable[[str], None],
+    unavailable: dict[str, str] | None = None,
 ) -> list[Handler]:
     """Import the handlers ``entries`` name (each announced first, so that a hang is
     blamed on the right module; a group's wanted members together), plus stand-ins for
     the fail-closed ones that cannot be loaded now. ``announce("")`` says the imports
-    are over."""
+    are over. What each handler that is not loaded is told (:class:`Unloaded`'s detail:
+    why, where, the fix) goes into ``unavailable`` by handler name, when given:
+    ``hookbus try`` shows it."""
     handlers = []
     missing: list[HandlerData] = []
     wanted: dict[str, list[HandlerData]] = {}
@@ -318,6 +321,8 @@ def load_wanted(
             missing += failed
             emit("handler-unavailable", Unloaded(failed[0]).detail, handler=config)
     announce("")
+    if unavailable is not None:
+        unavailable.update({e["name"]: Unloaded(e).detail for e in missing})
     return handlers + stand_ins(missing, set())
 
 

@@ -36,7 +36,7 @@ from hookbus.errors import DecodeError
 from hookbus.output import HookOutput
 from hookbus.runtime import load
 from hookbus.runtime.call import DIAGNOSTICS, FALLBACK, IMPORTING, WANTED, Call, pack
-from hookbus.runtime.index import Lookup, guards, refusal_reason
+from hookbus.runtime.index import Lookup, Unloaded, guards, refusal_reason
 from hookbus.runtime.isolate import Channel
 from hookbus.runtime.process import Result, decode, process_event, unreadable
 from hookbus.types import Driver, Dropped
@@ -62,6 +62,10 @@ class Trace(msgspec.Struct, frozen=True, kw_only=True):
     wanted: list[str] = []
     loaded: list[str] = []
     stand_ins: list[str] = []
+    #: What each wanted handler that is not loaded is told, by handler name (why, where,
+    #: the fix: :attr:`hookbus.runtime.index.Unloaded.detail`): a stand-in's, or a
+    #: fail-open one's left out of the dispatch.
+    unavailable: dict[str, str] = {}
     outcomes: tuple[Outcome, ...] = ()
     #: The merged reply; None when nothing was dispatched.
     reply: Reply | None = None
@@ -117,6 +121,12 @@ def _fallback(
     return driver.refusal(native, refusal_reason(why, owed_to))
 
 
+def _unloaded(entries: list[HandlerData], loaded: list[Handler]) -> dict[str, str]:
+    """What each of ``entries`` not among ``loaded`` is told, by name (:class:`Unloaded`)."""
+    names = {h.name for h in loaded}
+    return {e["name"]: Unloaded(e).detail for e in entries if e["name"] not in names}
+
+
 def work(call: Call, channel: Channel, deadline: float) -> Callable[[], None] | None:
     """Run in the worker: answer the call on ``channel``; what to do after the reply."""
     diagnostics.take()  # the parent's lines, inherited by the fork: the parent's to write
@@ -154,6 +164,7 @@ class _Job:
         self.event: Event | None = None
         self.wanted: list[str] = []
         self.handlers: list[Handler] = []
+        self.unavailable: dict[str, str] = {}
         self.result: Result | None = None
 
     def after(self) -> None:
@@ -232,7 +243,7 @@ class _Job:
                 return driver.no_opinion(native)
             self.refine(found)
             handlers = load.load_wanted(found.entries, found.settings, diagnostics.emit,
-                                        self.announce)  # fmt: skip
+                                        self.announce, self.unavailable)  # fmt: skip
         else:
             found = self.compile()
             self.refine(found)
@@ -240,6 +251,7 @@ class _Job:
             entries = self.compiled.data["handlers"]
             handlers = list(self.compiled.handlers)
             handlers += load.stand_ins(entries, {h.name for h in handlers})
+            self.unavailable = _unloaded(found.entries, self.compiled.handlers)
         settings = found.settings
         self.handlers = handlers
         bus = Bus(handlers, settings=settings, budget=settings.budget)
@@ -277,6 +289,7 @@ class _Job:
             wanted=self.wanted,
             loaded=[h.name for h in self.handlers if h.name not in stand_ins],
             stand_ins=stand_ins,  # made by load.stand_in, whose function lives there
+            unavailable=self.unavailable,
             outcomes=dispatch.outcomes if dispatch is not None else (),
             reply=dispatch.reply if dispatch is not None else None,
             dropped=dropped,

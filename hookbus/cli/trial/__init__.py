@@ -15,13 +15,15 @@
    (``CLAUDE_PROJECT_DIR``) when it is not set, and ``HOOKBUS_TRACE`` naming a file in a
    fresh private folder: the worker writes there what it did, and from which process
    (:class:`hookbus.runtime.worker.Trace`), on either path.
-4. The report: the payload, the decoded event, each handler's outcome and time, the
-   merged reply, the exact bytes and exit code the host gets, and who answered: the
-   handlers' ``dispatch``, the ``worker`` without one (nobody wants the event exactly, or
-   the payload is unreadable), the ``cold-path`` (no handler wants it: answered at once,
-   no worker), or the ``watchdog`` (the worker gave no reply in time, or crashed); and
-   on which path: the warm server, the cold path the client ran (no server answered), or
-   ``hookbus run``'s.
+4. The report: the payload (and, for ``--event`` naming a portable kind, the host's
+   event it sent), the decoded event, each handler's outcome and time (a failure by
+   where it happened, :func:`hookbus.cli.render.failure`; a handler that did not load,
+   stood in for or left out, with why), the merged reply, the exact bytes and exit code
+   the host gets, and who answered: the handlers' ``dispatch``, the ``worker`` without
+   one (nobody wants the event exactly, or the payload is unreadable), the ``cold-path``
+   (no handler wants it: answered at once, no worker), or the ``watchdog`` (the worker
+   gave no reply in time, or crashed); and on which path: the warm server, the cold path
+   the client ran (no server answered), or ``hookbus run``'s.
 
 ``try`` exits 0 when the hook ran, whatever it answered, and 1 on a usage problem.
 """
@@ -54,7 +56,8 @@ def add_arguments(commands: Any) -> None:
     )
     sub.add_argument("--host", required=True, choices=sorted(HOSTS))
     sub.add_argument("--event", required=True, metavar="NATIVE",
-                     help="the host's own event name (PreToolUse, Stop ...)")  # fmt: skip
+                     help="the host's own event name (PreToolUse, Stop ...), or a portable "
+                     "kind (before-tool, stop ...): the host's event of that kind")  # fmt: skip
     sub.add_argument("--tool", help="the tool of a tool event (default: a harmless shell call)")
     sub.add_argument("--input", metavar="JSON", help="the tool's input, a JSON object")
     sub.add_argument("--payload", metavar="FILE",
@@ -74,6 +77,9 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
 
     host: str
     native: str
+    #: How ``--event`` was read when it named a portable kind, not a native event
+    #: (``before-tool is PreToolUse on claude``).
+    event_note: str | None = None
     tool: str | None
     payload: str
     payload_base64: bool = False
@@ -87,6 +93,9 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     wanted: list[str]
     loaded: list[str]
     stand_ins: list[str]
+    #: What the hook told of each wanted handler that is not loaded, by name (why, where,
+    #: the fix: :class:`hookbus.runtime.index.Unloaded`): a stand-in's, a left-out one's.
+    unavailable: dict[str, str] = {}
     outcomes: list[dict[str, Any]]
     reply: dict[str, Any] | None
     dropped: list[dict[str, Any]]
@@ -160,9 +169,9 @@ def run(opts: argparse.Namespace) -> Report:
 
     driver = drivers.load(opts.host)
     host = driver.facts  # the host whose command runs (its payload may be a dialect)
+    event_note = None
     if opts.event not in driver.events:
-        raise UsageProblem(f"{opts.host} has no event {opts.event!r}; its events are: "
-                           f"{', '.join(driver.events)}")  # fmt: skip
+        opts.event, event_note = _native(driver, opts.event)
     cwd = os.getcwd()
     data = _payload(opts, driver, cwd)
     env = dict(os.environ)
@@ -198,12 +207,14 @@ def run(opts: argparse.Namespace) -> Report:
     else:
         event, decoded_by = _decode_here(drivers.load(facts.name), data, native)
     return msgspec.convert({
-        "host": facts.name, "native": native, "tool": tool, **_text("payload", data),
+        "host": facts.name, "native": native, "event_note": event_note, "tool": tool,
+        **_text("payload", data),
         "event": event, "decoded_by": decoded_by, "registered": registered, "index": compiled,
         "command": ran.argv,
         "wanted": trace.wanted if trace else [],
         "loaded": trace.loaded if trace else [],
         "stand_ins": trace.stand_ins if trace else [],
+        "unavailable": trace.unavailable if trace else {},
         "outcomes": _builtins(trace.outcomes) if trace else [],
         "reply": _builtins(trace.reply) if trace else None,
         "dropped": _builtins(trace.dropped) if trace else [],
@@ -212,6 +223,27 @@ def run(opts: argparse.Namespace) -> Report:
         "exit_code": ran.exit_code, "seconds": ran.seconds,
         "answered_by": answered_by, "why": why, "path": path,
     }, Report)  # fmt: skip
+
+
+def _native(driver: Any, asked: str) -> tuple[str, str]:
+    """The host's native event for ``--event`` naming a portable kind instead (the first
+    event the manifest registers for it), and a note saying so; :class:`UsageProblem`
+    naming the host's events and kinds when it is neither."""
+    from hookbus.bus.events import KINDS
+
+    kinds = [k for k in sorted(KINDS) if k != "other" and driver.natives(k)]
+    if asked not in kinds:
+        none = f"; no {driver.name} event is of portable kind {asked}" if asked in KINDS else ""
+        raise UsageProblem(f"{driver.name} has no event {asked!r}{none}; give one of its "
+                           f"events: {', '.join(driver.events)}; or a portable kind: "
+                           f"{', '.join(kinds)}")  # fmt: skip
+    first, *others = driver.natives(asked)
+    note = f"{asked} is {first} on {driver.name}"
+    if asked == "after-edit" and first in driver.natives("after-tool"):
+        note += ", of an edit tool (--tool names it)"  # derived by the driver: Bash is none
+    if others:
+        note += f"; {', '.join(others)} too: --event {others[0]} sends that one"
+    return first, note
 
 
 def _payload(opts: argparse.Namespace, driver: Any, cwd: str) -> bytes:

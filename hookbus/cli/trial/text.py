@@ -44,7 +44,8 @@ def human(report: Report) -> list[str]:
         lines.append(paint(title, "bold") + (f"  {paint(note, 'dim')}" if note else ""))
 
     payload = report.data("payload")
-    section("payload", f"{report.host} {report.native}, {len(payload)} bytes")
+    asked = f"; {report.event_note}" if report.event_note else ""
+    section("payload", f"{report.host} {report.native}, {len(payload)} bytes{asked}")
     lines.extend(f"  {printable(line)}" for line in _pretty(payload))
     section("event", f"decoded by {report.decoded_by}")
     if report.event is None:
@@ -98,36 +99,59 @@ def _handlers_note(report: Report) -> str:
         return "none ran"
     parts = [f"{len(wanted)} wanted it", f"{len(loaded)} loaded"]
     if stand_ins:
-        parts.append(f"{len(stand_ins)} could not load and stood in for (fail-closed: deny)")
-    missing = [n for n in wanted if n not in loaded and n not in stand_ins]
+        parts.append(f"{len(stand_ins)} did not load, each stood in for (fail-closed: deny)")
+    missing = _left_out(report)
     if missing:
-        parts.append(f"not loaded, left out (fail-open): {', '.join(missing)}")
+        parts.append(f"{len(missing)} did not load, left out (fail-open)")
     return "; ".join(parts)
 
 
-def _handlers(report: Report, paint: Any) -> list[str]:
-    from hookbus.cli.render import printable, table
+def _left_out(report: Report) -> list[str]:
+    """The wanted handlers that did not load and have no stand-in (fail-open ones)."""
+    return [n for n in report.wanted if n not in report.loaded and n not in report.stand_ins]
 
-    outcomes = report.outcomes
-    if not outcomes:
+
+def _handlers(report: Report, paint: Any) -> list[str]:
+    """A row per wanted handler: what it answered, or why it did not load and what that
+    did (a stand-in's deny, or nothing)."""
+    from hookbus.cli.render import failure, printable, table
+
+    outcomes, missing = report.outcomes, _left_out(report)
+    if not outcomes and not missing:
         return ["(no handler ran)"]
     colours = {"ok": "green", "error": "red", "timeout": "yellow"}
     rows = [[paint("handler", "dim"), paint("status", "dim"), paint("time", "dim"),
              paint("reply", "dim")]]  # fmt: skip
     for outcome in outcomes:
-        status = outcome["status"]
-        if outcome["handler"] in report.stand_ins:
-            status += " (stand-in)"
+        name, status = outcome["handler"], outcome["status"]
+        colour = colours.get(status, "")
         summary = _summary(outcome.get("reply"))
-        if outcome["status"] != "ok":
-            error = (outcome.get("error") or "").strip().splitlines()
-            why = error[-1] if error else "no answer in time"
+        if name in report.stand_ins:
+            status, colour = "stand-in", "yellow"
+            summary = (f"stand-in for {name}, which {_told(report, name)} "
+                       f"({_deny(outcome.get('reply'))})")  # fmt: skip
+        elif status != "ok":
+            why = failure(outcome.get("error") or "") or "no answer in time"
             closed = "fail-closed: denied" if outcome.get("fail_closed") else "fail-open: no reply"
             summary = f"{why} ({closed})"
-        rows.append([printable(outcome["handler"]),
-                     paint(status, colours.get(outcome["status"], "")),
+        rows.append([printable(name), paint(status, colour),
                      f"{outcome['seconds'] * 1000:.1f} ms", printable(summary)])  # fmt: skip
+    for name in missing:
+        summary = f"{_told(report, name)} (fail-open: left out, no reply)"
+        rows.append([printable(name), paint("not loaded", "yellow"), "-", printable(summary)])
     return table(rows)
+
+
+def _told(report: Report, name: str) -> str:
+    """What the hook told of a handler that did not load: ``did not load: why (enabled
+    at path:line); what hooks do meanwhile; fix: ...``."""
+    return report.unavailable.get(name) or "did not load (the hook did not say why)"
+
+
+def _deny(reply: dict[str, Any] | None) -> str:
+    """What a stand-in answered: a fail-closed handler that cannot run refuses."""
+    decision = (reply or {}).get("decision") or "no opinion"
+    return f"fail-closed: {'denied' if decision == 'deny' else decision}"
 
 
 def _summary(reply: dict[str, Any] | None, limit: int = 80) -> str:
