@@ -185,24 +185,49 @@ def error_line(exc: BaseException) -> str:
     message = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
     if exc.__traceback__ is None:
         return message
-    import sys
     import traceback
 
-    # hookbus's own frames and the import system's (frozen, or importlib's package)
-    # are how the import was made, never where it failed.
-    importlib = sys.modules.get("importlib")
-    folders = [os.path.dirname(os.path.abspath(__file__))]
-    folders += [os.path.dirname(importlib.__file__)] if importlib and importlib.__file__ else []
-    skip = ("<", *(os.path.join(p, "") for p in folders))
-    installed = tuple(os.path.join(p, "") for p in {sys.prefix, sys.base_prefix, sys.exec_prefix})
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if not f.filename.startswith(skip)]  # fmt: skip
-    users = [f for f in frames if not f.filename.startswith(installed)]
-    if not (users or frames):
+    frames = traceback.extract_tb(exc.__traceback__)
+    found = innermost_own([f.filename for f in frames])
+    if found is None:
+        # No line of the user's on the way: the innermost that is neither hookbus's nor
+        # the import system's machinery (frozen, or importlib's package): an installed
+        # package's own line.
+        import importlib
+
+        folders = (_hookbus_folder(), os.path.dirname(importlib.__file__ or ""))
+        machinery = ("<", *(os.path.join(folder, "") for folder in folders))
+        others = [i for i, f in enumerate(frames) if not f.filename.startswith(machinery)]
+        found = others[-1] if others else None
+    if found is None:
         return message
-    frame = (users or frames)[-1]
+    frame = frames[found]
     col = frame.colno + 1 if frame.colno is not None else None
     return f"{_place(frame.filename, frame.lineno, col)}: {message}"
+
+
+def innermost_own(paths: list[str]) -> int | None:
+    """The index in ``paths`` (a traceback's files, outermost first) of the innermost one
+    that is the user's own code, the line a person edits; None when none is. Not the
+    user's: hookbus's machinery (its built-in handlers are handlers like the user's), the
+    standard library's, an installed package's, frozen code (``<frozen ...>``). The one
+    rule for every place a failure is shown (:func:`error_line`, ``try``, ``log``)."""
+    import sysconfig
+
+    own = os.path.join(_hookbus_folder(), "")
+    handlers = os.path.join(own, "handlers", "")
+    found = sysconfig.get_paths()
+    libraries = tuple({os.path.join(found[k], "") for k in ("stdlib", "platstdlib", "purelib",
+                                                           "platlib")})  # fmt: skip
+    for index in range(len(paths) - 1, -1, -1):
+        path = paths[index]
+        if path.startswith(handlers) or not path.startswith(("<", own, *libraries)):
+            return index
+    return None
+
+
+def _hookbus_folder() -> str:
+    return os.path.dirname(os.path.abspath(__file__))
 
 
 def _place(path: str, line: int | None, col: int | None) -> str:

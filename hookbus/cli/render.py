@@ -162,27 +162,16 @@ _FRAME = re.compile(r'\s+File "(.*)", line (\d+), in (.*)$')
 
 def _handler_frame(frames: list[tuple[str, ...]]) -> tuple[str, ...] | None:
     """The frame :func:`failure` names (see there); None for no frames."""
-    import sysconfig
-
     import hookbus
+    from hookbus.diagnostics import innermost_own
 
+    mine = innermost_own([f[0] for f in frames])
+    if mine is not None:
+        return frames[mine]
     own = os.path.join(os.path.dirname(os.path.abspath(hookbus.__file__)), "")
     handlers = os.path.join(own, "handlers", "")
-    paths = sysconfig.get_paths()
-    libraries = tuple({os.path.join(paths[k], "") for k in ("stdlib", "platstdlib", "purelib",
-                                                           "platlib")})  # fmt: skip
-
-    def hookbus_calling(path: str) -> bool:
-        return path.startswith(own) and not path.startswith(handlers)
-
-    def users(path: str) -> bool:
-        if path.startswith(handlers):
-            return True
-        return not (path.startswith(("<", own)) or path.startswith(libraries))
-
-    mine = [f for f in frames if users(f[0])]
-    if mine:
-        return mine[-1]
-    calls = [i for i, f in enumerate(frames) if hookbus_calling(f[0])]
+    calls = [
+        i for i, f in enumerate(frames) if f[0].startswith(own) and not f[0].startswith(handlers)
+    ]
     below = frames[calls[-1] + 1 :] if calls else frames
     return below[0] if below else (frames[-1] if frames else None)
