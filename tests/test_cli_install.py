@@ -143,7 +143,7 @@ def test_verify_reports_drift_readably_with_the_fix(project: Path) -> None:
         "missing: UserPromptSubmit is not registered, but an enabled handler wants" in proc.stdout
     )
     assert "changed: PreToolUse: its fallback differs" in proc.stdout
-    assert proc.stdout.rstrip().endswith("to fix: hookbus install --host claude")
+    assert proc.stdout.rstrip().endswith("fix: run: hookbus install --host claude")
     hookbus_cli(project, "install", "--host", "claude")
     assert hookbus_cli(project, "verify", "--host", "claude").returncode == 0
 

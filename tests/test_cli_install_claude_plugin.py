@@ -280,4 +280,4 @@ def test_verify_of_a_drifted_plugin_names_the_plugins_install(project: Path) -> 
     (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell"]\n')
     done = hookbus_cli(project, "verify", "--host", "claude", "--plugin")
     assert done.returncode == 1
-    assert "to fix: hookbus install --host claude --plugin" in done.stdout
+    assert "fix: run: hookbus install --host claude --plugin" in done.stdout

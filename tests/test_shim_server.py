@@ -172,7 +172,7 @@ def test_verify_knows_a_shim_installed_with_server(project: Path, host: str) -> 
     done = hookbus_cli(project, "verify", "--host", host, "--no-server")
     assert (
         done.returncode == 1
-        and f"to fix: hookbus install --host {host} --no-server\n" in done.stdout
+        and f"fix: run: hookbus install --host {host} --no-server\n" in done.stdout
     )
 
 

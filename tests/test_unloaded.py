@@ -170,4 +170,21 @@ def test_verify_in_the_typo_state_leads_with_the_problem_not_install(project: Pa
     missing = [line for line in proc.stdout.splitlines() if "missing:" in line]
     assert len(missing) == 1 and "UserPromptSubmit, " in missing[0], proc.stdout
     assert "hookbus install" not in proc.stdout + proc.stderr
-    assert "has 1 problem (above): fix it first, then verify again" in proc.stdout
+    assert "fix: fix the configuration's 1 problem (above) first" in proc.stdout
+
+
+def test_doctor_in_the_typo_state_leads_with_the_problem_not_install(project: Path) -> None:
+    """``doctor`` after the typo says the same as ``verify``: the configuration's problem
+    first, the drift it causes with the missing events in one line, and no advice to run
+    ``install``, which refuses while the problem stands."""
+    env = {"HOME": str(project.parent / "home")}
+    assert hookbus_cli(project, "install", "--host", "claude", env=env).returncode == 0
+    config = typo(project)
+    proc = hookbus_cli(project, "doctor", env=env)
+    assert proc.returncode == 1
+    problems = [line for line in proc.stdout.splitlines() if line.startswith("problem: ")]
+    assert f"(enabled at {config}:3)" in problems[0], proc.stdout
+    assert "install refuses until then" in proc.stdout, proc.stdout
+    assert "hookbus install --host claude" not in proc.stdout, proc.stdout
+    missing = [line for line in proc.stdout.splitlines() if "missing:" in line]
+    assert len(missing) == 2 and all("UserPromptSubmit, " in m for m in missing), proc.stdout

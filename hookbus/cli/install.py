@@ -520,16 +520,21 @@ def _cache_client(python: str) -> None:
                    check=False)  # fmt: skip
 
 
+def shared_file(tracked: bool | None) -> str:
+    """What a settings file shared with the project is, as git has it (``tracked``:
+    :func:`git_tracks`)."""
+    if tracked is None:
+        return "the project's shared settings file (not in a git repository)"
+    if tracked:
+        return "committed with the project"
+    return "the project's shared settings file, not tracked by git yet"
+
+
 def _say_shared(path: str, python: str, form: CommandForm, *, local: bool = True) -> None:
     """What a person must know of a settings file shared with the project: whether git
     shares it yet, and that the absolute forms name this machine's interpreter."""
-    tracked = _git_tracks(path)
-    if tracked is None:
-        where = "is the project's shared settings file (not in a git repository)"
-    elif tracked:
-        where = "is committed with the project"
-    else:
-        where = "is the project's shared settings file, not tracked by git yet"
+    tracked = git_tracks(path)
+    where = f"is {shared_file(tracked)}"
     if form not in ("absolute", "server"):
         if tracked is False:  # the portable forms are made to be committed
             print(f"hookbus: note: {path} {where}; to share these hooks with the project: "
@@ -549,7 +554,7 @@ def _say_shared(path: str, python: str, form: CommandForm, *, local: bool = True
     )
 
 
-def _git_tracks(path: str) -> bool | None:
+def git_tracks(path: str) -> bool | None:
     """Whether git tracks ``path`` (in its index); None when it lies in no repository
     (or git cannot be run)."""
     import subprocess
@@ -619,14 +624,15 @@ def _verify(
                                               **_via(opts)).documents
                      if d.path == document.path]  # fmt: skip
         problems = manifest.drift(current, wanted.entries)
-        for problem in _grouped(problems):
+        for problem in grouped(problems):
             print(f"  {problem}")
         if problems:
             status = 1
             flags = plugin + (f" --scope {scope}" if scope != "project" else "")
             flags += form_flags(manifest, form)
+            fix = drift_fix(invalid, f"hookbus install --host {opts.host}{flags}")
             print(f"{document.path}: {_count(len(problems), 'difference')} from the "
-                  f"configuration; {_drift_fix(invalid, opts.host, flags)}")  # fmt: skip
+                  f"configuration; fix: {fix}")  # fmt: skip
         else:
             print(f"{document.path}: up to date")
     candidates = manifest.owned_paths(scope)
@@ -637,15 +643,16 @@ def _verify(
         wanted_files = manifest.plan(index, python=python, scope=scope, form=form,
                                      **_via(opts)).owned  # fmt: skip
         problems = owned.drift(wanted_files, candidates)
-        for problem in _grouped(problems):
+        for problem in grouped(problems):
             print(f"  {problem}")
         folder = os.path.dirname(candidates[0])
         if problems:
             status = 1
             flags = plugin + (f" --scope {scope}" if scope != "project" else "")
             flags += form_flags(manifest, form)
+            fix = drift_fix(invalid, f"hookbus install --host {opts.host}{flags}")
             print(f"{folder}: {_count(len(problems), 'difference')} from the configuration; "
-                  f"{_drift_fix(invalid, opts.host, flags)}")  # fmt: skip
+                  f"fix: {fix}")  # fmt: skip
         else:
             print(f"{folder}: up to date")
     if invalid:
@@ -654,7 +661,7 @@ def _verify(
     return status
 
 
-def _grouped(problems: list[str]) -> list[str]:
+def grouped(problems: list[str]) -> list[str]:
     """``problems`` (:meth:`Manifest.drift`'s lines) with the events that are missing said
     in one line: a handler that did not load may want any event, and makes every event
     of the host missing."""
@@ -668,14 +675,15 @@ def _grouped(problems: list[str]) -> list[str]:
             "want them)", *rest]  # fmt: skip
 
 
-def _drift_fix(invalid: int, host: str, flags: str) -> str:
-    """What to do about a difference from the configuration: install it, unless the
-    configuration has a problem (then install refuses, and the difference may be that
-    problem's: a handler that did not load may want every event)."""
+def drift_fix(invalid: int, install: str) -> str:
+    """What to do about a difference from the configuration: run ``install`` (the
+    command that writes it), unless the configuration has ``invalid`` problems: then
+    install refuses, and the difference may be that problem's (a handler that did not
+    load may want every event), so the problem is fixed first."""
     if invalid:
-        return (f"the configuration has {_count(invalid, 'problem')} (above): fix "
-                f"{'it' if invalid == 1 else 'them'} first, then verify again")  # fmt: skip
-    return f"to fix: hookbus install --host {host}{flags}"
+        return (f"fix the configuration's {_count(invalid, 'problem')} (above) first: "
+                "install refuses until then")  # fmt: skip
+    return f"run: {install}"
 
 
 def _uninstall(manifest: Manifest, scope: Scope, host: str) -> int:

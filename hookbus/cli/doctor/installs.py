@@ -157,18 +157,17 @@ def _installs(
             wanted = _expected(manifest, index, scope, form, path, data["interpreters"])
             data["drift"] = manifest.drift(current, wanted)
         if data["drift"]:
-            n = len(data["drift"])
-            found.problem(host, path, f"the installed entries differ from the configuration "
-                          f"({n} difference{'s' if n != 1 else ''}: {data['drift'][0]}"
-                          f"{'; ...' if n > 1 else ''})", fix)  # fmt: skip
+            _drifted(host, path, "entries", data["drift"], index=index, fix=fix, found=found)
         if manifest.scopes[scope] and form in ("absolute", "server"):
             local = (
                 "install with --scope local (this machine only), or "
                 if "local" in manifest.scopes
                 else "install with "
             )  # Codex has no local scope
-            found.note(host, path, "committed with the project, and its commands name this "
-                       "machine's interpreter: elsewhere they answer their fallback",
+            from hookbus.cli.install import git_tracks, shared_file
+
+            found.note(host, path, f"{shared_file(git_tracks(path))}, and its commands name "
+                       "this machine's interpreter: elsewhere they answer their fallback",
                        f"{local}--command path or module (any machine with hookbus)")  # fmt: skip
     return installs
 
@@ -224,12 +223,26 @@ def _owned_installs(
                              form=form or "absolute")  # fmt: skip
         data["drift"] = owned.drift(plan.owned, candidates)
     if data["drift"]:
-        n = len(data["drift"])
-        found.problem(host, folder, f"the installed hook files differ from the configuration "
-                      f"({n} difference{'s' if n != 1 else ''}: {data['drift'][0]}"
-                      f"{'; ...' if n > 1 else ''})",
-                      _install_command(variant, scope, form or "absolute"))  # fmt: skip
+        fix = _install_command(variant, scope, form or "absolute")
+        _drifted(host, folder, "hook files", data["drift"], index=index, fix=fix, found=found)
     return [data]
+
+
+def _drifted(host: str, where: str, what: str, drift: list[str], *, index: IndexData | None,
+             fix: str, found: Findings) -> None:  # fmt: skip
+    """The problem of installed ``what`` that differ from the configuration, the missing
+    events said in one line (as ``verify`` says them); while the configuration itself has
+    a problem, its fix comes first: install would refuse, and the difference may be that
+    problem's (a handler that did not load may want every event)."""
+    from hookbus.cli.install import drift_fix, grouped
+
+    lines = grouped(drift)
+    invalid = sum(p["invalid"] for p in index["problems"]) if index else 0
+    n = len(drift)
+    found.problem(host, where, f"the installed {what} differ from the configuration "
+                  f"({n} difference{'s' if n != 1 else ''}: {lines[0]}"
+                  f"{'; ...' if len(lines) > 1 else ''})",
+                  drift_fix(invalid, fix.removeprefix("run: ")))  # fmt: skip
 
 
 def _install_command(variant: Variant, scope: str, form: CommandForm) -> str:
