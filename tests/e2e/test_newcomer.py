@@ -7,9 +7,9 @@ project, and the real Claude Code against the fake Anthropic API of
 control runs: the command the guard allows runs under the same hooks, and once hookbus is
 uninstalled the very command it refused runs.
 
-Other parts of hookbus change their wording often (doctor's layout, the typo's message,
-uninstall's backups): this test holds stable facts only (exit codes, that a message names
-the handler and the file, the bytes of the user's settings).
+It holds what a newcomer relies on: exit codes, that doctor's first line is the typo's,
+at its file and line, with the name meant; that the deny says where and what fixes it;
+the bytes of the user's settings after a changed reinstall and uninstall.
 """
 
 from __future__ import annotations
@@ -110,8 +110,15 @@ def test_a_newcomers_walk_ends_with_the_settings_as_they_were(
     assert hookbus(workspace, "trust").returncode == 0
     doctor = hookbus(workspace, "doctor")
     assert doctor.returncode == 1, said(doctor)
-    assert "no_rm_fr" in doctor.stdout + doctor.stderr, said(doctor)
-    assert str(config) in doctor.stdout + doctor.stderr, said(doctor)
+    first = doctor.stdout.splitlines()[0]
+    assert first.startswith("problem: guards:no_rm_fr: did not load"), said(doctor)
+    assert f"(enabled at {config}:1)" in first, said(doctor)
+    assert "its handlers: no_rm_rf" in first, said(doctor)
+    # The typo's deny, as the host gets it, says where and what fixes it.
+    typo = hookbus(workspace, "try", "--host", "claude", "--event", "before-tool",
+                   "--tool", "Bash", "--input", json.dumps({"command": "ls"}))  # fmt: skip
+    assert re.search(r'"permissionDecision":\s*"deny"', typo.stdout), said(typo)
+    assert f"{config}:1" in typo.stdout and "hookbus doctor" in typo.stdout, said(typo)
 
     # The fix, trusted again; try sends the forbidden command through the installed hook.
     config.write_text(enable("no_rm_rf"))
@@ -137,6 +144,10 @@ def test_a_newcomers_walk_ends_with_the_settings_as_they_were(
     [told] = denied.model.last_tool_outputs("NEWCOMER-RM")
     assert REASON in told
 
+    # A changed reinstall (another command form) before uninstall: the backup stays the
+    # user's file, not hookbus's first install.
+    again = hookbus(workspace, "install", "--host", "claude", "--no-server")
+    assert again.returncode == 0, said(again)
     removed = hookbus(workspace, "uninstall", "--host", "claude")
     assert removed.returncode == 0, said(removed)
     assert settings.read_bytes() == USERS_SETTINGS
