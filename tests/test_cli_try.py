@@ -404,3 +404,19 @@ def test_try_runs_the_command_install_wrote_and_says_which_path_answered(
         assert json.loads(report["stdout"])["hookSpecificOutput"]["permissionDecision"] == "deny"
         out = trial(project, "--event", "PreToolUse").stdout.decode()
         assert f"answered by the handlers' dispatch {said}, in " in out
+
+
+def test_no_configuration_found_is_said_with_where_it_looked_and_the_fix(project: Path) -> None:
+    """A configuration misnamed ``hookbus.toml``: ``try`` says the hook found none, lists
+    the files it looked for in order (the misnamed one with why it is not read) and ends
+    with the rename that fixes it, as ``install`` does."""
+    (project / "hookbus.toml").write_text('enable = ["mypkg.hooks:no_force_push"]\n')
+    report = reported(project, "--event", "PreToolUse", "--tool", "Bash", "--input", FORCE_PUSH)
+    misnamed, fix = project / "hookbus.toml", project / ".hookbus.toml"
+    assert f"  {fix}: missing" in report["searched"]
+    assert f"  {misnamed}: not read: hookbus reads .hookbus.toml (with the dot)" in (
+        report["searched"])  # fmt: skip
+    assert report["searched"][-1] == f"fix: mv {misnamed} {fix}"
+    human = trial(project, "--event", "PreToolUse", "--tool", "Bash", "--input", FORCE_PUSH)
+    text = human.stdout.decode()
+    assert "  looked for, in order:\n" in text and f"  fix: mv {misnamed} {fix}\n" in text

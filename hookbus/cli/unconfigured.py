@@ -4,8 +4,8 @@ misnamed ``hookbus.toml``, install for the scope whose configuration exists, uns
 ``HOOKBUS_CONFIG`` naming nothing).
 
 ``install`` says it when it would install nothing because it found no configuration: a
-mistake (exit 1), not an empty configuration of the user's (exit 0). Never imported on a
-hook's path.
+mistake (exit 1), not an empty configuration of the user's (exit 0); ``try`` says where it
+looked when the hook it ran found none. Never imported on a hook's path.
 """
 
 from __future__ import annotations
@@ -27,20 +27,25 @@ def explain(scope: str, scopes: tuple[str, ...], command: str) -> list[str]:
     for ``scope`` (``user`` reads the user's alone, ``project`` the project's alone,
     ``local`` both), the fix last; ``scopes`` are the host's (a fix names only one it
     has)."""
+    return [f"hookbus: no configuration found for --scope {scope}, so no handler is enabled "
+            "and nothing is installed; looked for, in order:",
+            *searched(scope, scopes, command)]  # fmt: skip
+
+
+def searched(scope: str, scopes: tuple[str, ...], command: str) -> list[str]:
+    """The files looked for in ``scope``, in order, one indented line each with what was
+    found there, then ``fix: ...``: the part of :func:`explain` that ``try`` shows too."""
     explicit = os.environ.get("HOOKBUS_CONFIG")
     if explicit:
         path = os.path.abspath(os.path.expanduser(explicit))
-        return [f"hookbus: no configuration: HOOKBUS_CONFIG names {path}, which does not "
-                "exist (or is not yours to read), so no handler is enabled and nothing is "
-                "installed", f"fix: create {path}, or unset HOOKBUS_CONFIG"]  # fmt: skip
+        return [f"  {path} (HOOKBUS_CONFIG names it): {_seen(path) or 'found'}",
+                f"fix: create {path}, or unset HOOKBUS_CONFIG"]  # fmt: skip
     looked, fixes = _looked_for(scope, scopes, command)
     if not fixes:
         fixes.append(f"write {os.path.join(working_folder(), PROJECT_FILE)} (the project's) "
                      f"or {user_config_path()} (yours), enabling a handler "
                      "(docs/configuration.md)")  # fmt: skip
-    return [f"hookbus: no configuration found for --scope {scope}, so no handler is enabled "
-            "and nothing is installed; looked for, in order:", *looked,
-            f"fix: {'; or '.join(fixes)}"]  # fmt: skip
+    return [*looked, f"fix: {'; or '.join(fixes)}"]
 
 
 def _looked_for(scope: str, scopes: tuple[str, ...], command: str) -> tuple[list[str], list[str]]:

@@ -109,6 +109,9 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     #: ``dispatch``, ``worker``, ``cold-path``, ``watchdog`` or ``nobody``, and why.
     answered_by: str
     why: str
+    #: When the hook found no configuration: the files it looked for, in order, with
+    #: what was there, then ``fix: ...`` (:func:`hookbus.cli.unconfigured.searched`).
+    searched: list[str] = []
     #: The path that answered: ``warm-server``, ``client-cold`` (the client ran the cold
     #: path: no server answered), ``client`` (the client alone, from the index: nobody
     #: wants the event) or ``cold`` (``hookbus run``).
@@ -222,7 +225,16 @@ def run(opts: argparse.Namespace) -> Report:
         **_text("stdout", ran.stdout), **_text("stderr", ran.stderr),
         "exit_code": ran.exit_code, "seconds": ran.seconds,
         "answered_by": answered_by, "why": why, "path": path,
+        "searched": [] if files else _searched(facts.name),
     }, Report)  # fmt: skip
+
+
+def _searched(host: str) -> list[str]:
+    """Where the hook looked for a configuration here (the user's and the project's, as
+    an installed hook reads them), and the fix."""
+    from hookbus.cli.unconfigured import searched
+
+    return searched("local", (), f"hookbus install --host {host}")
 
 
 def _native(driver: Any, asked: str) -> tuple[str, str]:

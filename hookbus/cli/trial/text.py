@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 ANSWERERS = {
     "dispatch": "the handlers' dispatch",
     "worker": "the worker, without a dispatch",
-    "cold-path": "the cold path, at once",
+    "cold-path": "the hook at once (no handler to run)",
     "watchdog": "the watchdog",
     "nobody": "nobody",
 }
@@ -65,6 +65,9 @@ def human(report: Report) -> list[str]:
     path = PATHS.get(report.path, report.path)
     section("host receives", f"answered by {who} {path}, in {report.seconds * 1000:.0f} ms")
     lines.append(f"  why: {printable(report.why)}")
+    if report.searched:
+        lines.append("  looked for, in order:")
+        lines.extend(f"  {printable(line)}" for line in report.searched)
     lines.extend(f"  {line}" for line in _received(report, paint))
     return lines
 
