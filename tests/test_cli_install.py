@@ -198,6 +198,26 @@ def test_the_shared_file_is_said_committed_only_when_git_tracks_it(project: Path
     assert "is committed with the project" in tracked.stderr
 
 
+def test_git_asked_by_install_and_doctor_runs_no_command_of_the_repositorys(
+    project: Path, tmp_path: Path
+) -> None:
+    """The repository's ``.git/config`` is the project's (an agent can write it): its
+    ``core.fsmonitor`` command, which git runs for an index read, never runs when install
+    (project and local scope) and doctor ask git whether a settings file is tracked or
+    ignored."""
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    ran = tmp_path / "fsmonitor-ran"
+    subprocess.run(["git", "config", "core.fsmonitor", f"touch {ran}; echo"], cwd=project,
+                   check=True)  # fmt: skip
+    shared = hookbus_cli(project, "install", "--host", "claude")
+    assert "not tracked by git yet" in shared.stderr  # git was asked
+    local = hookbus_cli(project, "install", "--host", "claude", "--scope", "local")
+    assert "is not ignored by git" in local.stderr  # and asked again
+    doctor = hookbus_cli(project, "doctor")
+    assert "not tracked by git yet" in doctor.stdout
+    assert not ran.exists()
+
+
 def test_user_scope_reads_the_user_configuration_only(
     project: Path, tmp_path: Path, isolated_environment: Path
 ) -> None:

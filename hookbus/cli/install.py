@@ -557,18 +557,25 @@ def _say_shared(path: str, python: str, form: CommandForm, *, local: bool = True
 def git_tracks(path: str) -> bool | None:
     """Whether git tracks ``path`` (in its index); None when it lies in no repository
     (or git cannot be run)."""
+    code = _git("ls-files", "--error-unmatch", "--", path, cwd=os.path.dirname(path))
+    if code == 0:
+        return True
+    # "did not match any file(s) known to git" (1) in a repository; 128 outside one.
+    return False if code == 1 else None
+
+
+def _git(*args: str, cwd: str) -> int | None:
+    """The exit code of ``git ARGS`` in ``cwd`` (None when git cannot be run). The
+    repository's own configuration is the project's, which an agent can write: its
+    ``core.fsmonitor`` is a command git would run, as the user, for these index reads;
+    it is turned off for hookbus's calls."""
     import subprocess
 
     try:
-        probe = subprocess.run(["git", "ls-files", "--error-unmatch", "--", path],
-                               cwd=os.path.dirname(path), capture_output=True, timeout=30,
-                               check=False)  # fmt: skip
+        return subprocess.run(["git", "-c", "core.fsmonitor=false", *args], cwd=cwd,
+                              capture_output=True, timeout=30, check=False).returncode  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         return None
-    if probe.returncode == 0:
-        return True
-    # "did not match any file(s) known to git" (1) in a repository; 128 outside one.
-    return False if probe.returncode == 1 else None
 
 
 def _warn_code_in_project(python: str) -> None:
@@ -590,14 +597,8 @@ def _warn_code_in_project(python: str) -> None:
 
 def _warn_unignored(path: str) -> None:
     """A local settings file must stay out of the repository: say so when git would add it."""
-    import subprocess
-
-    try:
-        probe = subprocess.run(["git", "check-ignore", "-q", path], cwd=os.path.dirname(path),
-                               capture_output=True, timeout=30, check=False)  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return
-    if probe.returncode == 1:  # in a repository, and not ignored
+    if _git("check-ignore", "-q", path, cwd=os.path.dirname(path)) == 1:
+        # In a repository, and not ignored.
         print(f"hookbus: warning: {path} is not ignored by git; add it to .gitignore",
               file=sys.stderr)  # fmt: skip
 
