@@ -103,21 +103,30 @@ def read_file(path: str, problems: list[ConfigError]) -> tuple[_File, bytes]:
     return _valid(data, path, problems), raw
 
 
-def enable_line(path: str, raw: bytes, name: str) -> str:
-    """``path:line`` of the ``enable`` entry naming ``name`` in the file ``raw`` was read
-    from (``path`` alone when it is not found): where a message about a handler points,
-    and where its fix is made. The entry is the first line at or after ``enable =`` that
-    writes the quoted name before any comment (TOML puts the top-level keys, ``enable``
-    among them, ahead of every table)."""
+def enable_lines(path: str, raw: bytes, names: list[str]) -> dict[str, str]:
+    """``path:line`` of the ``enable`` entry naming each of ``names`` in the file ``raw``
+    was read from (``path`` alone for a name not found): where a message about a handler
+    points, and where its fix is made. An entry is the first line at or after
+    ``enable =`` that writes the quoted name before any comment (TOML puts the top-level
+    keys, ``enable`` among them, ahead of every table). One pass over the file, whatever
+    the number of names: a project's file may be large, and is read on a hook's path."""
     lines = raw.decode("utf-8", "replace").splitlines()
     start = next((i for i, text in enumerate(lines)
                   if re.match(r"""\s*["']?enable["']?\s*=""", text)), 0)  # fmt: skip
-    quoted = (f'"{name}"', f"'{name}'")
+    wanted = set(names)
+    found: dict[str, str] = {}
     for number, text in enumerate(lines[start:], start + 1):
-        at = min((i for q in quoted if (i := text.find(q)) >= 0), default=-1)
-        if at >= 0 and "#" not in text[:at]:
-            return f"{path}:{number}"
-    return path
+        for quoted in _QUOTED.finditer(text.partition("#")[0]):
+            name = quoted.group(1) if quoted.group(1) is not None else quoted.group(2)
+            if name in wanted and name not in found:
+                found[name] = f"{path}:{number}"
+        if len(found) == len(wanted):
+            break
+    return {name: found.get(name, path) for name in names}
+
+
+#: A TOML basic or literal string on one line (a handler's name has no escapes).
+_QUOTED = re.compile(r""""([^"\\]*)"|'([^']*)'""")
 
 
 def _valid(data: dict[str, object], path: str, problems: list[ConfigError]) -> _File:
@@ -295,7 +304,7 @@ def load(paths: Sequence[str]) -> Loaded:
         enabled = [n for n in enabled if n not in f.disable]
         added = [n for n in f.enable if n not in enabled]
         enabled += added
-        enabled_at.update((n, enable_line(path, data, n)) for n in added)
+        enabled_at.update(enable_lines(path, data, added))
         if not project:
             users = set(enabled)
         for name, section in f.handlers.items():

@@ -181,7 +181,10 @@ def error_line(exc: BaseException) -> str:
     """
     if isinstance(exc, SyntaxError) and exc.filename:
         return f"{_place(exc.filename, exc.lineno, exc.offset)}: {_one_line(exc.msg)}"
-    said = _one_line(str(exc))
+    try:
+        said = _one_line(str(exc))
+    except Exception:
+        said = "(its message could not be read)"
     message = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
     if exc.__traceback__ is None:
         return message

@@ -46,6 +46,9 @@ BROKEN = {
                      "'requestz'"),
     "name error": ("x = undefined + 1", "guards.py:3:5: NameError: name 'undefined' is not "
                    "defined"),
+    # An exception whose message itself fails: said, not a failed compile.
+    "unreadable message": ("class E(Exception):\n    def __str__(self): raise ValueError\n"
+                           "raise E()", "guards.py:5:1: E: (its message could not be read)"),
 }  # fmt: skip
 
 
