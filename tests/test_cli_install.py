@@ -218,6 +218,17 @@ def test_git_asked_by_install_and_doctor_runs_no_command_of_the_repositorys(
     assert not ran.exists()
 
 
+def test_a_configurations_names_are_printed_escaped(project: Path) -> None:
+    """A cloned project's ``enable`` names with an escape sequence and a bidi override
+    (TOML ``\\u`` escapes) reach the terminal escaped in install's problems."""
+    (project / ".hookbus.toml").write_text('enable = ["\\u001b[2Jevil\\u202e:h"]\n')
+    for scope in ("project", "local"):
+        done = hookbus_cli(project, "install", "--host", "claude", "--scope", scope)
+        assert "evil" in done.stderr, done.stderr
+        assert "\x1b" not in done.stderr and "\u202e" not in done.stderr
+        assert "\\x1b[2Jevil\\u202e" in done.stderr
+
+
 def test_user_scope_reads_the_user_configuration_only(
     project: Path, tmp_path: Path, isolated_environment: Path
 ) -> None:

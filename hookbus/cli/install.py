@@ -147,14 +147,17 @@ def compiled_index(files: list[str]) -> IndexData | None:
 
 
 def print_problems(index: IndexData | None) -> int:
-    """Print the configuration's problems; how many make it invalid."""
+    """Print the configuration's problems; how many make it invalid. Their text quotes
+    the configuration (a cloned project's names), so it is printed escaped."""
+    from hookbus.cli.render import printable
+
     invalid = 0
     for problem in index["problems"] if index else []:
         kind = "error" if problem["invalid"] else "note"
         invalid += problem["invalid"]
         subject = f" {problem['subject']}:" if problem["subject"] else ""
-        print(f"hookbus: {kind}: {problem['code']}:{subject} {problem['message']}",
-              file=sys.stderr)  # fmt: skip
+        said = f"hookbus: {kind}: {problem['code']}:{subject} {problem['message']}"
+        print(printable(said), file=sys.stderr)
     return invalid
 
 
