@@ -92,33 +92,77 @@ def _callback(native: str, baked: dict[str, Any]) -> Callable[..., Directive | N
         try:
             return handle(native, kwargs, baked)
         except Exception as exc:  # never the host's problem, and never a guard lost
-            try:
-                why = f"the {native} callback failed ({exc!r})"
-                answer = (owed(native, kwargs.get("tool_name")) or "").encode()
-                return directive(native, say(native, why, answer))
-            except Exception:
-                return None
+            return failed(native, kwargs, exc)
 
     callback.__name__ = callback.__qualname__ = f"hookbus_{native}"
     return callback
 
 
-def envelope(native: str, kwargs: dict[str, Any]) -> bytes:
-    """The JSON Hermes writes to a shell hook for this call (``_serialize_payload``)."""
+def failed(native: str, kwargs: dict[str, Any], exc: Exception) -> Directive | None:
+    """What a call is owed when this plugin's own code failed on it (arguments it cannot
+    serialize, nested past the stack, a baked entry of the wrong shape...), said once:
+    the refusal the index in effect in the call's folder holds for it, read from the
+    call's event, tool and folder alone (what the index decides by, and what cannot fail
+    to serialize), else the baked answer (:func:`refusal`). An agent's arguments must
+    never buy a call less than hookbus would refuse it."""
+    why = f"the {native} callback failed ({_brief(exc)})"
+    try:
+        answer = refusal(native, kwargs, _index_gate(native, kwargs)) or b""
+        return directive(native, say(native, why, answer))  # a failure is said, owed or not
+    except Exception:
+        pass
+    try:  # the index's answer itself failed: the baked one, unsaid
+        return directive(native, (owed(native, kwargs.get("tool_name")) or "").encode())
+    except Exception:
+        return None
+
+
+def _index_gate(native: str, kwargs: dict[str, Any]) -> Any:
+    """The index's ``Gate`` for the call's bare envelope (:func:`envelope`), None when
+    no index tells: the directory plugin's client, or the entry point's hookbus's."""
+    plugin = BAKED
+    if plugin is None:  # the entry point: hookbus is importable, its index compiled here
+        import hookbus
+
+        client_file = os.path.join(os.path.dirname(hookbus.__file__), "client.py")
+        plugin = {"client": client_file, "python": sys.executable}
+    return consulted(native, envelope(native, kwargs, bare=True), plugin)
+
+
+def _brief(exc: Exception) -> str:
+    """``exc`` in a few hundred characters (its message may hold the whole payload)."""
+    try:
+        text = repr(exc)
+    except Exception:
+        text = type(exc).__name__
+    return text if len(text) <= 300 else f"{text[:300]}..."
+
+
+def envelope(native: str, kwargs: dict[str, Any], *, bare: bool = False) -> bytes:
+    """The JSON Hermes writes to a shell hook for this call (``_serialize_payload``),
+    ASCII with escapes: a lone surrogate (a model may write ``\\udcff`` in a tool call's
+    JSON, a folder's name may not be UTF-8) is spelled as JSON spells it, never an
+    encoding error. ``bare``: only the event, the tool's name and the folder, which
+    serialize whatever the call holds (:func:`failed`)."""
     try:
         cwd = os.getcwd()
     except OSError:
         cwd = ""
     args = kwargs.get("args")
-    payload = {
+    tool = kwargs.get("tool_name")
+    payload: dict[str, Any] = {
         "hook_event_name": native,
-        "tool_name": kwargs.get("tool_name"),
+        "tool_name": tool,
         "tool_input": args if isinstance(args, dict) else None,
         "session_id": kwargs.get("session_id") or kwargs.get("parent_session_id") or "",
         "cwd": cwd,
         "extra": {k: v for k, v in kwargs.items() if k not in TOP_LEVEL},
     }
-    return json.dumps(payload, ensure_ascii=False, default=str).encode()
+    if bare:
+        # A tool's name that is no string: none, which every tool pattern may want.
+        payload.update(tool_name=tool if type(tool) is str else None, tool_input=None,
+                       session_id="", extra={})  # fmt: skip
+    return json.dumps(payload, default=str).encode()
 
 
 def handle(native: str, kwargs: dict[str, Any], baked: dict[str, Any]) -> Directive | None:
@@ -140,20 +184,23 @@ def handle(native: str, kwargs: dict[str, Any], baked: dict[str, Any]) -> Direct
 
 
 def unanswered(native: str, kwargs: dict[str, Any], gate: Any, why: str) -> bytes:
-    """What a call hookbus gave no answer is owed, said once (:func:`_diagnose`): with
-    the index of the call's configuration, the refusal it holds for a fail-closed
-    handler that may want the call (even one enabled since the install), else no
-    opinion; without one (hookbus gone, or its index not readable here), the baked
-    answer of the configurations installs saw (:func:`owed`). A call none of them
-    wanted gets no opinion, unsaid: hookbus gone, every event would say it again."""
+    """What a call hookbus gave no answer is owed (:func:`refusal`), said once
+    (:func:`_diagnose`). A call no install wanted, without an index, gets no opinion,
+    unsaid: hookbus gone, every event would say it again."""
+    answer = refusal(native, kwargs, gate)
+    return b"" if answer is None else say(native, why, answer)
+
+
+def refusal(native: str, kwargs: dict[str, Any], gate: Any) -> bytes | None:
+    """What a call hookbus cannot answer is owed: with the index of the call's
+    configuration (``gate``), the refusal it holds for a fail-closed handler that may
+    want the call (even one enabled since the install), else no opinion; without one
+    (hookbus gone, or its index not readable here), the baked answer of the
+    configurations installs saw (:func:`owed`), None when none of them wanted it."""
     if gate is not None:
-        answer = bytes(gate.refusal[0]) if gate.refusal is not None else b""
-    else:
-        baked = owed(native, kwargs.get("tool_name"))
-        if baked is None:
-            return b""
-        answer = baked.encode()
-    return say(native, why, answer)
+        return bytes(gate.refusal[0]) if gate.refusal is not None else b""
+    baked = owed(native, kwargs.get("tool_name"))
+    return None if baked is None else baked.encode()
 
 
 def say(native: str, why: str, answer: bytes) -> bytes:

@@ -227,6 +227,71 @@ def test_a_callback_that_fails_still_gives_a_guards_block(
     assert "callback failed" in line and "blocked the call" in line
 
 
+#: A fail-closed guard of the shell tool that denies a command naming "forbidden".
+GUARD = 'import hookbus\n' \
+        '@hookbus.handler("before-tool", tools="shell", fail_closed=True, timeout=5)\n' \
+        'def guard(event):\n' \
+        '    if "forbidden" in str(event.tool.input):\n' \
+        '        return hookbus.Reply.deny("forbidden here")\n'  # fmt: skip
+
+
+def guarded_project(tmp_path: Path) -> Path:
+    """A project whose ``.hookbus.toml`` enables :data:`GUARD`, its index compiled."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "g.py").write_text(GUARD)
+    (project / ".hookbus.toml").write_text('enable = ["g:guard"]\n')
+    compiled = subprocess.run([sys.executable, "-m", "hookbus", "manifest", "--host", "hermes"],
+                              cwd=project, capture_output=True, timeout=120, check=False)  # fmt: skip
+    assert compiled.returncode == 0, compiled.stderr
+    return project
+
+
+def test_a_lone_surrogate_in_an_argument_still_meets_a_guard_enabled_since_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A tool call whose command holds a lone surrogate (a model can write ``\\udcff``
+    in its JSON) reaches the project's guard, which no install saw, and is denied."""
+    project = guarded_project(tmp_path)
+    argv = [sys.executable, "-m", "hookbus", "run", "--host", "hermes", "--event", "pre_tool_call"]
+    hooks = callbacks(monkeypatch, {**CLIENT, "events": {"pre_tool_call": event(argv)}})
+    monkeypatch.chdir(project)
+    for command in ("echo forbidden", "echo forbidden \udcff"):
+        reply = hooks["pre_tool_call"](tool_name="terminal", args={"command": command})
+        assert reply == {"action": "block", "message": "forbidden here"}, command
+    assert hooks["pre_tool_call"](tool_name="terminal", args={"command": "ls \udcff"}) is None
+
+
+@pytest.mark.parametrize(
+    "args",
+    [{(1, 2): "a key no JSON has"}, {"command": "echo forbidden", "deep": "DEEP"}],
+    ids=["non-str-key", "nested-past-the-stack"],
+)
+def test_arguments_the_plugin_cannot_serialize_get_the_refusal_of_the_index_in_effect(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, isolated_environment: Path, args: Any
+) -> None:
+    """When the plugin's own code fails on a call (arguments it cannot serialize), the
+    call gets the refusal the index in effect in its folder owes (a guard no install
+    saw), said once; the command never runs."""
+    if args.get("deep") == "DEEP":
+        deep: list[Any] = []
+        for _ in range(sys.getrecursionlimit() * 2):
+            deep = [deep]
+        args["deep"] = deep
+    project = guarded_project(tmp_path)
+    marker = tmp_path / "ran"
+    argv = [sys.executable, "-c", f"open({str(marker)!r}, 'w')"]
+    hooks = callbacks(monkeypatch, {**CLIENT, "events": {"pre_tool_call": event(argv)}})
+    monkeypatch.chdir(project)
+    reply = hooks["pre_tool_call"](tool_name="terminal", args=args)
+    assert reply is not None and reply["action"] == "block", reply
+    assert "g:guard" in reply["message"]
+    assert not marker.exists()
+    [line] = (isolated_environment / "diagnostics.jsonl").read_text().splitlines()
+    assert "callback failed" in line and "blocked the call" in line
+    assert hooks["pre_tool_call"](tool_name="read_file", args=args) is None  # not its tool
+
+
 def test_the_entry_point_dispatches_in_process_leaving_sys_path_alone(tmp_path: Path) -> None:
     """Loaded as ``hookbus.hermes_plugin`` (the entry point), its callback answers from
     the handlers through a forked worker; ``sys.path`` is unchanged, and what it adds to
