@@ -100,33 +100,27 @@ def _callback(native: str, baked: dict[str, Any]) -> Callable[..., Directive | N
 
 def failed(native: str, kwargs: dict[str, Any], exc: Exception) -> Directive | None:
     """What a call is owed when this plugin's own code failed on it (arguments it cannot
-    serialize, nested past the stack, a baked entry of the wrong shape...), said once:
-    the refusal the index in effect in the call's folder holds for it, read from the
-    call's event, tool and folder alone (what the index decides by, and what cannot fail
-    to serialize), else the baked answer (:func:`refusal`). An agent's arguments must
-    never buy a call less than hookbus would refuse it."""
+    serialize, nested past the stack, a baked entry of the wrong shape...), said once
+    (an agent's arguments must never buy a call less than hookbus would refuse it). The
+    directory plugin: the refusal the index in effect in the call's folder holds for it,
+    read from the call's event, tool and folder alone (what the index decides by, and
+    what serializes whatever the call holds), else the baked answer (:func:`refusal`).
+    The entry point: what hookbus answers a call of that event it cannot read (the
+    refusal of a fail-closed handler that may want the event, whatever the tool)."""
     why = f"the {native} callback failed ({_brief(exc)})"
     try:
-        answer = refusal(native, kwargs, _index_gate(native, kwargs)) or b""
+        if BAKED is None:
+            answer = _in_process(native, b"")
+        else:
+            bare = envelope(native, kwargs, bare=True)
+            answer = refusal(native, kwargs, consulted(native, bare, BAKED)) or b""
         return directive(native, say(native, why, answer))  # a failure is said, owed or not
     except Exception:
         pass
-    try:  # the index's answer itself failed: the baked one, unsaid
+    try:  # that failed too: the baked answer, unsaid
         return directive(native, (owed(native, kwargs.get("tool_name")) or "").encode())
     except Exception:
         return None
-
-
-def _index_gate(native: str, kwargs: dict[str, Any]) -> Any:
-    """The index's ``Gate`` for the call's bare envelope (:func:`envelope`), None when
-    no index tells: the directory plugin's client, or the entry point's hookbus's."""
-    plugin = BAKED
-    if plugin is None:  # the entry point: hookbus is importable, its index compiled here
-        import hookbus
-
-        client_file = os.path.join(os.path.dirname(hookbus.__file__), "client.py")
-        plugin = {"client": client_file, "python": sys.executable}
-    return consulted(native, envelope(native, kwargs, bare=True), plugin)
 
 
 def _brief(exc: Exception) -> str:

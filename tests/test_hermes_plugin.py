@@ -322,6 +322,32 @@ print(json.dumps({"reply": reply, "path": sys.path == path,
     assert set(found["added"]) <= {"hookbus", "msgspec", "typing_extensions"}
 
 
+def test_the_entry_points_failure_on_a_call_answers_its_guards_refusal(tmp_path: Path) -> None:
+    """Loaded as the entry point, arguments the plugin cannot serialize (nested past the
+    stack) on the very first call: the refusal of the fail-closed handler wanting the
+    event, not a pass."""
+    (tmp_path / "g.py").write_text(GUARD)
+    (tmp_path / "cfg.toml").write_text('python_path = ["."]\nenable = ["g:guard"]\n')
+    probe = """
+import json, sys, types
+from hookbus import hermes_plugin
+hooks = {}
+hermes_plugin.register(types.SimpleNamespace(register_hook=hooks.setdefault))
+deep = []
+for _ in range(sys.getrecursionlimit() * 2):
+    deep = [deep]
+print(json.dumps(hooks["pre_tool_call"](tool_name="terminal", args={"command": "ls", "d": deep})))
+"""
+    env = {**os.environ, "HOOKBUS_CONFIG": str(tmp_path / "cfg.toml"),
+           "HOOKBUS_STATE_DIR": str(tmp_path / "state")}  # fmt: skip
+    done = subprocess.run([sys.executable, "-P", "-c", probe], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    reply = json.loads(done.stdout)
+    assert reply is not None and reply["action"] == "block", done.stderr
+    assert "g:guard" in reply["message"] and "callback failed" in done.stderr
+
+
 def test_a_callback_works_inside_a_running_event_loop(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -92,6 +92,17 @@ def test_a_deny_blocks_the_terminal_and_the_model_reads_why(hermes: Hermes) -> N
     assert [d for d in hermes.workspace.diagnostics() if d["level"] != "info"] == []
 
 
+def test_a_lone_surrogate_in_the_models_tool_call_is_still_denied(hermes: Hermes) -> None:
+    """The model's tool call holds a lone surrogate (``\\udcff``, which its JSON can
+    spell): the deny still reaches the model and the command never ran."""
+    install(hermes, {"deny_shell": {"reason": "E2E-SURROGATE-DENIED"}})
+    command = terminal(f"echo hi \udcff | tee {PROOF}")
+    run = hermes.run("E2E-SURROGATE: run echo", script("E2E-SURROGATE", command, {"text": "Done."}))
+    finished(run)
+    assert not (hermes.workspace.project / PROOF).exists()
+    assert tool_results(run, "E2E-SURROGATE") == [{"error": "E2E-SURROGATE-DENIED"}]
+
+
 @pytest.mark.untrusted_projects
 def test_a_projects_trusted_handler_refuses_in_a_session_started_there(hermes: Hermes) -> None:
     """No ``HOOKBUS_CONFIG``: the project's own ``.hookbus.toml``, its handler in the
