@@ -92,28 +92,34 @@ def _callback(native: str, baked: dict[str, Any]) -> Callable[..., Directive | N
         try:
             return handle(native, kwargs, baked)
         except Exception as exc:  # never the host's problem, and never a guard lost
-            return failed(native, kwargs, exc)
+            return failed(native, kwargs, baked, exc)
 
     callback.__name__ = callback.__qualname__ = f"hookbus_{native}"
     return callback
 
 
-def failed(native: str, kwargs: dict[str, Any], exc: Exception) -> Directive | None:
+def failed(
+    native: str, kwargs: dict[str, Any], baked: dict[str, Any], exc: Exception
+) -> Directive | None:
     """What a call is owed when this plugin's own code failed on it (arguments it cannot
     serialize, nested past the stack, a baked entry of the wrong shape...), said once
-    (an agent's arguments must never buy a call less than hookbus would refuse it). The
-    directory plugin: the refusal the index in effect in the call's folder holds for it,
-    read from the call's event, tool and folder alone (what the index decides by, and
-    what serializes whatever the call holds), else the baked answer (:func:`refusal`).
-    The entry point: what hookbus answers a call of that event it cannot read (the
-    refusal of a fail-closed handler that may want the event, whatever the tool)."""
+    (an agent's arguments must never buy a call less than hookbus would refuse it): the
+    refusal the index in effect in the call's folder holds for it, read from the call's
+    event, tool and folder alone (what the index decides by, and what serializes
+    whatever the call holds); with no index to read (not compiled since the
+    configuration changed), what hookbus answers a call of that event it cannot read
+    (the refusal of a fail-closed handler that may want the event, whatever the tool);
+    hookbus unable to say even that, the baked answer (:func:`refusal`)."""
     why = f"the {native} callback failed ({_brief(exc)})"
     try:
         if BAKED is None:
             answer = _in_process(native, b"")
         else:
-            bare = envelope(native, kwargs, bare=True)
-            answer = refusal(native, kwargs, consulted(native, bare, BAKED)) or b""
+            gate = consulted(native, envelope(native, kwargs, bare=True), BAKED)
+            answer = refusal(native, kwargs, gate) or b""
+            if gate is None:  # hookbus, handed nothing it can read, compiles and says
+                with contextlib.suppress(Exception):
+                    answer = ask(native, b"", baked["argv"], None, BAKED)
         return directive(native, say(native, why, answer))  # a failure is said, owed or not
     except Exception:
         pass

@@ -235,15 +235,18 @@ GUARD = 'import hookbus\n' \
         '        return hookbus.Reply.deny("forbidden here")\n'  # fmt: skip
 
 
-def guarded_project(tmp_path: Path) -> Path:
-    """A project whose ``.hookbus.toml`` enables :data:`GUARD`, its index compiled."""
+def guarded_project(tmp_path: Path, *, compiled: bool = True) -> Path:
+    """A project whose ``.hookbus.toml`` enables :data:`GUARD`, its index compiled (or
+    not yet: as just after the configuration changed)."""
     project = tmp_path / "project"
     project.mkdir()
     (project / "g.py").write_text(GUARD)
     (project / ".hookbus.toml").write_text('enable = ["g:guard"]\n')
-    compiled = subprocess.run([sys.executable, "-m", "hookbus", "manifest", "--host", "hermes"],
-                              cwd=project, capture_output=True, timeout=120, check=False)  # fmt: skip
-    assert compiled.returncode == 0, compiled.stderr
+    if not compiled:
+        return project
+    done = subprocess.run([sys.executable, "-m", "hookbus", "manifest", "--host", "hermes"],
+                          cwd=project, capture_output=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
     return project
 
 
@@ -320,6 +323,23 @@ print(json.dumps({"reply": reply, "path": sys.path == path,
     assert found["reply"] == {"action": "block", "message": "no shell"}
     assert found["path"] is True
     assert set(found["added"]) <= {"hookbus", "msgspec", "typing_extensions"}
+
+
+def test_arguments_the_plugin_cannot_serialize_before_any_index_get_hookbuss_refusal(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, isolated_environment: Path
+) -> None:
+    """The same failure with no index compiled yet for the folder's configuration (a
+    guard enabled a moment ago): hookbus itself, handed a call it cannot read, answers
+    the guard's refusal."""
+    project = guarded_project(tmp_path, compiled=False)
+    argv = [sys.executable, "-m", "hookbus", "run", "--host", "hermes", "--event", "pre_tool_call"]
+    hooks = callbacks(monkeypatch, {**CLIENT, "events": {"pre_tool_call": event(argv)}})
+    monkeypatch.chdir(project)
+    reply = hooks["pre_tool_call"](tool_name="terminal", args={(1, 2): "a key no JSON has"})
+    assert reply is not None and reply["action"] == "block", reply
+    assert "g:guard" in reply["message"]
+    said = (isolated_environment / "diagnostics.jsonl").read_text()
+    assert "callback failed" in said and "blocked the call" in said
 
 
 def test_the_entry_points_failure_on_a_call_answers_its_guards_refusal(tmp_path: Path) -> None:
