@@ -391,10 +391,18 @@ def _kill(child: subprocess.Popen[bytes]) -> None:
 
 
 def _in_process(native: str, data: bytes) -> bytes:
-    """The entry point's dispatch: hookbus imported here, handlers in a forked worker."""
+    """The entry point's dispatch: hookbus imported here, handlers in a forked worker,
+    for the configuration in effect in the working folder. The folder is named here:
+    the envelope's ``cwd`` of a folder whose name is not UTF-8 reaches hookbus's decoder
+    with its bad characters replaced, a folder that does not exist."""
     from hookbus.runtime import inproc
 
-    return inproc.dispatch("hermes", data, native=native, timeout=ANSWER_WITHIN).output.stdout
+    try:
+        project: str | None = os.getcwd()
+    except OSError:
+        project = None  # deleted: hookbus's own rule ($PWD)
+    found = inproc.dispatch("hermes", data, native=native, project=project, timeout=ANSWER_WITHIN)
+    return found.output.stdout
 
 
 def directive(native: str, stdout: bytes) -> Directive | None:

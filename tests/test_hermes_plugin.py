@@ -368,6 +368,32 @@ print(json.dumps(hooks["pre_tool_call"](tool_name="terminal", args={"command": "
     assert "g:guard" in reply["message"] and "callback failed" in done.stderr
 
 
+def test_the_entry_point_in_a_folder_whose_name_is_not_utf8_keeps_its_projects_guard(
+    tmp_path: Path,
+) -> None:
+    """Loaded as the entry point in a project whose folder's name is not UTF-8 (no JSON
+    spells it but as an escape hookbus's decoder replaces): the project's guard is not
+    lost to the user-level nothing; the call is refused."""
+    project = os.fsdecode(bytes(tmp_path) + b"/p\xff")
+    os.mkdir(project)
+    Path(project, "g.py").write_text(GUARD)
+    Path(project, ".hookbus.toml").write_text('enable = ["g:guard"]\n')
+    Path(project, ".git").mkdir()
+    probe = """
+import json, types
+from hookbus import hermes_plugin
+hooks = {}
+hermes_plugin.register(types.SimpleNamespace(register_hook=hooks.setdefault))
+print(json.dumps(hooks["pre_tool_call"](tool_name="terminal", args={"command": "echo forbidden"})))
+"""
+    env = {**os.environ, "HOOKBUS_STATE_DIR": str(tmp_path / "state")}
+    done = subprocess.run([sys.executable, "-P", "-c", probe], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    reply = json.loads(done.stdout)
+    assert reply is not None and reply["action"] == "block", done.stderr
+
+
 def test_a_callback_works_inside_a_running_event_loop(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
