@@ -376,11 +376,8 @@ def _refuse_links_out(opts: argparse.Namespace, manifest: Manifest, scope: Scope
         return
     manifests = [manifest] if opts.command == "install" else [
         v.manifest for v in variants(opts.host) if scope in v.manifest.scopes]  # fmt: skip
-    paths = [p for m in manifests
-             for p in (*(d.path for d in m.plan(None, python=sys.executable, scope=scope)
-                         .documents), *m.owned_paths(scope))]  # fmt: skip
     project = confine.project_folder()
-    found = confine.link_out(paths, project)
+    found = confine.link_out([p for m in manifests for p in confine.paths(m, scope)], project)
     if found is None:
         return
     link, leads = found
@@ -747,8 +744,8 @@ def _uninstall(manifest: Manifest, scope: Scope, host: str) -> int:
             os.unlink(backup)
             print(f"{path}: removed hookbus entries (your original file is back as it was)")
         elif original is None and not wanted:
-            # Through a link of the user's own (user scope: links_out refused the
-            # project's leading out), the file install created is the link's target.
+            # Through a link of the user's own (user scope: _refuse_links_out refused
+            # the project's leading out), the file install created is the link's target.
             os.unlink(os.path.realpath(path))
             print(f"{path}: removed (hookbus created it)")
             made = os.path.dirname(os.path.realpath(path))

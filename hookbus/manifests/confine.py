@@ -29,9 +29,10 @@ Never imported on a hook's path.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
 
-from hookbus.manifests.base import Scope
+from hookbus.manifests.base import Manifest, Scope
 
 
 def project_folder() -> str:
@@ -40,6 +41,14 @@ def project_folder() -> str:
     from hookbus.manifests.grouped import project_root
 
     return os.path.abspath(project_root())
+
+
+def paths(manifest: Manifest, scope: Scope) -> list[str]:
+    """Every file ``manifest`` writes, restores or removes in ``scope``: its settings
+    files (their backups lie beside them) and every file it may own. The folders install
+    makes, and OpenCode's npm folder, are on these paths: checked with them."""
+    plan = manifest.plan(None, python=sys.executable, scope=scope)
+    return [*(d.path for d in plan.documents), *manifest.owned_paths(scope)]
 
 
 def within(path: str, folder: str) -> bool:
