@@ -24,6 +24,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
     user_config = Path(os.environ["XDG_CONFIG_HOME"]) / "hookbus" / "config.toml"
     user_config.parent.mkdir(parents=True)
     user_config.write_text(ENABLE)
