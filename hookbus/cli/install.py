@@ -270,6 +270,8 @@ def _host(opts: argparse.Namespace) -> int:
 
         raise HostConfigError(f"{opts.host} has no {scope} settings; scopes: "
                               f"{', '.join(manifest.scopes)}")  # fmt: skip
+    if opts.command in ("install", "uninstall"):
+        _refuse_links_out(opts, manifest, scope)
     if opts.command == "uninstall":
         # Before any handler is imported: uninstall is the way out of a handler module
         # that hangs or ends its importer.
@@ -358,6 +360,35 @@ def _installed(
         if form is not None:
             return form
     return None
+
+
+def _refuse_links_out(opts: argparse.Namespace, manifest: Manifest, scope: Scope) -> None:
+    """Refuse, before anything changes, a project or local install or uninstall whose files
+    would be reached through a link leading out of the project (an agent's ``.claude``
+    linked to the user's ``~/.claude``: :mod:`hookbus.manifests.confine`). Uninstall
+    checks every variant of the host, as it removes each found in ``scope``."""
+    from hookbus.cli.render import printable
+    from hookbus.errors import HostConfigError
+    from hookbus.manifests import confine
+    from hookbus.manifests.variants import variants
+
+    if scope == "user":
+        return
+    manifests = [manifest] if opts.command == "install" else [
+        v.manifest for v in variants(opts.host) if scope in v.manifest.scopes]  # fmt: skip
+    project = confine.project_folder()
+    found = confine.link_out([p for m in manifests for p in confine.paths(m, scope)], project)
+    if found is None:
+        return
+    link, leads = found
+    verb = opts.command
+    raise HostConfigError(printable(
+        f"not {verb}ed, nothing changed: {link} is a link to {leads}, outside the project "
+        f"{project}: the {scope} {verb} would change the files there (your own settings, "
+        f"if it leads to them). Fix: remove the link (rm {shlex.quote(link)}) and run the "
+        f"command again; to {verb} your own settings: hookbus {verb} --host {opts.host} "
+        "--scope user"
+    ))  # fmt: skip
 
 
 def _manifest(opts: argparse.Namespace) -> Manifest:
@@ -693,7 +724,7 @@ def drift_fix(invalid: int, install: str) -> str:
 def _uninstall(manifest: Manifest, scope: Scope, host: str) -> int:
     import copy
 
-    from hookbus.manifests import documents, folders
+    from hookbus.manifests import confine, documents, folders
     from hookbus.manifests.base import backup_path, write_atomically
 
     plan = manifest.plan(None, python=sys.executable, scope=scope)
@@ -713,10 +744,13 @@ def _uninstall(manifest: Manifest, scope: Scope, host: str) -> int:
             os.unlink(backup)
             print(f"{path}: removed hookbus entries (your original file is back as it was)")
         elif original is None and not wanted:
-            os.unlink(os.path.realpath(path))  # install created it
+            # Through a link of the user's own (user scope: _refuse_links_out refused
+            # the project's leading out), the file install created is the link's target.
+            os.unlink(os.path.realpath(path))
             print(f"{path}: removed (hookbus created it)")
-            for made in folders.prune(os.path.dirname(os.path.realpath(path))):
-                print(f"{made}: removed (hookbus made it)")
+            made = os.path.dirname(os.path.realpath(path))
+            for each in folders.prune(made, within=confine.bound(scope, made)):
+                print(f"{each}: removed (hookbus made it)")
         else:
             write_atomically(path, documents.dump(wanted, document.format, original=text))
             kept = f" (your file as it was before install: {backup})" if original else ""
@@ -727,7 +761,7 @@ def _uninstall(manifest: Manifest, scope: Scope, host: str) -> int:
     if candidates:
         from hookbus.manifests import owned
 
-        lines = owned.remove(candidates, manifest.owned_top(scope))
+        lines = owned.remove(candidates, scope, manifest.owned_top(scope))
         for line in lines:
             print(line)
         if not lines:

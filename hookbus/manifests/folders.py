@@ -1,6 +1,7 @@
 """The folders hookbus made for the files it installs (``.claude/``, ``.cursor/``,
 ``.github/hooks/``): uninstall removes them once empty, and never a folder of the user's
-(an empty ``.claude/`` they made before install stays).
+(an empty ``.claude/`` they made before install stays), nor one outside the scope's
+folder (:mod:`hookbus.manifests.confine`).
 
 Each folder install makes is recorded in the state root (:data:`RECORD`) by its path and
 its identity (device and inode): a folder the user removed and made again at the same
@@ -44,16 +45,22 @@ def make(folder: str) -> None:
     _write(records)
 
 
-def prune(folder: str, top: str | None = None) -> list[str]:
-    """Remove ``folder``, then its parents, while each is empty and one hookbus made (never
-    above ``top`` when given); the folders removed, deepest first."""
+def prune(folder: str, top: str | None = None, *, within: str | None) -> list[str]:
+    """Remove ``folder``, then its parents, while each is empty and one hookbus made, never
+    above ``top`` when given, and never ``within`` itself nor a folder outside it (the
+    scope's folder, :func:`hookbus.manifests.confine.bound`; None: the record alone
+    bounds it); the folders removed, deepest first. Compared as real paths, as the record
+    holds them (:func:`~hookbus.manifests.base.write_atomically` makes the real folder)."""
     records = _read()
     removed: list[str] = []
-    here = os.path.abspath(folder)
-    ceiling = os.path.abspath(top) if top else None
+    here = os.path.realpath(folder)
+    ceiling = os.path.realpath(top) if top else None
+    bound = os.path.realpath(within) if within else None
     changed = False
     while here in records:
-        if ceiling is not None and not (here == ceiling or here.startswith(ceiling + os.sep)):
+        if ceiling is not None and not _below(here, ceiling, inclusive=True):
+            break
+        if bound is not None and not _below(here, bound, inclusive=False):
             break
         if _identity(here) != records[here]:  # gone, or made again by someone else
             del records[here]
@@ -70,6 +77,11 @@ def prune(folder: str, top: str | None = None) -> list[str]:
     if changed:
         _write(records)
     return removed
+
+
+def _below(path: str, folder: str, *, inclusive: bool) -> bool:
+    """Whether ``path`` lies below ``folder`` (or, ``inclusive``, is it)."""
+    return (inclusive and path == folder) or path.startswith(os.path.join(folder, ""))
 
 
 def _identity(path: str) -> list[int] | None:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from hookbus.manifests.base import OwnedFile, owned_text, write_atomically
+from hookbus.manifests import confine
+from hookbus.manifests.base import OwnedFile, Scope, owned_text, write_atomically
 from hookbus.manifests.folders import prune
 
 
@@ -73,9 +74,10 @@ def drift(owned: Sequence[OwnedFile], candidates: Sequence[str]) -> list[str]:
     return problems
 
 
-def remove(candidates: Sequence[str], top: str | None = None) -> list[str]:
+def remove(candidates: Sequence[str], scope: Scope, top: str | None = None) -> list[str]:
     """Remove hookbus's files among ``candidates`` and the folders that left empty, those
-    install made (:mod:`hookbus.manifests.folders`), never above ``top`` when given."""
+    install made (:mod:`hookbus.manifests.folders`), never above ``top`` when given nor
+    out of ``scope``'s folder (:func:`~hookbus.manifests.confine.bound`)."""
     said = []
     folders = set()
     for path in candidates:
@@ -84,7 +86,8 @@ def remove(candidates: Sequence[str], top: str | None = None) -> list[str]:
             folders.add(os.path.dirname(path))
             said.append(f"{path}: removed (hookbus wrote it)")
     for folder in sorted(folders, key=len, reverse=True):
-        said += [f"{made}: removed (hookbus made it)" for made in prune(folder, top)]
+        made = prune(folder, top, within=confine.bound(scope, folder))
+        said += [f"{each}: removed (hookbus made it)" for each in made]
     return said
 
 
