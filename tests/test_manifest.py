@@ -199,9 +199,11 @@ def test_install_from_a_subfolder_writes_the_projects_settings(project: Path) ->
     assert not (sub / ".claude").exists()
 
 
-def test_a_symlinked_settings_file_stays_a_symlink(project: Path, tmp_path: Path) -> None:
-    """Dotfiles setups keep their link: the link's target is what gets rewritten."""
-    target = tmp_path / "dotfiles" / "settings.json"
+def test_a_symlinked_settings_file_stays_a_symlink(project: Path) -> None:
+    """A settings file linked to another file of the project keeps its link: the link's
+    target is what gets rewritten. (A link leading out of the project is refused, and
+    the user's own files may be links: tests/test_install_links.py.)"""
+    target = project / "shared" / "settings.json"
     target.parent.mkdir()
     target.write_text(json.dumps(USER_SETTINGS))
     (project / ".claude").mkdir()
