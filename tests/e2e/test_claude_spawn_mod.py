@@ -96,6 +96,18 @@ def child_models(run: Run, marker: str) -> set[str]:
     return models
 
 
+def explained(run: Run, debug: Path, workspace: Workspace) -> str:
+    """The run, with what explains the guard's answer (it failed once on a loaded
+    machine, the child on opus): Claude's debug lines about hooks and models, and
+    hookbus's diagnostics."""
+    lines = debug.read_text(errors="replace").splitlines() if debug.exists() else []
+    said = [line for line in lines if "hook" in line.lower() or "model" in line.lower()]
+    log = workspace.state / "diagnostics.jsonl"
+    diagnostics = log.read_text(errors="replace") if log.exists() else "(no diagnostics)"
+    return (f"{run.describe()}\n--- Claude's debug (hooks, models)\n"
+            f"{chr(10).join(said[-60:])}\n--- diagnostics\n{diagnostics[-4000:]}")  # fmt: skip
+
+
 def child_printed(run: Run, marker: str) -> str:
     """What the child's Bash call printed: the tool results its requests carry."""
     results = [block for body in run.model.conversation(f"{marker}-CHILD")
@@ -266,7 +278,8 @@ def test_the_guard_keeps_the_child_on_the_parents_family(
     run = claude.run("E2E-GUARD: delegate it", agent_script("E2E-GUARD"),
                      tools=("Bash", "Agent"), args=args)  # fmt: skip
     assert run.returncode == 0, run.describe()
-    assert all("sonnet" in m for m in child_models(run, "E2E-GUARD")), run.describe()
+    assert all("sonnet" in m for m in child_models(run, "E2E-GUARD")), explained(
+        run, debug, workspace)  # fmt: skip
     [row] = Store(str(workspace.state / "store.sqlite3"), time.monotonic() + 30).dispatches()
     assert (row.host, row.session_id) == ("claude", run.output["session_id"])
     assert (row.agent_type, row.requested_model, row.action) == ("general-purpose", "opus", "cap")
