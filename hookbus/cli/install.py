@@ -124,7 +124,7 @@ def config_files(scope: Scope, manifest: Manifest | None = None) -> list[str]:
 
     if scope == "project":
         return config_paths(project_only=True)
-    if getattr(manifest, "every_project", False):
+    if manifest is not None and manifest.every_project:
         return config_paths()
     return config_paths(user_only=scope == "user")
 

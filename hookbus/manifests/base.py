@@ -103,6 +103,10 @@ class Manifest(Protocol):
     #: in-process shims (OpenCode, Kilo, Pi, Hermes) ask the server only with
     #: ``--server``; by default they spawn ``hookbus run`` by path.
     server_default: bool
+    #: Whether its one install, in the user's home, serves every project by each call's
+    #: working folder (Hermes), so that install follows the configuration in effect where
+    #: it is run (:func:`hookbus.cli.install.config_files`).
+    every_project: bool
 
     def plan(
         self,

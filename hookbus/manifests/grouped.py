@@ -150,6 +150,8 @@ class GroupedManifest:
     document_format: ClassVar[Format] = "json"
     #: Its hooks are shell commands: the warm server's client is install's default.
     server_default: bool = True
+    #: Its settings serve the projects of their scope only.
+    every_project: bool = False
 
     def path(self, scope: Scope, project_dir: str | None) -> str:
         raise NotImplementedError
