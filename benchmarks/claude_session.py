@@ -165,7 +165,7 @@ WARM = "warm"
 #: ...or none runs when a session starts (its first hook call starts one), and the one
 #: it started is stopped after the session.
 COLD = "cold"
-#: What a server leaves in its folder (``hookbus.runtime.wire``'s names); none of them
+#: What a server leaves in its folder (``hookbus.runtime.warm.wire``'s names); none of them
 #: may be there when a session of a ``COLD`` variant starts.
 SERVER_FILES = ("server.sock", "server.pid", "server.lock")
 #: The only diagnostics a session of a server variant may record: the server's own

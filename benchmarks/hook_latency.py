@@ -193,7 +193,7 @@ HOST_ROWS: dict[str, HostRow] = {
 #: list, cwd, command.
 _SAMPLE = """\
 import sys
-from hookbus.drivers import load
+from hookbus.hosts import driver as load
 host, native, tool, key, as_list, cwd, command = sys.argv[1:]
 tool_input = {key: [command] if as_list == "1" else command}
 sys.stdout.buffer.write(load(host).sample(native, tool=tool, tool_input=tool_input,

@@ -23,7 +23,7 @@ Rows, each runtime's rounds shuffled together:
 - ``<shim> → hookbus (warm server)``: the shim as install writes it by default (and
   ``--server``), with ``hookbus serve`` started (and warmed by the warm-up rounds) before timing:
   the shim speaks the server's wire protocol on its socket itself, no process started
-  (``hookbus/shims/server.js``; the Hermes plugin through ``client.py``'s functions);
+  (``hookbus/hosts/shared/server.js``; the Hermes plugin through ``client.py``'s functions);
 - ``hermes entry point``: the ``hermes_agent.plugins`` entry point, for a hookbus
   installed in Hermes's own environment (in-process: a forked worker, no interpreter).
 
@@ -230,7 +230,7 @@ def python_samples(run: Run, floor: list[str]) -> dict[str, list[float]]:
          "path": str(pointed_at_stdlib(plugin, run.root / "hermes_stdlib.py"))},
         {"key": "hermes", "kind": "hermes", "path": str(plugin)},
         {"key": "hermes-warm", "kind": "hermes", "path": str(warm)},
-        {"key": "hermes-entry", "kind": "entry", "module": "hookbus.hermes_plugin"},
+        {"key": "hermes-entry", "kind": "entry", "module": "hookbus.hosts.hermes.plugin"},
     ]  # fmt: skip
     driver = run.root / "hermes_driver.py"
     driver.write_text(_HERMES_DRIVER)

@@ -72,7 +72,7 @@ HANDLER = """\
 import os
 
 import hookbus
-from hookbus.store import Dispatch
+from hookbus.local.store import Dispatch
 
 
 @hookbus.handler("before-tool", tools="shell", timeout=10)
@@ -220,7 +220,7 @@ class Setup:
 
 def mark_fallback(command: str) -> str:
     """``command`` with its shell fallback (after the ``fi`` of its ``if``: see
-    ``hookbus.manifests.base.shell_command``) also writing :data:`WRAPPER_FALLBACK` and
+    ``hookbus.hosts.shared.manifest.shell_command``) also writing :data:`WRAPPER_FALLBACK` and
     the hook's exit status (``$s``) to stderr."""
     mark = f"printf '{WRAPPER_FALLBACK}%s' \"$s\" >&2"
     marked = command.replace("; fi; ", f"; fi; {mark}; ", 1)

@@ -12,6 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hookbus.bus.context import Context
     from hookbus.bus.dispatch import Bus, Dispatch, Handler, HandlerSettings, Outcome
+    from hookbus.bus.errors import ConfigError, DecodeError, HandlerError, HookbusError
     from hookbus.bus.events import (
         AfterEdit,
         AfterTool,
@@ -32,10 +33,9 @@ if TYPE_CHECKING:
         ToolCall,
         Usage,
     )
+    from hookbus.bus.host import Capabilities, TranscriptFacts
     from hookbus.bus.marks import Group, Subscription, group, handler
     from hookbus.bus.replies import Reply
-    from hookbus.errors import ConfigError, DecodeError, HandlerError, HookbusError
-    from hookbus.types import Capabilities, TranscriptFacts
 
 _LAZY = {
     "Context": "hookbus.bus.context",
@@ -70,10 +70,10 @@ _LAZY = {
     **dict.fromkeys(("Group", "Subscription", "group", "handler"), "hookbus.bus.marks"),
     "Reply": "hookbus.bus.replies",
     **dict.fromkeys(
-        ("ConfigError", "DecodeError", "HandlerError", "HookbusError"), "hookbus.errors"
+        ("ConfigError", "DecodeError", "HandlerError", "HookbusError"), "hookbus.bus.errors"
     ),
-    "Capabilities": "hookbus.types",
-    "TranscriptFacts": "hookbus.types",
+    "Capabilities": "hookbus.bus.host",
+    "TranscriptFacts": "hookbus.bus.host",
 }
 
 __all__ = [

@@ -1,5 +1,5 @@
 // A stand-in for Claude Code's hooks engine, just enough to drive hookbus's agent.spawn
-// module (hookbus/shims/claude_spawn.js, installed) with Node, outside Claude:
+// module (hookbus/hosts/claude/spawn.js, installed) with Node, outside Claude:
 //
 //   node claude_spawn_host.mjs MODULE.mjs PLUGIN_ROOT < spawn-event.json
 //

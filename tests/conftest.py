@@ -52,8 +52,8 @@ def trust_projects(root: Path, config_home: str | None = None) -> None:
     """Trust every project under ``root`` as it is now, as its user would have with
     ``hookbus trust`` (in the trust store of ``config_home``, default this process's
     ``$XDG_CONFIG_HOME``): a record is written only when it differs."""
-    from hookbus import project_trust
-    from hookbus.config import project_code
+    from hookbus.local import project_trust
+    from hookbus.runtime.config import project_code
 
     before = os.environ.get("XDG_CONFIG_HOME")
     if config_home is not None:
@@ -93,7 +93,7 @@ def trusted_projects(
     (``@pytest.mark.untrusted_projects``)."""
     if request.node.get_closest_marker("untrusted_projects"):
         return
-    from hookbus import project_trust
+    from hookbus.local import project_trust
     from hookbus.runtime import compile as compiler
 
     original, check, stats = subprocess.Popen.__init__, project_trust.check, compiler.trust_stats

@@ -39,12 +39,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from hookbus import drivers
+from hookbus import hosts
+from hookbus.bus.host import Driver
+from hookbus.bus.output import HookOutput
 from hookbus.bus.replies import Reply
 from hookbus.hosts import HOSTS as HOSTS_FACTS
-from hookbus.output import HookOutput
 from hookbus.runtime.peek import dialect
-from hookbus.types import Driver
 
 HOSTS = ("claude", "codex", "gemini", "cursor", "copilot", "cline")
 GOLDEN = Path(__file__).parent / "golden"
@@ -184,7 +184,7 @@ def guarded(driver: Driver) -> tuple[frozenset[str], frozenset[str]]:
 def bases(host: str, natives: set[str], cwd: str) -> list[Base]:
     """The driver's samples of ``natives`` (with a shell tool and with others) and the
     goldens of those natives, each with the reply the guards give it."""
-    driver = drivers.load(host)
+    driver = hosts.driver(host)
     before, stop = guarded(driver)
     found: list[tuple[str, bytes]] = []
     shell = driver.tool_route(("shell",))
@@ -249,7 +249,7 @@ def _containers(node: Any, depth: int = 0) -> list[Any]:
 
 
 def _decoy(rng: random.Random, base: Base) -> dict[str, Any]:
-    events = [e for e in drivers.load(base.host).events if e != base.native]
+    events = [e for e in hosts.driver(base.host).events if e != base.native]
     key = rng.choice(DECOY_KEYS)
     value = rng.choice(DECOY_TOOLS) if "tool" in key else rng.choice(events)
     return {key: value}
@@ -357,7 +357,7 @@ def _as_matched(output: HookOutput) -> bytes:
 def _stands_aside(c: Case) -> bool:
     """Whether the payload reads as another host's (a key it carries: Copilot's
     ``timestamp``), whose own install the bench has too: that install answers the event,
-    and this host's command its no-opinion (:mod:`hookbus.runtime.native_install`, logged
+    and this host's command its no-opinion (:mod:`hookbus.hosts.shared.native_install`, logged
     ``stood-aside``)."""
     own = HOSTS_FACTS[c.base.host]
     read_as = dialect(own, json.loads(c.payload))
@@ -383,7 +383,7 @@ class Owed:
 def owed(host: str, native: str, reply: Reply | None) -> Owed:
     """:class:`Owed` of ``host``'s ``native`` whose guards reply ``reply``, made once (the
     fuzz test asks it of every one of its calls)."""
-    driver = drivers.load(host)
+    driver = hosts.driver(host)
     before, stop = guarded(driver)
     no_opinion = driver.no_opinion(native)
     read = driver.encode(native, reply).output if reply else no_opinion

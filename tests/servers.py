@@ -26,10 +26,10 @@ from pathlib import Path
 
 #: How long a server being started may take to show up as gone (several rounds of kills).
 SETTLE = 30.0
-#: The client's start locks, in the socket folder (``hookbus.runtime.wire.start_lock``:
+#: The client's start locks, in the socket folder (``hookbus.runtime.warm.wire.start_lock``:
 #: one per configuration identity).
 START_LOCKS = "run/server-*.lock"
-#: A lock older than this is a start that failed (``hookbus.runtime.fallback.LOCK_STALE``).
+#: A lock older than this is a start that failed (``hookbus.runtime.warm.fallback.LOCK_STALE``).
 LOCK_STALE = 10.0
 
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import hookbus
 from hookbus.bus.replies import Reply
-from hookbus.manifests.base import CLIENT_LAUNCHER
+from hookbus.hosts.shared.manifest import CLIENT_LAUNCHER, client_folder
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -25,11 +25,15 @@ if TYPE_CHECKING:
 GOLDEN = Path(__file__).parent / "golden" / "claude"
 
 
+#: What the cold path takes of the bus: its vocabulary, none of its machinery.
+BUS_VOCABULARY = frozenset({"hookbus.bus.output", "hookbus.bus.budgets"})
+
+
 def client_call(host: str, event: str | None = None, timeout: float | None = None) -> str:
     """The words of install's default command (the warm server's client) that name the
     client's launcher, this hookbus's package, ``host`` and, when given, ``event`` and the
     client's ``--timeout``, as the shell reads them."""
-    words = [CLIENT_LAUNCHER, str(Path(hookbus.__file__).parent), "--host", host]
+    words = [CLIENT_LAUNCHER, client_folder(str(Path(hookbus.__file__).parent)), "--host", host]
     if event is not None:
         words += ["--event", event]
     if timeout is not None:

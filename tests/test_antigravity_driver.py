@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from support import REPLIES, TEXT
 
 from hookbus import Reply
+from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import AfterEdit, AfterTool, BeforeTool, Other, PromptSubmit, SessionStart
-from hookbus.drivers import antigravity
-from hookbus.errors import DecodeError
-from hookbus.output import HookOutput
+from hookbus.bus.output import HookOutput
+from hookbus.hosts.antigravity import driver as antigravity
 from hookbus.testing import run_cli
 from hookbus.testing.contract import DriverContract, ReplyCase
 

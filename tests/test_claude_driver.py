@@ -9,10 +9,10 @@ import msgspec
 import pytest
 
 from hookbus import Reply
+from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import AfterEdit, BeforeTool
-from hookbus.drivers import claude
-from hookbus.errors import DecodeError
-from hookbus.output import HookOutput
+from hookbus.bus.output import HookOutput
+from hookbus.hosts.claude import driver as claude
 from hookbus.testing.contract import DriverContract, ReplyCase
 
 GOLDEN = Path(__file__).parent / "golden" / "claude"

@@ -1,4 +1,4 @@
-"""hookbus's agent.spawn module (``hookbus/shims/claude_spawn.js``) driven by Node through
+"""hookbus's agent.spawn module (``hookbus/hosts/claude/spawn.js``) driven by Node through
 ``claude_spawn_host.mjs``, a stand-in for Claude Code's engine, against a stand-in
 ``hookbus guard --json`` (``guard_standin.py``): it sets, clears or refuses the child's
 model as the guard says, leaves forks, workflow agents and other plugins' spawns alone,
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from hookbus.handlers.guard.claude_mod import spawn_mod_decides
-from hookbus.manifests.claude_plugin import render_module
+from hookbus.hosts.claude.plugin import render_module
 
 HERE = Path(__file__).parent
 NODE = shutil.which("node")
@@ -200,8 +200,8 @@ def test_the_installed_argv_runs_the_real_guard(tmp_path: Path) -> None:
     """The argv install bakes (this interpreter, hookbus's __main__.py, ``guard --json``)
     answers the module: opus under a sonnet parent is capped to sonnet, no failure, and
     one dispatch row is recorded."""
-    from hookbus.manifests.claude_plugin import guard_argv
-    from hookbus.store import Store
+    from hookbus.hosts.claude.plugin import guard_argv
+    from hookbus.local.store import Store
 
     (tmp_path / ".hookbus.toml").write_text('enable = ["guard"]\n')
     out = drive(tmp_path, argv=guard_argv(sys.executable), env={"PWD": str(tmp_path)})

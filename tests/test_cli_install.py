@@ -74,6 +74,10 @@ MISTAKES = {
         {"module": SHEL},
         ["unknown tool kind 'shel'", "shell", "mcp:<server>"],
     ),
+    "unknown host": (
+        {"module": "import hookbus\n@hookbus.handler('stop', hosts='claud')\ndef shell(e): ...\n"},
+        ["unknown host 'claud'", "'claude'"],
+    ),
     "invalid TOML": ({"config": "enable = [\n"}, ["unreadable", ".hookbus.toml"]),
     "unknown key": (
         {"config": 'enabel = ["hooks_mod:shell"]\n'},

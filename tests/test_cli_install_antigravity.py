@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from support import client_call, hookbus_cli
 
-from hookbus.manifests import antigravity as manifest
+from hookbus.hosts.antigravity import manifest
 
 GUARDS = """
 import hookbus

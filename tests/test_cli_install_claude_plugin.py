@@ -17,8 +17,8 @@ import pytest
 from support import hookbus_cli, install_project, snapshot
 
 from hookbus.cli.install import compiled_index, config_files
-from hookbus.manifests.base import OWNED_MARK
-from hookbus.manifests.claude_plugin import GUARD_WAIT_MS, guard_argv, manifest, plugin_dir
+from hookbus.hosts.claude.plugin import GUARD_WAIT_MS, guard_argv, manifest, plugin_dir
+from hookbus.hosts.shared.manifest import OWNED_MARK
 
 
 @pytest.fixture

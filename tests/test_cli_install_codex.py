@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 from support import client_call, hookbus_cli
 
-from hookbus.manifests import codex as manifest
+from hookbus.hosts.codex import manifest
 
 GOOD = """
 import hookbus

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support import assert_owned_file_round_trip, client_call, hookbus_cli
 
-from hookbus.manifests import copilot as manifest
+from hookbus.hosts.copilot import manifest
 
 GOOD = """
 import hookbus
@@ -122,7 +122,7 @@ def test_install_records_its_hooks_file_and_uninstall_forgets_it(project: Path) 
     """The project's ``.github/hooks/hookbus.json`` counts for a Claude command's
     stand-aside only as install wrote it: install records its bytes in the trust store,
     uninstall forgets them."""
-    from hookbus.runtime.native_install import copilot_handles
+    from hookbus.hosts.shared.native_install import copilot_handles
 
     (project / ".git").mkdir()
     where = {"COPILOT_HOME": "/nonexistent/copilot-home"}

@@ -14,7 +14,7 @@ import pytest
 from support import client_call
 
 from hookbus.hosts import HOSTS
-from hookbus.manifests import cursor as manifest
+from hookbus.hosts.cursor import manifest
 
 GOLDEN = Path(__file__).parent / "golden" / "cursor"
 

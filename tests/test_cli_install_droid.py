@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from support import check_fallback, check_round_trip, client_call, hookbus_cli, install_project
 
-from hookbus.manifests import droid as manifest
+from hookbus.hosts.droid import manifest
 
 #: A user's own hook (the reference's formatter example), which every install and
 #: uninstall must keep.

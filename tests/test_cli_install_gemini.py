@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from support import client_call, hookbus_cli, install_project
 
-from hookbus.manifests import gemini as manifest
+from hookbus.hosts.gemini import manifest
 
 #: A user's own hook, which every install and uninstall must keep.
 MINE = {"matcher": "write_file", "hooks": [{"type": "command", "command": "./lint.sh",

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from support import client_call, listing
 
-from hookbus.manifests import goose as manifest
+from hookbus.hosts.goose import manifest
 
 GUARDS = """
 import hookbus

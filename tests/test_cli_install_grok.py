@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from support import HOST_GUARD, assert_owned_file_round_trip, client_call, hookbus_cli
 
-from hookbus.manifests import grok as manifest
+from hookbus.hosts.grok import manifest
 
 GOOD = HOST_GUARD
 #: A user's own Grok hook file, as a person writes it (the user guide's example).

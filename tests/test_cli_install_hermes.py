@@ -17,7 +17,8 @@ from ruamel.yaml import YAML
 from support import GUARD, SHELL_AND_LIFECYCLE, hookbus_cli
 
 import hookbus
-from hookbus.drivers.hermes import ALL_EVENTS
+from hookbus.hosts.hermes.driver import ALL_EVENTS
+from hookbus.hosts.shared.manifest import client_file
 
 #: A user's own config.yaml: comments, a plugin and a shell hook of theirs.
 THEIRS = """\
@@ -102,7 +103,7 @@ def test_the_plugin_bakes_every_event_its_command_and_what_the_guard_is_owed(
     found = baked(home)
     assert found["bound"] == 10.0
     assert found["python"] == sys.executable
-    assert found["client"] == str(Path(hookbus.__file__).with_name("client.py"))
+    assert found["client"] == client_file(str(Path(hookbus.__file__).parent))
     events = found["events"]
     assert tuple(events) == ALL_EVENTS
     argv = events["pre_tool_call"]["argv"]
@@ -237,7 +238,7 @@ def test_via_is_for_hermes_only(home: Path) -> None:
 
 def test_the_plugin_knows_the_drivers_events() -> None:
     """The stdlib-only plugin's event list is the driver's."""
-    from hookbus import hermes_plugin
+    from hookbus.hosts.hermes import plugin as hermes_plugin
 
     assert hermes_plugin.EVENTS == ALL_EVENTS
 

@@ -97,8 +97,8 @@ def test_user_scope_is_the_xdg_config_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``--scope user`` is ``$XDG_CONFIG_HOME/opencode/plugin`` (else ``~/.config``)."""
-    from hookbus.manifests.kilo import manifest as kilo
-    from hookbus.manifests.opencode import manifest
+    from hookbus.hosts.kilo.manifest import manifest as kilo
+    from hookbus.hosts.opencode.manifest import manifest
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     assert manifest.path("user", None) == str(tmp_path / "xdg/opencode/plugin/hookbus.js")
@@ -445,7 +445,7 @@ def test_a_child_sessions_calls_carry_its_parent(project: Path, tmp_path: Path) 
 def test_a_folder_is_satisfied_only_as_opencode_judges_it(tmp_path: Path) -> None:
     """OpenCode's own check (Npm.install in 1.18.33): a node_modules/, and a lock whose
     root lists the package and every dependency the folder's package.json names."""
-    from hookbus.manifests.npm import satisfied
+    from hookbus.hosts.shared.npm import satisfied
 
     package = "@opencode-ai/plugin"
     assert not satisfied(str(tmp_path), package)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from support import HOST_GUARD, client_call, hookbus_cli
 
-from hookbus.manifests import openhands as manifest
+from hookbus.hosts.openhands import manifest
 
 GOOD = HOST_GUARD
 #: A user's own hooks file in OpenHands' native form, and in Claude's wrapper.

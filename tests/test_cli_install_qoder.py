@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from support import check_fallback, check_round_trip, client_call, hookbus_cli, install_project
 
-from hookbus.manifests import qoder as manifest
+from hookbus.hosts.qoder import manifest
 
 #: A user's own hook (the docs' quick start), which every install and uninstall must keep.
 MINE = {"matcher": "Bash", "hooks": [{"type": "command",

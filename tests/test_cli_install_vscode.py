@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from support import GUARD, client_call, hookbus_cli
 
-from hookbus.manifests import vscode as manifest
+from hookbus.hosts.vscode import manifest
 
 #: The shared fail-closed shell guard, and a Stop handler.
 GOOD = (

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from support import client_call
 
-from hookbus.manifests import windsurf as manifest
+from hookbus.hosts.windsurf import manifest
 
 GUARDS = """
 import hookbus

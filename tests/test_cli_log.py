@@ -16,7 +16,7 @@ from typing import IO
 import pytest
 from support import wait_for
 
-from hookbus import diagnostics
+from hookbus.local import diagnostics
 
 LOG = "diagnostics.jsonl"
 

@@ -15,7 +15,7 @@ import pytest
 from support import FORCE_PUSH_HANDLERS
 
 from hookbus.cli.render import exact
-from hookbus.drivers.claude import ALL_EVENTS
+from hookbus.hosts.claude.driver import ALL_EVENTS
 from hookbus.testing import run_cli
 
 HOOKS = (

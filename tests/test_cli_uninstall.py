@@ -14,8 +14,8 @@ import pytest
 from support import SHELL_AND_LIFECYCLE, hookbus_cli, snapshot
 
 from hookbus.hosts import HOSTS
-from hookbus.manifests import documents
-from hookbus.manifests.base import Manifest, Scope, load
+from hookbus.hosts.shared import documents
+from hookbus.hosts.shared.manifest import Manifest, Scope, load
 
 #: The configuration: a shell guard and a lifecycle handler, then the guard alone.
 BOTH = 'python_path = ["."]\nenable = ["hooks_mod:shell", "hooks_mod:lifecycle"]\n'

@@ -1,4 +1,4 @@
-"""``hookbus/client.py`` run as a host runs it (stdin in; stdout, stderr and exit code
+"""``hookbus/runtime/warm/client.py`` run as a host runs it (stdin in; stdout, stderr and exit code
 out) against a stand-in server speaking wire protocol v1, a broken one, or none."""
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ from fake_server import EXIT, STDERR, STDOUT, FakeServer, Mode
 from support import compile_now, guarded_project, pre_tool, wait_for
 
 import hookbus
-from hookbus import client
-from hookbus.runtime import fallback, wire
+from hookbus.runtime.warm import client, fallback, wire
 
 CLIENT = Path(client.__file__).resolve()
 #: What the project's fail-closed guard answers for ``rm -rf`` (from the cold path).
@@ -291,7 +290,7 @@ def test_signal_while_waiting_exits_1_with_no_output(project: Path, server: Fake
 def test_concurrent_starts_take_one_lock(tmp_path: Path) -> None:
     """Many clients starting a server at once: exactly one takes the lock."""
     lock = tmp_path / wire.start_lock()
-    code = f"from hookbus.runtime.fallback import take_lock; print(take_lock({str(lock)!r}))"
+    code = f"from hookbus.runtime.warm.fallback import take_lock; print(take_lock({str(lock)!r}))"
     procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
              for _ in range(12)]  # fmt: skip
     answers = [p.communicate(timeout=60)[0].strip() for p in procs]
@@ -351,8 +350,8 @@ def test_warm_path_imports_nothing_of_hookbus(
 def test_socket_folder_is_where_the_state_root_is(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """The client finds the state root by hookbus.state's own rule (it cannot import it)."""
-    from hookbus import state
+    """The client finds the state root by hookbus.local.state's own rule (it cannot import it)."""
+    from hookbus.local import state
 
     monkeypatch.chdir(tmp_path)
     for name in ("HOOKBUS_STATE_DIR", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"):

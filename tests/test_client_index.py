@@ -19,8 +19,10 @@ from hypothesis import strategies as st
 from support import GOLDEN, compile_now, guarded_project, pre_tool
 from test_client import client_imports, run_client, serve
 
-from hookbus import client, discover, hosts
-from hookbus.runtime import index, wire
+from hookbus import hosts
+from hookbus.local import discover
+from hookbus.runtime import index
+from hookbus.runtime.warm import client, wire
 
 CURSOR_GOLDEN = GOLDEN.parent / "cursor"
 #: The client tests' short state root, with no runtime folder (a fixture).
@@ -69,7 +71,7 @@ def test_the_clients_tables_are_hookbus_own() -> None:
     """The project variables and paths, the index format and its file name are the ones
     hookbus uses (the client cannot import them)."""
     expected = {name: (f.project_env, f.project_paths) for name, f in hosts.HOSTS.items()
-                if f.driver.startswith("hookbus.drivers.")}  # not a test's toy host  # fmt: skip
+                if f.driver.startswith("hookbus.hosts.")}  # not a test's toy host  # fmt: skip
     assert expected == client.PROJECTS
     assert client.INDEX_FORMAT == index.FORMAT
     import random
@@ -143,7 +145,7 @@ def test_configuration_files_are_discovers_or_undecided(
     case: str, decided: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where the client decides which configuration files are in effect, they are exactly
-    ``hookbus.discover.config_paths``'s; where it cannot tell, it says so (None)."""
+    ``hookbus.local.discover.config_paths``'s; where it cannot tell, it says so (None)."""
     project = _layout(tmp_path, monkeypatch, case)
     where = str(project) if project else None
     found = client.config_files(where)

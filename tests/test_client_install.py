@@ -16,8 +16,9 @@ import pytest
 from fake_server import EXIT, STDERR, STDOUT, FakeServer
 from support import hookbus_cli, pre_tool
 
-from hookbus.manifests.base import CLIENT_LAUNCHER, UNANSWERED_GUARD, interpreter_of
-from hookbus.runtime import wire
+import hookbus
+from hookbus.hosts.shared.manifest import CLIENT_LAUNCHER, UNANSWERED_GUARD, interpreter_of
+from hookbus.runtime.warm import wire
 
 GUARD = """
 import hookbus
@@ -98,8 +99,29 @@ def test_server_install_runs_the_client(project: Path) -> None:
     program, main = interpreter_of(command) or ("", None)
     assert program.endswith("python")
     assert main is not None
-    assert (Path(main).parent / "client.py").is_file()
-    assert list((Path(main).parent / "__pycache__").glob("client.*.pyc"))
+    client = Path(main).parent / "runtime" / "warm"
+    assert (client / "client.py").is_file()
+    assert list((client / "__pycache__").glob("client.*.pyc"))
+
+
+def test_an_install_naming_the_clients_old_folder_is_drift_and_is_replaced(
+    project: Path,
+) -> None:
+    """Before the client moved into ``hookbus/runtime/warm/``, the server form named the
+    package's folder: doctor calls such an install drift with the fix, and ``install``
+    replaces its entries (recognised as hookbus's) instead of adding a second set."""
+    package = str(Path(hookbus.__file__).parent)
+    command = installed_command(project)
+    settings = project / ".claude" / "settings.json"
+    old = command.replace(f"{package}/runtime/warm", package)
+    assert old != command and f"[ -f {package}/client.py ]" in old
+    settings.write_text(settings.read_text().replace(
+        json.dumps(command)[1:-1], json.dumps(old)[1:-1]))  # fmt: skip
+    assert interpreter_of(old) == interpreter_of(command)
+    report = json.loads(hookbus_cli(project, "doctor", "--json").stdout)
+    assert any("differ" in p["message"] and "hookbus install --host claude" in p["fix"]
+               for p in report["problems"]), report["problems"]  # fmt: skip
+    assert installed_command(project) == command  # one entry, the new one
 
 
 def test_server_install_verifies_and_switches_back(project: Path) -> None:

@@ -15,8 +15,8 @@ from support import FAIL_CLOSED_SHELL, REPLIES
 
 from hookbus import Reply
 from hookbus.bus.events import AfterTool, BeforeTool
-from hookbus.drivers import cline
-from hookbus.output import HookOutput
+from hookbus.bus.output import HookOutput
+from hookbus.hosts.cline import driver as cline
 from hookbus.testing.contract import DriverContract, ReplyCase
 
 GOLDEN = Path(__file__).parent / "golden" / "cline"
@@ -174,7 +174,7 @@ def test_a_legacy_tool_call_naming_no_tool_is_refused_by_a_fail_closed_guard(
     import subprocess
     import sys
 
-    from hookbus.errors import DecodeError
+    from hookbus.bus.errors import DecodeError
 
     (tmp_path / "hooks_shell.py").write_text(FAIL_CLOSED_SHELL)
     config = tmp_path / "shell.toml"

@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hookbus import Reply
+from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import AfterEdit, BeforeTool, Event, FileChange
-from hookbus.drivers import codex
-from hookbus.errors import DecodeError
-from hookbus.output import HookOutput
+from hookbus.bus.output import HookOutput
+from hookbus.hosts.codex import driver as codex
 from hookbus.testing.contract import SAMPLE_CWD, SAMPLE_SESSION, DriverContract, ReplyCase
 
 GOLDEN = Path(__file__).parent / "golden" / "codex"
@@ -401,5 +401,5 @@ def test_a_hook_of_one_host_never_imports_the_other_hosts_driver(
                               cwd=tmp_path, env=env, timeout=60, check=False)  # fmt: skip
         assert b"probe" in done.stdout, done
     modules = set(seen.read_text().split())
-    assert f"hookbus.drivers.{host}" in modules
-    assert f"hookbus.drivers.{other}" not in modules
+    assert f"hookbus.hosts.{host}" in modules
+    assert f"hookbus.hosts.{other}" not in modules

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hookbus.config import load
-from hookbus.discover import config_paths
+from hookbus.local.discover import config_paths
+from hookbus.runtime.config import load
 
 
 def write(path: Path, text: str) -> str:

@@ -15,13 +15,13 @@ import hookbus
 from hookbus import Bus, Handler, HandlerSettings, Reply
 from hookbus.bus.context import Context
 from hookbus.bus.dispatch import group_handlers
+from hookbus.bus.errors import HandlerError
 from hookbus.bus.events import BeforeTool, Event, Stop, ToolCall
+from hookbus.bus.host import TRANSCRIPT_TAIL, Capabilities, TranscriptFacts
 from hookbus.bus.options import convert_options
-from hookbus.drivers import load as load_driver
-from hookbus.drivers import transcript
-from hookbus.errors import HandlerError
+from hookbus.hosts import driver as load_driver
+from hookbus.hosts.shared import transcript
 from hookbus.testing import HookClient
-from hookbus.types import TRANSCRIPT_TAIL, Capabilities, TranscriptFacts
 
 TRANSCRIPTS = Path(__file__).parent / "transcripts"
 #: Written by the real Claude Code 2.1.332 (tests/e2e, a foreground subagent) and the
@@ -379,7 +379,7 @@ def test_the_handler_sees_its_problems_as_ctx_problems() -> None:
 def test_a_bad_reserved_key_of_a_section_is_one_of_the_handlers_problems(tmp_path: Path) -> None:
     """A bad timeout in the section keeps the declared one and is in the handler's
     problems, with the file it came from."""
-    from hookbus.config import load
+    from hookbus.runtime.config import load
 
     config = tmp_path / "config.toml"
     config.write_text('enable = ["m:f"]\n[handlers."m:f"]\ntimeout = "soon"\nword = 1\n')

@@ -16,14 +16,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hookbus import Reply
+from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import AfterTool, BeforeTool, Event, PromptSubmit, Stop, SubagentStop
-from hookbus.drivers import claude, copilot
-from hookbus.errors import DecodeError
+from hookbus.bus.host import Encoded
+from hookbus.bus.output import HookOutput
 from hookbus.hosts import HOSTS
-from hookbus.output import HookOutput
+from hookbus.hosts.claude import driver as claude
+from hookbus.hosts.copilot import driver as copilot
 from hookbus.runtime.peek import dialect
 from hookbus.testing.contract import DriverContract, ReplyCase
-from hookbus.types import Encoded
 
 GOLDEN = Path(__file__).parent / "golden" / "copilot"
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from support import FAIL_CLOSED_SHELL
 
 from hookbus import Reply
+from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import (
     AfterEdit,
     AfterTool,
@@ -28,10 +29,9 @@ from hookbus.bus.events import (
     SubagentStart,
     SubagentStop,
 )
-from hookbus.drivers import cursor
-from hookbus.errors import DecodeError
+from hookbus.bus.output import HookOutput
 from hookbus.hosts import HOSTS
-from hookbus.output import HookOutput
+from hookbus.hosts.cursor import driver as cursor
 from hookbus.runtime.peek import dialect
 from hookbus.testing import HookClient
 from hookbus.testing.contract import DriverContract, ReplyCase

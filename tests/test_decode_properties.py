@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import Event
-from hookbus.drivers import claude
-from hookbus.errors import DecodeError
 from hookbus.hosts import HOSTS
+from hookbus.hosts.claude import driver as claude
 from hookbus.runtime.peek import peek
 
 json_values = st.recursive(

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 import hookbus
-from hookbus import Bus, diagnostics
+from hookbus import Bus
 from hookbus.bus.context import Context
 from hookbus.bus.events import SessionStart
+from hookbus.local import diagnostics
 
 
 def lines(state: Path) -> list[dict[str, object]]:
@@ -157,7 +158,7 @@ def test_a_process_without_the_lock_only_appends(
 def test_the_size_is_checked_again_by_name_under_the_lock(isolated_environment: Path) -> None:
     """A process that found the file it wrote full, when the log by that name has been
     rotated meanwhile and is small, leaves the new log alone."""
-    from hookbus import state
+    from hookbus.local import state
 
     diagnostics.emit("small", "x")
     assert state.rotate(diagnostics.LOG_NAME, at=1 << 20, keep=3) is False
@@ -191,7 +192,7 @@ def test_a_rotation_that_fails_keeps_every_line_and_says_why(
 
 WRITER = """
 import os, sys, time
-from hookbus import diagnostics
+from hookbus.local import diagnostics
 
 go, writer, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 while not os.path.exists(go):  # all writers start together

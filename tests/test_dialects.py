@@ -19,16 +19,17 @@ from hypothesis import strategies as st
 from support import GOLDEN, compile_now, guarded_project, hookbus_cli, pre_tool, wait_for
 
 import hookbus
-from hookbus import client
-from hookbus.hosts import CLAUDE_EVENTS, HOSTS
-from hookbus.manifests.base import CLIENT_LAUNCHER
+from hookbus.hosts import HOSTS
+from hookbus.hosts.shared.manifest import CLIENT_LAUNCHER, client_folder
+from hookbus.hosts.shared.names import CLAUDE_EVENTS
 from hookbus.runtime.compile import client_facts
 from hookbus.runtime.peek import dialect
+from hookbus.runtime.warm import client
 from hookbus.testing import run_cli
 
 #: Keys other hosts send that a future Claude might send as well.
 ADDED = {"sessionId": "s", "hookEventName": "PreToolUse", "conversation_id": "c"}
-CLIENT = [sys.executable, "-I", "-S", "-c", CLIENT_LAUNCHER, str(Path(hookbus.__file__).parent),
+CLIENT = [sys.executable, "-I", "-S", "-c", CLIENT_LAUNCHER, client_folder(str(Path(hookbus.__file__).parent)),
           "--host", "claude", "--event", "PreToolUse", "--timeout", "10"]  # fmt: skip
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from hookbus import config
 from hookbus.hosts import HOSTS, PLANNED_HOSTS
+from hookbus.runtime import config
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "hookbus"
@@ -86,15 +86,23 @@ def _literal_values(module: str, alias: str) -> set[str]:
     raise AssertionError(f"no {alias} = Literal[...] in hookbus/{module}")
 
 
-#: The plugins and extensions hookbus ships (``hookbus/shims/``) write their diagnostic
-#: lines themselves, as JavaScript objects: ``event: "hook-unavailable"``.
+#: The plugins and extensions hookbus ships in its host folders (``hookbus/hosts/*/*.js``,
+#: ``.ts``) write their diagnostic lines themselves, as JavaScript objects:
+#: ``event: "hook-unavailable"``.
 SHIM_CODE = re.compile(r'\bevent: "([a-z]+(?:-[a-z]+)+)"')
+
+
+def shims(*suffixes: str) -> list[Path]:
+    """The JavaScript and TypeScript files hookbus ships (``suffixes``: those only)."""
+    return sorted(
+        p for p in (PACKAGE / "hosts").rglob("*.[jt]s") if p.suffix in (suffixes or (".js", ".ts"))
+    )
 
 
 def emitted_codes() -> dict[str, list[str]]:
     """Every diagnostic code hookbus's source can write -> where (``file:line``)."""
     found: dict[str, list[str]] = {}
-    for path in sorted((PACKAGE / "shims").glob("*")):
+    for path in shims():
         for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             for code in SHIM_CODE.findall(text):
                 found.setdefault(code, []).append(f"{path.relative_to(ROOT)}:{number}")
@@ -126,7 +134,7 @@ def emitted_codes() -> dict[str, list[str]]:
 def shim_codes() -> dict[str, list[str]]:
     """The codes the JavaScript plugin shims write (``diagnose("code", ...)``)."""
     found: dict[str, list[str]] = {}
-    for path in sorted((PACKAGE / "shims").glob("*.js")):
+    for path in shims(".js"):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             for code in re.findall(r'diagnose\("([a-z-]+)"', line):
                 found.setdefault(code, []).append(f"{path.relative_to(ROOT)}:{number}")
@@ -190,7 +198,7 @@ def test_every_host_is_listed() -> None:
     every planned one (hosts that tests register, with drivers of their own, are not)."""
     text = (DOCS / "hosts" / "README.md").read_text(encoding="utf-8")
     rows = set(re.findall(r"^\|[^|]*\| `([a-z0-9-]+)` \|", text, re.MULTILINE))
-    ours = {name for name, facts in HOSTS.items() if facts.driver.startswith("hookbus.drivers.")}
+    ours = {name for name, facts in HOSTS.items() if facts.driver.startswith("hookbus.hosts.")}
     assert "claude" in ours
     assert rows == ours | PLANNED_HOSTS
 
@@ -307,13 +315,13 @@ def variables_in_code() -> dict[str, list[str]]:
             if isinstance(name, str):
                 where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', '?')}"
                 found.setdefault(name, []).append(where)
-    for path in sorted((PACKAGE / "shims").glob("*")):
+    for path in shims():
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             for name in re.findall(rf"(?:env\.|[\"'])({OWN_VARIABLE})\b", line):
                 found.setdefault(name, []).append(f"{path.relative_to(ROOT)}:{number}")
     for host, facts in HOSTS.items():
         for name in (*facts.project_env, *filter(None, [facts.payload_env])):
-            found.setdefault(name, []).append(f"hookbus/hosts.py ({host})")
+            found.setdefault(name, []).append(f"hookbus/hosts/{host}/facts.py")
     return found
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hookbus.errors import HostConfigError
-from hookbus.manifests import documents
+from hookbus.bus.errors import HostConfigError
+from hookbus.hosts.shared import documents
 
 CODEX = """\
 # my Codex settings

@@ -14,9 +14,9 @@ from support import JSON_VALUES, SHORT_TEXT, hook_specific, json_line
 
 from hookbus import Reply
 from hookbus.bus.events import AfterEdit, BeforeTool, Event
-from hookbus.drivers import droid
+from hookbus.bus.output import HookOutput
 from hookbus.hosts import HOSTS
-from hookbus.output import HookOutput
+from hookbus.hosts.droid import driver as droid
 from hookbus.testing.contract import DriverContract, ReplyCase
 
 GOLDEN = Path(__file__).parent / "golden" / "droid"

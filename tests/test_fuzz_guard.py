@@ -18,7 +18,7 @@ from fuzz import HOSTS, Base, Bench, bases, case, wrong_answer
 from servers import stop_servers
 from support import warm_stress
 
-from hookbus.output import HookOutput
+from hookbus.bus.output import HookOutput
 from hookbus.testing.contract import DriverContract
 
 #: Through the warm server's client, and through ``hookbus run`` (``--no-server``).

@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hookbus import Reply
+from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import AfterEdit, AfterTool, BeforeTool, Event
-from hookbus.drivers import gemini
-from hookbus.errors import DecodeError
+from hookbus.bus.output import HookOutput
 from hookbus.hosts import HOSTS
-from hookbus.output import HookOutput
+from hookbus.hosts.gemini import driver as gemini
 from hookbus.runtime.peek import peek
 from hookbus.testing.contract import DriverContract, ReplyCase
 

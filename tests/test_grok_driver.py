@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from support import every_reply_part, json_values
 
 from hookbus import Reply
+from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import AfterTool, BeforeTool, Event, SessionEnd, SubagentStart
-from hookbus.drivers import grok
-from hookbus.errors import DecodeError
+from hookbus.bus.output import HookOutput
 from hookbus.hosts import HOSTS
-from hookbus.output import HookOutput
+from hookbus.hosts.grok import driver as grok
 from hookbus.runtime.peek import dialect
 from hookbus.testing.contract import DriverContract, ReplyCase
 

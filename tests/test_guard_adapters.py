@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from support import hookbus_cli
 
-from hookbus.store import Dispatch, open_store
+from hookbus.local.store import Dispatch, open_store
 
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not on PATH")
@@ -275,9 +275,9 @@ def directory_plugin(home: Path) -> dict[str, Callable[..., Any]]:
 
 
 def entry_point(monkeypatch: pytest.MonkeyPatch) -> dict[str, Callable[..., Any]]:
-    """The ``hermes_agent.plugins`` entry point: :mod:`hookbus.hermes_plugin` as shipped,
+    """The ``hermes_agent.plugins`` entry point: :mod:`hookbus.hosts.hermes.plugin` as shipped,
     every event dispatched in-process (:func:`hookbus.runtime.inproc.dispatch`)."""
-    from hookbus import hermes_plugin
+    from hookbus.hosts.hermes import plugin as hermes_plugin
 
     monkeypatch.setattr(hermes_plugin, "BAKED", None)
     found: dict[str, Callable[..., Any]] = {}

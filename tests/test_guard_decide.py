@@ -18,7 +18,7 @@ from typing import NamedTuple
 import msgspec
 import pytest
 
-from hookbus import drivers
+from hookbus import hosts
 from hookbus.bus.events import BeforeTool, Spawn, ToolCall
 from hookbus.handlers.guard import models
 from hookbus.handlers.guard.decide import LENS_HINT, Ask, Rules, decide, escalation
@@ -229,7 +229,7 @@ def rules_of(site: str, requested: str | None) -> Rules:
     host, tool = place.split("/")
     event = BeforeTool(host=host, native=native,
                        tool=ToolCall(name=tool, kind="agent", spawns=(Spawn(model=requested),)))  # fmt: skip
-    return rules_for(event, drivers.load(host).capabilities(native))
+    return rules_for(event, hosts.driver(host).capabilities(native))
 
 
 def ask_and_options(case: Case) -> tuple[Ask, GuardOptions]:

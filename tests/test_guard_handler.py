@@ -14,11 +14,11 @@ import pytest
 
 from hookbus.bus.context import Context
 from hookbus.bus.events import Agent, SubagentStart
-from hookbus.drivers import load
+from hookbus.bus.host import TranscriptFacts
 from hookbus.handlers.guard.handler import on_spawn, on_subagent_start
-from hookbus.store import Dispatch, open_store
+from hookbus.hosts import driver as load
+from hookbus.local.store import Dispatch, open_store
 from hookbus.testing import run_cli
-from hookbus.types import TranscriptFacts
 from tests.support import hookbus_cli
 
 SESSION = "guard-handler-session"

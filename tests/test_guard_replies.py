@@ -21,8 +21,8 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from hookbus.drivers import load
-from hookbus.store import open_store
+from hookbus.hosts import driver as load
+from hookbus.local.store import open_store
 from hookbus.testing import run_cli
 
 GOLDEN = Path(__file__).parent / "golden" / "guard" / "replies.json"
@@ -194,11 +194,11 @@ def test_native_reply(case: Case, tmp_path: Path) -> None:
 
 
 def test_every_command_hook_host_with_a_spawn_tool_has_a_case() -> None:
-    import hookbus.drivers
+    import hookbus.hosts
     from hookbus.hosts import HOSTS
 
-    shipped = Path(hookbus.drivers.__file__).parent  # not a test's toy host
+    shipped = Path(hookbus.hosts.__file__).parent  # not a test's toy host
     covered = {c.host for c in CASES}
-    with_spawns = {h for h in HOSTS if (shipped / f"{h}.py").exists()
+    with_spawns = {h for h in HOSTS if (shipped / h / "driver.py").exists()
                    and any(k == "agent" for k in load(h).tools.values())}  # fmt: skip
     assert with_spawns <= covered, sorted(with_spawns - covered)

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from support import JSON_VALUES, REPLIES
 
 from hookbus import Reply
+from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import BeforeTool, Event, SessionStart, SubagentStart, SubagentStop
-from hookbus.drivers import hermes
-from hookbus.errors import DecodeError
-from hookbus.output import HookOutput
+from hookbus.bus.output import HookOutput
+from hookbus.hosts.hermes import driver as hermes
 from hookbus.testing.contract import DriverContract, ReplyCase
 
 GOLDEN = Path(__file__).parent / "golden" / "hermes"

@@ -1,4 +1,4 @@
-"""hookbus's Hermes plugin (:mod:`hookbus.hermes_plugin`): the envelope it builds is the
+"""hookbus's Hermes plugin (:mod:`hookbus.hosts.hermes.plugin`): the envelope it builds is the
 one Hermes gives its shell hooks; a call nobody wants in its working folder's
 configuration starts nothing; each callback is bounded, catches everything, and answers
 what is owed with one diagnostic when hookbus cannot answer; the entry point dispatches
@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 import hookbus
-from hookbus import hermes_plugin
+from hookbus.hosts.hermes import plugin as hermes_plugin
+from hookbus.hosts.shared.manifest import client_file
 
 GOLDEN = Path(__file__).parent / "golden" / "hermes" / "real"
 DENY = 'import hookbus\n@hookbus.handler("before-tool", tools="shell")\ndef deny(event):\n' \
@@ -28,7 +29,7 @@ DENY = 'import hookbus\n@hookbus.handler("before-tool", tools="shell")\ndef deny
 
 BLOCK = '{"action":"block","message":"hookbus could not run"}\n'
 #: What the plugin loads hookbus's client from, and whose index it reads (this hookbus's).
-CLIENT = {"python": sys.executable, "client": str(Path(hookbus.__file__).with_name("client.py"))}
+CLIENT = {"python": sys.executable, "client": client_file(str(Path(hookbus.__file__).parent))}
 
 
 def callbacks(monkeypatch: pytest.MonkeyPatch, baked: dict[str, Any] | None) -> dict[str, Any]:
@@ -296,7 +297,7 @@ def test_arguments_the_plugin_cannot_serialize_get_the_refusal_of_the_index_in_e
 
 
 def test_the_entry_point_dispatches_in_process_leaving_sys_path_alone(tmp_path: Path) -> None:
-    """Loaded as ``hookbus.hermes_plugin`` (the entry point), its callback answers from
+    """Loaded as ``hookbus.hosts.hermes.plugin`` (the entry point), its callback answers from
     the handlers through a forked worker; ``sys.path`` is unchanged, and what it adds to
     ``sys.modules`` is hookbus, its dependencies msgspec and typing_extensions, and
     standard-library modules."""
@@ -306,7 +307,7 @@ def test_the_entry_point_dispatches_in_process_leaving_sys_path_alone(tmp_path: 
 import json, sys, types
 path, modules = list(sys.path), set(sys.modules)
 import hookbus
-from hookbus import hermes_plugin
+from hookbus.hosts.hermes import plugin as hermes_plugin
 hooks = {}
 hermes_plugin.register(types.SimpleNamespace(register_hook=hooks.setdefault))
 reply = hooks["pre_tool_call"](tool_name="terminal", args={"command": "ls"}, session_id="s")
@@ -350,7 +351,7 @@ def test_the_entry_points_failure_on_a_call_answers_its_guards_refusal(tmp_path:
     (tmp_path / "cfg.toml").write_text('python_path = ["."]\nenable = ["g:guard"]\n')
     probe = """
 import json, sys, types
-from hookbus import hermes_plugin
+from hookbus.hosts.hermes import plugin as hermes_plugin
 hooks = {}
 hermes_plugin.register(types.SimpleNamespace(register_hook=hooks.setdefault))
 deep = []
@@ -381,7 +382,7 @@ def test_the_entry_point_in_a_folder_whose_name_is_not_utf8_keeps_its_projects_g
     Path(project, ".git").mkdir()
     probe = """
 import json, types
-from hookbus import hermes_plugin
+from hookbus.hosts.hermes import plugin as hermes_plugin
 hooks = {}
 hermes_plugin.register(types.SimpleNamespace(register_hook=hooks.setdefault))
 print(json.dumps(hooks["pre_tool_call"](tool_name="terminal", args={"command": "echo forbidden"})))
@@ -406,7 +407,7 @@ def test_a_callback_works_inside_a_running_event_loop(
     monkeypatch.setenv("HOOKBUS_CONFIG", str(tmp_path / "cfg.toml"))
     monkeypatch.setenv("HOOKBUS_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.chdir(tmp_path)
-    main = str(Path(hermes_plugin.__file__).with_name("__main__.py"))
+    main = str(Path(hookbus.__file__).with_name("__main__.py"))
     argv = [sys.executable, "-P", main, "run", "--host", "hermes", "--event", "pre_tool_call"]
     directory = callbacks(monkeypatch, {"events": {"pre_tool_call": event(argv)}})
     entry = callbacks(monkeypatch, None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hookbus.discover import config_paths
+from hookbus.local.discover import config_paths
 from hookbus.runtime import compile as compiler
 from hookbus.runtime import index
 
@@ -113,7 +113,7 @@ def test_a_missing_or_refused_index_is_not_fresh(
     assert index.read(files).freshness == "missing"
     compiled(root)
     isolated_environment.chmod(0o777)
-    from hookbus import state
+    from hookbus.local import state
 
     state.forget()
     refused = index.read(files)

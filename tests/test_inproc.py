@@ -16,12 +16,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from hookbus import drivers
+from hookbus import hosts
 from hookbus.bus.events import BeforeTool
 from hookbus.runtime import inproc
 
 GOLDEN = Path(__file__).parent / "golden" / "claude"
-NO_OPINION = drivers.load("claude").no_opinion("PreToolUse")
+NO_OPINION = hosts.driver("claude").no_opinion("PreToolUse")
 
 HOOKS = """
 import re, time

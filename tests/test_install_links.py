@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from support import hookbus_cli
 
-from hookbus.manifests import folders
+from hookbus.hosts.shared import folders
 
 ENABLE = 'enable = ["guard"]\n'
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from support import guarded_project, pre_tool, wait_for
 
-from hookbus.hosts import HostFacts
+from hookbus.hosts.shared.facts import HostFacts
 from hookbus.runtime.intake import read_payload
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from hookbus.runtime import wire
-from hookbus.runtime.server import server_status
+from hookbus.runtime.warm import wire
+from hookbus.runtime.warm.server import server_status
 from tests.support import hookbus_cli, pre_tool, wait_for
 
 #: The user's own handlers (next to their configuration, so on the import path of every
@@ -286,7 +286,7 @@ def test_try_runs_the_installed_form_and_agrees_with_the_hook(
 POISON = """
 import time, hookbus
 import hookbus.runtime.hook as _h
-from hookbus.output import HookOutput
+from hookbus.bus.output import HookOutput
 def _answer(argv, started, capture, *a, **k):
     capture.answer(HookOutput()); return 0
 _h.answer = _answer

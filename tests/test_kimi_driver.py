@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from test_decode_properties import json_values
 
 from hookbus import Reply
+from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import AfterEdit, AfterTool, BeforeTool, Event, SubagentStop
-from hookbus.drivers import kimi
-from hookbus.errors import DecodeError
+from hookbus.bus.output import HookOutput
 from hookbus.hosts import HOSTS
-from hookbus.output import HookOutput
+from hookbus.hosts.kimi import driver as kimi
 from hookbus.testing.contract import DriverContract, ReplyCase
 
 GOLDEN = Path(__file__).parent / "golden" / "kimi"

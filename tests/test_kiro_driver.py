@@ -21,8 +21,8 @@ from support import any_reply, guarded_project
 
 from hookbus import Reply
 from hookbus.bus.events import AfterTool, BeforeTool, Event
-from hookbus.drivers import kiro
-from hookbus.output import HookOutput
+from hookbus.bus.output import HookOutput
+from hookbus.hosts.kiro import driver as kiro
 from hookbus.testing.contract import DriverContract, ReplyCase
 
 GOLDEN = Path(__file__).parent / "golden" / "kiro"
@@ -108,7 +108,7 @@ def test_an_mcp_tool_with_read_in_its_name_is_not_a_read() -> None:
     matcher of exact ids does not catch it."""
     import re
 
-    from hookbus.manifests.grouped import anchored
+    from hookbus.hosts.shared.grouped import anchored
 
     event = decode("cli/preToolUse.mcp-read")
     assert isinstance(event, BeforeTool)
@@ -205,7 +205,7 @@ def test_every_reply_is_one_kiro_reads_and_a_deny_always_blocks(native: str, rep
 @given(data=st.binary(max_size=200))
 def test_any_bytes_decode_or_fail_with_a_decode_error(data: bytes) -> None:
     """Arbitrary bytes either decode or raise the driver's DecodeError, nothing else."""
-    from hookbus.errors import DecodeError
+    from hookbus.bus.errors import DecodeError
 
     try:
         kiro.driver.decode(data, "preToolUse")

@@ -12,8 +12,8 @@ import pytest
 from support import client_call
 
 import hookbus
-from hookbus.manifests import claude as manifest
-from hookbus.manifests.base import CLIENT_LAUNCHER
+from hookbus.hosts.claude import manifest
+from hookbus.hosts.shared.manifest import CLIENT_LAUNCHER
 
 HANDLERS = """
 import hookbus
@@ -74,8 +74,9 @@ def test_manifest_registers_only_subscribed_events_and_tools(project: Path, serv
     python = sys.executable
     if server:
         launcher = shlex.quote(CLIENT_LAUNCHER)
-        checks = f"if [ -x {python} ] && [ -f {folder / 'client.py'} ]; then"
-        command = f"{checks} {python} -I -S -c {launcher} {folder} --host claude --event"
+        client = folder / "runtime" / "warm"
+        checks = f"if [ -x {python} ] && [ -f {client / 'client.py'} ]; then"
+        command = f"{checks} {python} -I -S -c {launcher} {client} --host claude --event"
         end, tail = "SessionEnd --timeout 1.5", ""
     else:
         main = folder / "__main__.py"

@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 
 import hookbus
-from hookbus import project_trust
 from hookbus.hosts import HOSTS
-from hookbus.manifests.base import CLIENT_LAUNCHER
-from hookbus.runtime.native_install import (
+from hookbus.hosts.shared.manifest import CLIENT_LAUNCHER
+from hookbus.hosts.shared.native_install import (
     CLIENT_IMPORT,
     copilot_handles,
     grok_handles,
     is_hookbus,
     stands_aside,
 )
+from hookbus.local import project_trust
 
 GOLDEN = Path(__file__).parent / "golden"
 MAIN = str(Path(hookbus.__file__).with_name("__main__.py"))

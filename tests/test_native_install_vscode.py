@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 import hookbus
-from hookbus import project_trust
 from hookbus.hosts import HOSTS
-from hookbus.runtime.native_install import stands_aside, vscode_handles
+from hookbus.hosts.shared.native_install import stands_aside, vscode_handles
+from hookbus.local import project_trust
 
 GOLDEN = Path(__file__).parent / "golden"
 MAIN = str(Path(hookbus.__file__).with_name("__main__.py"))

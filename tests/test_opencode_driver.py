@@ -15,10 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hookbus import Reply
+from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import AfterEdit, AfterTool, BeforeTool, Event, SubagentStart
-from hookbus.drivers import kilo, opencode
-from hookbus.errors import DecodeError
-from hookbus.output import HookOutput
+from hookbus.bus.output import HookOutput
+from hookbus.hosts.kilo import driver as kilo
+from hookbus.hosts.opencode import driver as opencode
 from hookbus.testing.contract import SAMPLE_CWD, SAMPLE_SESSION, DriverContract, ReplyCase
 
 GOLDEN = Path(__file__).parent / "golden"

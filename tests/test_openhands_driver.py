@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from support import every_reply_part, json_values
 
 from hookbus import Reply
+from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import BeforeTool, Event, PromptSubmit
-from hookbus.drivers import openhands
-from hookbus.errors import DecodeError
-from hookbus.output import HookOutput
+from hookbus.bus.output import HookOutput
+from hookbus.hosts.openhands import driver as openhands
 from hookbus.testing.contract import DriverContract, ReplyCase
 
 GOLDEN = Path(__file__).parent / "golden" / "openhands"

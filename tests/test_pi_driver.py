@@ -15,12 +15,12 @@ from support import REPLIES
 
 from hookbus import Reply
 from hookbus.bus import events as ev
-from hookbus.drivers import pi
-from hookbus.output import HookOutput
+from hookbus.bus.output import HookOutput
+from hookbus.hosts.pi import driver as pi
 from hookbus.testing.contract import DriverContract, ReplyCase
 
 GOLDEN = Path(__file__).parent / "golden" / "pi"
-#: What the extension reads of a reply (``hookbus/shims/pi.ts``).
+#: What the extension reads of a reply (``hookbus/hosts/pi/extension.ts``).
 REPLY_KEYS = {"result", "input", "append"}
 RESULT_KEYS = {
     "tool_call": {"block", "reason"},
@@ -163,7 +163,7 @@ def test_every_reply_is_one_the_extension_reads(native: str, reply: Reply) -> No
 )
 def test_loosely_typed_payload_fields_decode_or_fail_cleanly(payload: dict[str, Any]) -> None:
     """Whatever Pi puts in its event's fields, a tool event decodes or raises DecodeError."""
-    from hookbus.errors import DecodeError
+    from hookbus.bus.errors import DecodeError
 
     for native in pi.ALL_EVENTS:
         data = msgspec.json.encode({"event": native, "payload": payload})

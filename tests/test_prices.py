@@ -22,8 +22,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import hookbus_cli
 
-from hookbus import prices, state
-from hookbus.prices import convert, dataset
+from hookbus.handlers.guard import prices
+from hookbus.handlers.guard.prices import convert, dataset
+from hookbus.local import state
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -198,13 +199,13 @@ def test_models_lists_a_provider_in_dataset_order() -> None:
 
 
 def test_import_reads_nothing_until_the_first_lookup() -> None:
-    """Importing hookbus.prices reads no file and loads neither the data code, tomllib nor
+    """Importing hookbus.handlers.guard.prices reads no file and loads neither the data code, tomllib nor
     urllib; the first lookup loads the data."""
     probe = (
-        "import sys, hookbus.prices as p\n"
-        "print(sorted(m for m in ('hookbus.prices.dataset', 'hookbus.prices.override', "
+        "import sys, hookbus.handlers.guard.prices as p\n"
+        "print(sorted(m for m in ('hookbus.handlers.guard.prices.dataset', 'hookbus.handlers.guard.prices.override', "
         "'tomllib', 'urllib.request') if m in sys.modules))\n"
-        "p.lookup('claude-sonnet-4-5'); print('hookbus.prices.dataset' in sys.modules)"
+        "p.lookup('claude-sonnet-4-5'); print('hookbus.handlers.guard.prices.dataset' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True, timeout=60)  # fmt: skip
@@ -213,7 +214,9 @@ def test_import_reads_nothing_until_the_first_lookup() -> None:
 
 def test_snapshot_names_its_origin_and_licence() -> None:
     """The shipped file says it is genai-prices' data, which release, and its MIT notice."""
-    head = json.loads((ROOT / "hookbus" / "prices" / "snapshot.json").read_bytes())["origin"]
+    head = json.loads(
+        (ROOT / "hookbus" / "handlers" / "guard" / "prices" / "snapshot.json").read_bytes()
+    )["origin"]
     assert head["dataset"] == "genai-prices"
     assert head["release"] and head["sha256"] and head["resolved"]
     assert head["license"] == "MIT" and "Pydantic" in head["copyright"]
@@ -558,7 +561,7 @@ def test_refresh_from_a_file_is_the_snapshot_tool(tmp_path: Path) -> None:
     source = tmp_path / "data.json"
     source.write_text(json.dumps(V2))
     by_refresh, by_tool = tmp_path / "a.json", tmp_path / "b.json"
-    subprocess.run([sys.executable, "-m", "hookbus.prices.refresh", "--from", str(source),
+    subprocess.run([sys.executable, "-m", "hookbus.handlers.guard.prices.refresh", "--from", str(source),
                     "--to", str(by_refresh), "--at", "2026-12-01"], check=True, timeout=60)  # fmt: skip
     subprocess.run([sys.executable, str(ROOT / "tools" / "snapshot_prices.py"), "--json",
                     str(source), "--out", str(by_tool), "--at", "2026-12-01"],

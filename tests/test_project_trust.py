@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from support import hookbus_cli, install_project, pre_tool, wait_for
 
-from hookbus import project_trust
-from hookbus.config import load, project_code
+from hookbus.local import project_trust
+from hookbus.runtime.config import load, project_code
 
 # These tests are about trust itself: nothing is trusted for them but what they trust.
 pytestmark = pytest.mark.untrusted_projects
@@ -158,7 +158,7 @@ def test_an_untrusted_project_contributes_no_code(repo: Path, tmp_path: Path) ->
 
 IMPORTER = """
 import sys
-from hookbus.config import load
+from hookbus.runtime.config import load
 from hookbus.runtime.load import Unavailable, import_target
 
 settings = load(sys.argv[1].split(",")).settings
@@ -384,7 +384,7 @@ def test_a_projects_code_cannot_change_another_projects_answers(tmp_path: Path, 
     other = tmp_path / "other"
     (other / ".git").mkdir(parents=True)
     assert host_runs(command, other, "rm -rf build") == "deny"
-    from hookbus.runtime import server
+    from hookbus.runtime.warm import server
 
     wait_for(lambda: server.server_status() is not None, "the server the client started")
     patcher = tmp_path / "patcher"
@@ -462,10 +462,10 @@ def test_trusting_or_changing_a_trusted_file_makes_the_index_stale_for_client_an
     """The index watches the trust store and every file of the trust record: trusting
     the project, or editing a trusted module no compile imports (``late.py``, imported
     inside a function), makes it stale for ``hookbus run`` and the client alike."""
-    from hookbus import client
-    from hookbus.discover import config_paths
+    from hookbus.local.discover import config_paths
     from hookbus.runtime import compile as compiler
     from hookbus.runtime import index
+    from hookbus.runtime.warm import client
 
     files = config_paths(str(repo))
 
@@ -533,7 +533,7 @@ def test_install_and_doctor_say_when_the_hooks_interpreter_is_inside_the_project
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path("
                            "'purelib'))"], capture_output=True, text=True, check=True).stdout  # fmt: skip
     (Path(site.strip()) / "hookbus_src.pth").write_text(
-        str(Path(project_trust.__file__).parents[1])
+        str(Path(project_trust.__file__).parents[2])
     )
     home = tmp_path / "home"
     home.mkdir()

@@ -14,9 +14,9 @@ from support import JSON_VALUES, SHORT_TEXT, hook_specific, json_line
 
 from hookbus import Reply
 from hookbus.bus.events import AfterEdit, AfterTool, BeforeTool, Event
-from hookbus.drivers import qoder
+from hookbus.bus.output import HookOutput
 from hookbus.hosts import HOSTS
-from hookbus.output import HookOutput
+from hookbus.hosts.qoder import driver as qoder
 from hookbus.testing.contract import DriverContract, ReplyCase
 
 GOLDEN = Path(__file__).parent / "golden" / "qoder"

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from hookbus import Reply
 from hookbus.bus.events import AfterEdit, BeforeTool, Event, PromptSubmit
-from hookbus.drivers import qwen
+from hookbus.bus.output import HookOutput
 from hookbus.hosts import HOSTS
-from hookbus.output import HookOutput
+from hookbus.hosts.qwen import driver as qwen
 from hookbus.testing.contract import DriverContract, ReplyCase
 
 GOLDEN = Path(__file__).parent / "golden" / "qwen"

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import FORCE_PUSH_HANDLERS, compile_now, wait_for
+from support import BUS_VOCABULARY, FORCE_PUSH_HANDLERS, compile_now, wait_for
 
 import hookbus
 from hookbus.testing import CliResult, run_cli
@@ -221,12 +221,15 @@ def test_unsubscribed_event_imports_neither_anyio_nor_any_handler(project: Path)
         assert (proc.stdout, proc.stderr) == (b"", b""), run
         modules = set(seen.read_text().split())
         assert "hookbus.runtime.hook" in modules, run
-        heavy = {"anyio", "structlog", "sqlite3", "hookbus.store", "hookbus.testing"}
+        heavy = {"anyio", "structlog", "sqlite3", "hookbus.local.store", "hookbus.testing"}
         assert not heavy & modules, run
         assert not {"mypkg", "mypkg.hooks"} & modules, run
         if run.startswith("warm"):
             assert "msgspec" not in modules
-            assert not any(m.startswith(("hookbus.bus", "hookbus.handlers.")) for m in modules)
+            assert not any(
+                m.startswith(("hookbus.bus.", "hookbus.handlers."))
+                for m in modules - BUS_VOCABULARY
+            )
 
 
 def test_broken_configuration_keeps_valid_parts(project: Path, isolated_environment: Path) -> None:
@@ -299,7 +302,7 @@ def test_the_commands_fallback_answers_when_python_or_hookbus_is_gone(
 ) -> None:
     """The installed command answers Claude's no-opinion itself when its interpreter or
     hookbus's package has gone, and the refusal when a fail-closed handler wants the event."""
-    from hookbus.manifests.claude import command
+    from hookbus.hosts.claude.manifest import command
 
     for guarded, expected in ((False, None), (True, "deny")):
         line = command(sys.executable, "PreToolUse", 10, guarded=guarded)
@@ -338,7 +341,7 @@ def test_budget_never_exceeds_the_hosts_limit_minus_a_margin(
     own: float, host: float, expected: float
 ) -> None:
     """The dispatch budget: the configured one, capped below the host's own limit."""
-    from hookbus.budgets import budget
+    from hookbus.bus.budgets import budget
 
     assert budget(own, host) == pytest.approx(expected)
 
@@ -519,7 +522,7 @@ def test_a_handler_that_forks_still_gets_its_reply_through(guarded: Path) -> Non
 def test_project_files_cannot_shadow_the_standard_library(guarded: Path) -> None:
     """The installed command (``python -P``) ignores a json.py or token.py in the folder
     the agent works in."""
-    from hookbus.manifests.claude import command
+    from hookbus.hosts.claude.manifest import command
 
     (guarded / "json.py").write_text("raise SystemExit(3)\n")
     (guarded / "token.py").write_text("raise SystemExit(3)\n")

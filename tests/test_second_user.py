@@ -17,8 +17,8 @@ import pytest
 from fuzz import Base, Bench, Case, bases, wrong_answer
 from servers import stop_servers
 
-from hookbus import client
-from hookbus.output import HookOutput
+from hookbus.bus.output import HookOutput
+from hookbus.runtime.warm import client
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv"

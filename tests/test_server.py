@@ -23,8 +23,8 @@ import pytest
 from support import compile_now, hookbus_cli, pre_tool, wait_for
 
 import hookbus
-from hookbus.client import IDENTITY_ENV
-from hookbus.runtime import pool, served, server, wire
+from hookbus.runtime.warm import pool, served, server, wire
+from hookbus.runtime.warm.client import IDENTITY_ENV
 from hookbus.testing import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,7 +83,7 @@ def users_handlers(module: str, source: str, config: str) -> Path:
 
 
 class Client:
-    """One connection speaking protocol v1 (independently of :mod:`hookbus.runtime.wire`)."""
+    """One connection speaking protocol v1 (independently of :mod:`hookbus.runtime.warm.wire`)."""
 
     def __init__(self, path: str) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -613,7 +613,7 @@ def test_the_server_keeps_no_projects_module_warm(tmp_path: Path, state: Path) -
 
 RECORDING = """
 import hookbus
-from hookbus.store import Dispatch
+from hookbus.local.store import Dispatch
 
 @hookbus.handler("before-tool", tools="shell", timeout=10)
 def record(event, ctx):
@@ -699,7 +699,7 @@ def test_32_clients_50_requests_each_one_row_each(tmp_path: Path, state: Path) -
           f"server RSS {status.rss_kb} KiB, served {status.served}")  # fmt: skip
 
 
-CLIENT = ROOT / "hookbus" / "client.py"
+CLIENT = ROOT / "hookbus" / "runtime" / "warm" / "client.py"
 
 
 @pytest.mark.skipif(not CLIENT.exists(), reason="the client is not in this tree yet")
@@ -955,7 +955,7 @@ def test_a_finished_handler_thread_is_waited_for_an_abandoned_one_is_not() -> No
     past the grace is not (in a fresh process: this one has threads of its own)."""
     script = """
 import _thread, threading, time
-from hookbus.runtime.pool import threads_outlived
+from hookbus.runtime.warm.pool import threads_outlived
 done = _thread.allocate_lock(); done.acquire()
 _thread.start_new_thread(done.release, ())
 done.acquire()

@@ -23,8 +23,7 @@ from support import hookbus_cli, install_project, wait_for
 from test_client import IMPOSTOR
 from test_server import stop_all
 
-from hookbus import client
-from hookbus.runtime import wire
+from hookbus.runtime.warm import client, wire
 
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH")
@@ -588,7 +587,7 @@ def test_the_shims_path_check_is_the_clients(tmp_path: Path) -> None:
              mine / "file", base / "link" / "run", base / "their-link" / "run",
              mine / "up" / "mine" / "run", mine / "loop" / "run", mine / "nothing" / "run",
              Path("/"), mine / "run" / ".." / "run"]  # fmt: skip
-    source = (Path(client.__file__).parent / "shims" / "server.js").read_text()
+    source = (Path(client.__file__).parents[2] / "hosts" / "shared" / "server.js").read_text()
     function = re.search(r"^function dirProblem\(folder\) \{\n.*?^\}\n", source, re.S | re.M)
     assert function is not None
     script = ('import { lstatSync, readlinkSync } from "node:fs"\n' + function.group(0)

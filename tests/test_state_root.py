@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support import GUARD, compile_now, guarded_project, pre_tool, wait_for
 
-from hookbus import state
+from hookbus.local import state
 from hookbus.testing import run_cli
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from hookbus import store as store_module
-from hookbus.store import Dispatch, Store, StoreBusy, StoreError, open_store
-from hookbus.store.schema import VERSION
+from hookbus.local import store as store_module
+from hookbus.local.store import Dispatch, Store, StoreBusy, StoreError, open_store
+from hookbus.local.store.schema import VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 LATER = 30.0  # a deadline far enough away never to be what a test measures
@@ -126,7 +126,7 @@ def test_no_time_left_touches_nothing(isolated_environment: Path) -> None:
 
 WRITER = """
 import sys, time
-from hookbus.store import Dispatch, open_store
+from hookbus.local.store import Dispatch, open_store
 worker, rows = sys.argv[1], int(sys.argv[2])
 db = open_store(time.monotonic() + 120)
 for n in range(rows):
@@ -135,7 +135,7 @@ for n in range(rows):
 
 MARKER = """
 import sys, time
-from hookbus.store import open_store
+from hookbus.local.store import open_store
 print(open_store(time.monotonic() + 120).mark_once("refused:the-child"))
 """
 
@@ -175,7 +175,7 @@ def test_the_store_is_not_imported_until_a_handler_uses_it(tmp_path: Path) -> No
         import sys, time
         from hookbus.bus.context import Context
         from hookbus.bus.events import SessionEnd
-        from hookbus.types import Capabilities
+        from hookbus.bus.host import Capabilities
         ctx = Context(event=SessionEnd(host="claude", native="SessionEnd", session_id="s"),
                       handler="h", options=None, settings=None, capabilities=Capabilities(),
                       deadline=time.monotonic() + 30)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from hookbus import Reply, hosts
-from hookbus.output import HookOutput
+from hookbus.bus.output import HookOutput
 from hookbus.testing import run_cli
 from hookbus.testing.contract import DriverContract, ReplyCase
 
@@ -114,11 +114,11 @@ def test_unreadable_toy_payload_is_refused_for_its_guard(tmp_path: Path) -> None
 def test_a_second_dialect_is_recognised(tmp_path: Path) -> None:
     """A dialect declared in the host's facts is detected from the payload (the mechanism
     Copilot and Cursor payloads reaching a Claude install will use)."""
-    from hookbus.hosts import Dialect
+    from hookbus.hosts.shared.facts import Dialect, HostFacts
     from hookbus.runtime.peek import dialect
 
     claude = hosts.HOSTS["claude"]
     assert dialect(claude, {"legacy": 1}) is claude
-    faked = hosts.HostFacts("claude-like", driver="x", dialects=(Dialect("toy", keys=("legacy",)),))
+    faked = HostFacts("claude-like", driver="x", dialects=(Dialect("toy", keys=("legacy",)),))
     assert dialect(faked, {"legacy": 1}) is FACTS
     assert dialect(faked, {"modern": 1}) is faked

@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hookbus import trust
+from hookbus.local import trust
 
 
 def resolved_first(path: str) -> str | None:

@@ -22,12 +22,12 @@ from servers import stop_servers
 from support import GUARD, pre_tool, wait_for
 
 import hookbus
-from hookbus.manifests.base import CLIENT_LAUNCHER
+from hookbus.hosts.shared.manifest import CLIENT_LAUNCHER, client_folder
 
 ROOT = os.geteuid() == 0
 COLD = [sys.executable, "-m", "hookbus", "run", "--host", "claude", "--event", "PreToolUse",
         "--timeout", "10"]  # fmt: skip
-CLIENT = [sys.executable, "-I", "-S", "-c", CLIENT_LAUNCHER, str(Path(hookbus.__file__).parent),
+CLIENT = [sys.executable, "-I", "-S", "-c", CLIENT_LAUNCHER, client_folder(str(Path(hookbus.__file__).parent)),
           "--host", "claude", "--event", "PreToolUse", "--timeout", "10"]  # fmt: skip
 
 

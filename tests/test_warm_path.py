@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hookbus.runtime import wire
+from hookbus.runtime.warm import wire
 from tests.support import hookbus_cli, pre_tool, wait_for
 
 GUARD = """

@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hookbus import Reply
+from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import AfterTool, BeforeTool, Event, PromptSubmit, Stop
-from hookbus.drivers import windsurf
-from hookbus.errors import DecodeError
-from hookbus.output import HookOutput
+from hookbus.bus.host import ToolRoute
+from hookbus.bus.output import HookOutput
+from hookbus.hosts.windsurf import driver as windsurf
 from hookbus.testing.contract import DriverContract, ReplyCase
-from hookbus.types import ToolRoute
 
 GOLDEN = Path(__file__).parent / "golden" / "windsurf"
 BLOCK = HookOutput(stderr=b"R\n", exit_code=2)

@@ -1,4 +1,4 @@
-"""Make ``hookbus/prices/snapshot.json`` from genai-prices' data, reproducibly.
+"""Make ``hookbus/handlers/guard/prices/snapshot.json`` from genai-prices' data, reproducibly.
 
 The input is one of:
 
@@ -9,12 +9,12 @@ The input is one of:
 - the v2 JSON itself (``prices/new_data/v2/data.json`` of the repository, or what
   ``hookbus prices refresh`` fetches).
 
-Either way the document goes through :func:`hookbus.prices.convert.convert`, the code
+Either way the document goes through :func:`hookbus.handlers.guard.prices.convert.convert`, the code
 every refresh uses. Conditional prices are resolved on ``--at`` (default: today, UTC);
 give the same ``--at`` and input to get the same bytes.
 
     python tools/snapshot_prices.py --wheel genai_prices-0.2.3-py3-none-any.whl \\
-        --at 2026-12-01 --out hookbus/prices/snapshot.json
+        --at 2026-12-01 --out hookbus/handlers/guard/prices/snapshot.json
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 
 import msgspec
 
-from hookbus.prices import convert, dataset
+from hookbus.handlers.guard.prices import convert, dataset
 
 #: Keyword arguments whose Python name differs from the JSON key (a reserved word).
 _RENAMED = {"or_": "or", "and_": "and"}

@@ -15,12 +15,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hookbus import state
+from hookbus.local import state
 
 if TYPE_CHECKING:
     from hookbus.bus.events import Event
-    from hookbus.store import Store
-    from hookbus.types import Capabilities, HostReaders, TranscriptFacts
+    from hookbus.bus.host import Capabilities, HostReaders, TranscriptFacts
+    from hookbus.local.store import Store
 
 
 def environment() -> Mapping[str, str]:
@@ -56,7 +56,7 @@ class Context:
         self.handler = handler
         #: The handler's options: its declared Struct, or None when it declares none.
         self.options = options
-        #: The bus-wide settings (:class:`hookbus.config.Settings`).
+        #: The bus-wide settings (:class:`hookbus.runtime.config.Settings`).
         self.settings = settings
         self.capabilities = capabilities
         #: ``time.monotonic()`` value by which the handler must have answered.
@@ -87,12 +87,12 @@ class Context:
 
     def transcript(self, path: str | None = None, *, reread: bool = False) -> TranscriptFacts:
         """What the tail of a transcript says: the latest assistant turn's model, and
-        whether one exists (see :class:`hookbus.types.TranscriptFacts`). ``path``
+        whether one exists (see :class:`hookbus.bus.host.TranscriptFacts`). ``path``
         defaults to the event's ``transcript_path``. The host's driver reads at most
-        :data:`hookbus.types.TRANSCRIPT_TAIL` bytes from the end of the file; the answer
+        :data:`hookbus.bus.host.TRANSCRIPT_TAIL` bytes from the end of the file; the answer
         is kept for this context (``reread`` reads the file again, for a handler that
         waits for the host to write), and it never raises (unknown on any failure)."""
-        from hookbus.types import TranscriptFacts
+        from hookbus.bus.host import TranscriptFacts
 
         path = self.event.transcript_path if path is None else path
         if not path:
@@ -104,7 +104,7 @@ class Context:
                 try:
                     found = self._readers.read_transcript(path)
                 except Exception as exc:  # a reader's bug is not the handler's failure
-                    from hookbus import diagnostics
+                    from hookbus.local import diagnostics
 
                     diagnostics.emit("internal-error", f"reading the transcript {path} "
                                      f"failed: {exc!r}; answered unknown",
@@ -135,11 +135,11 @@ class Context:
 
     @property
     def store(self) -> Store:
-        """hookbus's SQLite store (:mod:`hookbus.store`), opened on first use; every wait
+        """hookbus's SQLite store (:mod:`hookbus.local.store`), opened on first use; every wait
         for it is bounded by this handler's deadline. OSError when the state root is
         refused."""
         if self._store is None:
-            from hookbus.store import open_store
+            from hookbus.local.store import open_store
 
             self._store = open_store(self.deadline)
         return self._store

@@ -14,19 +14,19 @@ import _thread
 import inspect
 import math
 import time
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import msgspec
 
-from hookbus.budgets import DEFAULT_BUDGET
+from hookbus.bus.budgets import DEFAULT_BUDGET
 from hookbus.bus.context import Context
+from hookbus.bus.errors import HandlerError
 from hookbus.bus.events import KINDS, TOOL_KINDS, Event, Stop, SubagentStop
+from hookbus.bus.host import Capabilities, Dropped, HostReaders
 from hookbus.bus.marks import Group, Subscription, options_type_of, subscribed, subscription_of
 from hookbus.bus.options import convert_options
 from hookbus.bus.replies import Merged, Reply, merge
-from hookbus.errors import HandlerError
-from hookbus.types import Capabilities, Dropped, HostReaders
 
 Status = Literal["ok", "error", "timeout"]
 TOOL_EVENT_KINDS = frozenset({"before-tool", "after-tool", "after-edit"})
@@ -39,13 +39,13 @@ class HandlerSettings(msgspec.Struct, frozen=True, kw_only=True):
     priority: int | None = None
     timeout: float | None = None
     fail_closed: bool | None = None
-    #: What reading the section found wrong (filled by :mod:`hookbus.config`): one line
+    #: What reading the section found wrong (filled by :mod:`hookbus.runtime.config`): one line
     #: per dropped part, handed on to the handler as ``ctx.problems``.
     problems: tuple[str, ...] = ()
     #: The configuration file the section came from, for diagnostics.
     source: str | None = None
     #: ``path:line`` of the ``enable`` entry that turns the handler on (filled by
-    #: :mod:`hookbus.config`), for the messages about it (``path`` when the line is not
+    #: :mod:`hookbus.runtime.config`), for the messages about it (``path`` when the line is not
     #: found).
     enabled_at: str | None = None
 
@@ -150,11 +150,6 @@ def _check_subscription(fn: Callable[..., Any], sub: Subscription) -> None:
             )
     if sub.tools and not TOOL_EVENT_KINDS.intersection(sub.kinds):
         raise HandlerError(fn, f"filters tools {sub.tools} but subscribes to no tool event")
-    from hookbus.hosts import is_known, known_names
-
-    for host in sub.hosts:
-        if not is_known(host):
-            raise HandlerError(fn, f"unknown host {host!r}; known: {known_names()}")
     if isinstance(sub.priority, bool) or not isinstance(sub.priority, int):
         raise HandlerError(fn, f"priority must be an integer, not {sub.priority!r}")
     if sub.timeout is not None and (
@@ -255,8 +250,18 @@ def _fail_reply(handler: Handler, status: Status, error: str) -> Reply | None:
     return Reply.deny(f"hookbus: handler {handler.name} {what} (fail-closed)")
 
 
+def check_hosts(handler: Handler, known: Collection[str]) -> None:
+    """HandlerError when ``handler`` filters on a host name not in ``known`` (the bus knows
+    no host: its caller passes the names it knows)."""
+    for host in handler.subscription.hosts:
+        if host not in known:
+            raise HandlerError(handler.fn, f"unknown host {host!r}; known: {sorted(known)}")
+
+
 class Bus:
-    """Handlers, validated once; ``dispatch`` runs the ones an event wants."""
+    """Handlers, validated once; ``dispatch`` runs the ones an event wants. ``hosts``: the
+    host names a handler may filter on (None: not checked here, as by a caller that
+    checked them already)."""
 
     def __init__(
         self,
@@ -264,6 +269,7 @@ class Bus:
         *,
         settings: Any = None,
         budget: float = DEFAULT_BUDGET,
+        hosts: Collection[str] | None = None,
     ) -> None:
         built: list[Handler] = []
         for item in handlers:
@@ -273,6 +279,9 @@ class Bus:
                 built += group_handlers(item)
             else:
                 built.append(Handler(item))
+        if hosts is not None:
+            for handler in built:
+                check_hosts(handler, hosts)
         names = [h.name for h in built]
         for name in names:
             if names.count(name) > 1:

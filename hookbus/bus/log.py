@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hookbus import diagnostics
+from hookbus.local import diagnostics
 
 if TYPE_CHECKING:
     from hookbus.bus.context import Context

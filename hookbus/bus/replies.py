@@ -33,7 +33,7 @@ from typing import Literal
 
 import msgspec
 
-from hookbus.types import Dropped
+from hookbus.bus.host import Dropped
 
 Decision = Literal["allow", "deny", "ask"]
 _STRENGTH: dict[str | None, int] = {None: 0, "allow": 1, "ask": 2, "deny": 3}

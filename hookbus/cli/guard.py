@@ -73,7 +73,7 @@ def main(opts: argparse.Namespace) -> int:
 
     def open_store() -> Any:
         if not store:
-            from hookbus.store import open_store as opener
+            from hookbus.local.store import open_store as opener
 
             store.append(opener(deadline))
         return store[0]
@@ -94,9 +94,9 @@ def main(opts: argparse.Namespace) -> int:
 def _options(cwd: str) -> tuple[bool, Any, tuple[str, ...]]:
     """Whether the configuration in effect for ``cwd`` enables the guard, its options as
     the hook would see them, and their problems."""
-    from hookbus.config import load
-    from hookbus.discover import config_paths
     from hookbus.handlers.guard.options import GuardOptions
+    from hookbus.local.discover import config_paths
+    from hookbus.runtime.config import load
 
     loaded = load(config_paths(cwd or None))
     for ref in loaded.settings.handlers:

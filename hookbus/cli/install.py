@@ -9,7 +9,7 @@ handler cannot be loaded (``--force`` installs anyway): a guard that silently ne
 is worse than an install that says no. Uninstall gives the user's file back as it was:
 byte for byte when nothing else changed since install (the backup install made of it
 before hookbus first touched it), else with only hookbus's entries taken out of it; a
-file and the folders install made are removed (:mod:`hookbus.manifests.folders`).
+file and the folders install made are removed (:mod:`hookbus.hosts.shared.folders`).
 """
 
 from __future__ import annotations
@@ -20,16 +20,16 @@ import shlex
 import sys
 from typing import TYPE_CHECKING, Any
 
-from hookbus.interpreter import python_argv
+from hookbus.local.interpreter import python_argv
 
 if TYPE_CHECKING:
-    from hookbus.manifests.base import CommandForm, Manifest, Scope
+    from hookbus.hosts.shared.manifest import CommandForm, Manifest, Scope
     from hookbus.runtime.index import IndexData
 
 
 def add_arguments(commands: Any) -> None:
     from hookbus.hosts import HOSTS
-    from hookbus.manifests.base import COMMAND_FORMS, SCOPES
+    from hookbus.hosts.shared.manifest import COMMAND_FORMS, SCOPES
 
     installable = sorted(h for h, facts in HOSTS.items() if facts.manifest)
 
@@ -59,9 +59,9 @@ def add_arguments(commands: Any) -> None:
         sub.add_argument(
             "--server", action=argparse.BooleanOptionalAction, default=None,
             help="the absolute command goes through the warm server's client "
-            "(hookbus/client.py), which answers from a running 'hookbus serve', and runs "
-            "the cold path itself and starts one when none answers (the default, but with "
-            "--command and for the in-process shims of OpenCode, Kilo, Pi and Hermes, "
+            "(hookbus/runtime/warm/client.py), which answers from a running 'hookbus serve', "
+            "and runs the cold path itself and starts one when none answers (the default, but "
+            "with --command and for the in-process shims of OpenCode, Kilo, Pi and Hermes, "
             "which ask the server only with --server); --no-server: 'hookbus run' itself",
         )  # fmt: skip
 
@@ -97,7 +97,7 @@ def add_arguments(commands: Any) -> None:
 
 
 def main(opts: argparse.Namespace) -> int:
-    from hookbus.errors import HostConfigError
+    from hookbus.bus.errors import HostConfigError
 
     try:
         return _host(opts)
@@ -120,7 +120,7 @@ def config_files(scope: Scope, manifest: Manifest | None = None) -> list[str]:
     (``every_project``: Hermes) follows what is in effect where install is run, the user's
     and the project's there: that project's handlers are what its sessions get (its own
     code only once trusted, which install never does for it)."""
-    from hookbus.discover import config_paths
+    from hookbus.local.discover import config_paths
 
     if scope == "project":
         return config_paths(project_only=True)
@@ -132,7 +132,7 @@ def config_files(scope: Scope, manifest: Manifest | None = None) -> list[str]:
 def compiled_index(files: list[str]) -> IndexData | None:
     """The index of ``files``, compiled (and cached) now in a child, so that the first
     hook never has to; None when there is no configuration."""
-    from hookbus.errors import HostConfigError
+    from hookbus.bus.errors import HostConfigError
     from hookbus.runtime.compile import compile_in_child
 
     if not files:
@@ -163,7 +163,7 @@ def print_problems(index: IndexData | None) -> int:
 
 def installed_form(manifest: Manifest, document: dict[str, Any]) -> CommandForm | None:
     """The command form of hookbus's entries in ``document`` (None: none installed)."""
-    from hookbus.manifests.base import CLIENT_LAUNCHER, interpreter_of
+    from hookbus.hosts.shared.manifest import CLIENT_LAUNCHER, interpreter_of
 
     for commands in manifest.commands(document).values():
         for command in commands:
@@ -180,7 +180,7 @@ def installed_form(manifest: Manifest, document: dict[str, Any]) -> CommandForm 
 def owned_form(manifest: Manifest, scope: Scope) -> CommandForm | None:
     """The command form of the hook files hookbus wrote in ``scope`` (Cline's scripts, a
     plugin's ``hooks.json``); None when it wrote none, or none holding a command."""
-    from hookbus.manifests.base import form_of, owned_text
+    from hookbus.hosts.shared.manifest import form_of, owned_text
 
     for path in manifest.owned_paths(scope):
         text = owned_text(path)
@@ -203,7 +203,7 @@ def chosen_form(
     - else the host's default (``Manifest.server_default``): the server form where its
       hooks are shell commands, the absolute form for an in-process shim.
     """
-    from hookbus.errors import HostConfigError
+    from hookbus.bus.errors import HostConfigError
 
     server = getattr(opts, "server", None)
     if server and opts.form not in (None, "absolute"):
@@ -235,7 +235,7 @@ def _checked_python(python: str | None) -> str:
     does (``-P`` needs Python 3.11, and exits 2, a block, before that) is refused."""
     import subprocess
 
-    from hookbus.errors import HostConfigError
+    from hookbus.bus.errors import HostConfigError
 
     if python is None:
         return sys.executable
@@ -266,7 +266,7 @@ def _host(opts: argparse.Namespace) -> int:
         opts.scope = "project" if "project" in manifest.scopes else next(iter(manifest.scopes))
     scope: Scope = opts.scope
     if scope not in manifest.scopes:
-        from hookbus.errors import HostConfigError
+        from hookbus.bus.errors import HostConfigError
 
         raise HostConfigError(f"{opts.host} has no {scope} settings; scopes: "
                               f"{', '.join(manifest.scopes)}")  # fmt: skip
@@ -344,8 +344,8 @@ def _installed(
     """The form installed in ``scope`` now: the hook files hookbus owns first (Hermes's
     plugin has the form; its shell hooks in ``config.yaml`` are ``hookbus run`` in every
     form), then the settings files' entries."""
-    from hookbus.errors import HostConfigError
-    from hookbus.manifests import documents
+    from hookbus.bus.errors import HostConfigError
+    from hookbus.hosts.shared import documents
 
     owned = owned_form(manifest, scope)
     if owned is not None:
@@ -365,12 +365,12 @@ def _installed(
 def _refuse_links_out(opts: argparse.Namespace, manifest: Manifest, scope: Scope) -> None:
     """Refuse, before anything changes, a project or local install or uninstall whose files
     would be reached through a link leading out of the project (an agent's ``.claude``
-    linked to the user's ``~/.claude``: :mod:`hookbus.manifests.confine`). Uninstall
+    linked to the user's ``~/.claude``: :mod:`hookbus.hosts.shared.confine`). Uninstall
     checks every variant of the host, as it removes each found in ``scope``."""
+    from hookbus.bus.errors import HostConfigError
     from hookbus.cli.render import printable
-    from hookbus.errors import HostConfigError
-    from hookbus.manifests import confine
-    from hookbus.manifests.variants import variants
+    from hookbus.hosts.shared import confine
+    from hookbus.hosts.shared.variants import variants
 
     if scope == "user":
         return
@@ -393,17 +393,17 @@ def _refuse_links_out(opts: argparse.Namespace, manifest: Manifest, scope: Scope
 
 def _manifest(opts: argparse.Namespace) -> Manifest:
     """The host's manifest; with ``--plugin``, its plugin folder's (Claude's)."""
-    from hookbus.manifests.variants import variant
+    from hookbus.hosts.shared.variants import variant
 
     return variant(opts.host, plugin=getattr(opts, "plugin", False)).manifest
 
 
 def _check_variants(opts: argparse.Namespace) -> None:
     """Install refuses to add a host's settings where its plugin is installed, or the
-    plugin where its settings are (:mod:`hookbus.manifests.variants`): the host would run
+    plugin where its settings are (:mod:`hookbus.hosts.shared.variants`): the host would run
     both. Verify of the one installed nowhere names the command that checks the other."""
-    from hookbus.errors import HostConfigError
-    from hookbus.manifests.variants import folder, installed, variant
+    from hookbus.bus.errors import HostConfigError
+    from hookbus.hosts.shared.variants import folder, installed, variant
 
     chosen = variant(opts.host, plugin=getattr(opts, "plugin", False)).name
     others = installed(opts.host, besides=chosen)
@@ -426,7 +426,7 @@ def _uninstall_other_variants(opts: argparse.Namespace, scope: Scope) -> None:
     """After a plain uninstall, the host's plugin (Claude's) is removed from ``scope``
     too, and one installed in another scope is named with the command that removes it:
     the host would go on running its hooks."""
-    from hookbus.manifests.variants import folder, installed
+    from hookbus.hosts.shared.variants import folder, installed
 
     if getattr(opts, "plugin", False):
         return
@@ -440,7 +440,7 @@ def _uninstall_other_variants(opts: argparse.Namespace, scope: Scope) -> None:
 
 def _via(opts: argparse.Namespace) -> dict[str, Any]:
     """``--via`` for the manifest that has it (Hermes: plugin or shell hooks)."""
-    from hookbus.errors import HostConfigError
+    from hookbus.bus.errors import HostConfigError
 
     via = getattr(opts, "via", None)
     if via is None:
@@ -464,8 +464,8 @@ def _install(  # noqa: PLR0917
 ) -> int:
     import copy
 
-    from hookbus.manifests import documents
-    from hookbus.manifests.base import write_atomically
+    from hookbus.hosts.shared import documents
+    from hookbus.hosts.shared.manifest import write_atomically
 
     for document in plan.documents:
         path = document.path
@@ -494,7 +494,7 @@ def _install(  # noqa: PLR0917
         if scope == "local":
             _warn_unignored(path)
     if plan.owned or manifest.owned_paths(scope):
-        from hookbus.manifests import owned
+        from hookbus.hosts.shared import owned
 
         for line in owned.install(plan.owned, manifest.owned_paths(scope), dry_run=opts.dry_run):
             print(line)
@@ -516,7 +516,7 @@ def _install(  # noqa: PLR0917
         if opts.dry_run:
             print(f"{item.folder}: would install {item.package} with npm, as {item.host} would")
             continue
-        from hookbus.manifests import npm
+        from hookbus.hosts.shared import npm
 
         done, said = npm.install(item)
         print(said if done else f"note: {said}")
@@ -526,10 +526,10 @@ def _install(  # noqa: PLR0917
 def _record_hook_files(host: str, scope: Scope, paths: list[str], *, forget: bool = False) -> bool:
     """Record (or, uninstalling, ``forget``) in the trust store the bytes of the hooks
     files of ``host`` in a project: a Claude command run by that host stands aside for
-    them only as install wrote them (:mod:`hookbus.runtime.native_install`). Whether the
+    them only as install wrote them (:mod:`hookbus.hosts.shared.native_install`). Whether the
     store may have changed."""
-    from hookbus import project_trust
-    from hookbus.runtime.native_install import STANDS_ASIDE_FOR
+    from hookbus.hosts.shared.native_install import STANDS_ASIDE_FOR
+    from hookbus.local import project_trust
 
     if host not in STANDS_ASIDE_FOR or scope == "user":
         return False
@@ -546,9 +546,9 @@ def _cache_client(python: str) -> None:
     first hook (a package folder the hook cannot write to would compile it every call)."""
     import subprocess
 
-    from hookbus.manifests.base import hookbus_file
+    from hookbus.hosts.shared.manifest import client_folder, hookbus_file
 
-    folder = os.path.dirname(hookbus_file(python))
+    folder = client_folder(os.path.dirname(hookbus_file(python)))
     code = "import sys; sys.path.insert(0, sys.argv[1]); import client"
     subprocess.run([python, "-I", "-S", "-c", code, folder], capture_output=True, timeout=30,
                    check=False)  # fmt: skip
@@ -617,9 +617,9 @@ def _warn_code_in_project(python: str) -> None:
     install is run in: an agent working there could edit the hook's own code. Not a
     refusal: the hooks still run, and an install in a project's venv is a choice of the
     user's; the warning names the fix, and doctor reports it as a problem until fixed."""
-    from hookbus import project_trust
-    from hookbus.discover import working_folder
-    from hookbus.manifests.base import hookbus_file
+    from hookbus.hosts.shared.manifest import hookbus_file
+    from hookbus.local import project_trust
+    from hookbus.local.discover import working_folder
 
     project = project_trust.project_folder(working_folder())
     package = os.path.dirname(hookbus_file(python))
@@ -644,8 +644,8 @@ def _verify(
     python: str,
     invalid: int,
 ) -> int:
-    from hookbus.manifests import documents
-    from hookbus.manifests.variants import variant
+    from hookbus.hosts.shared import documents
+    from hookbus.hosts.shared.variants import variant
 
     scope: Scope = opts.scope
     status = 1 if invalid else 0
@@ -672,7 +672,7 @@ def _verify(
             print(f"{document.path}: up to date")
     candidates = manifest.owned_paths(scope)
     if candidates:
-        from hookbus.manifests import owned
+        from hookbus.hosts.shared import owned
 
         form = chosen_form(opts, manifest, owned_form(manifest, scope))
         wanted_files = manifest.plan(index, python=python, scope=scope, form=form,
@@ -724,8 +724,8 @@ def drift_fix(invalid: int, install: str) -> str:
 def _uninstall(manifest: Manifest, scope: Scope, host: str) -> int:
     import copy
 
-    from hookbus.manifests import confine, documents, folders
-    from hookbus.manifests.base import backup_path, write_atomically
+    from hookbus.hosts.shared import confine, documents, folders
+    from hookbus.hosts.shared.manifest import backup_path, write_atomically
 
     plan = manifest.plan(None, python=sys.executable, scope=scope)
     for document in plan.documents:
@@ -759,7 +759,7 @@ def _uninstall(manifest: Manifest, scope: Scope, host: str) -> int:
     _record_hook_files(host, scope, [d.path for d in plan.documents] + list(candidates),
                        forget=True)  # fmt: skip
     if candidates:
-        from hookbus.manifests import owned
+        from hookbus.hosts.shared import owned
 
         lines = owned.remove(candidates, scope, manifest.owned_top(scope))
         for line in lines:
@@ -782,7 +782,7 @@ def _unchanged_since(manifest: Manifest, original: bytes, wanted: dict[str, Any]
     and as JSON values (``1`` is not ``true``)."""
     import copy
 
-    from hookbus.manifests import documents
+    from hookbus.hosts.shared import documents
 
     before = documents.CODECS[fmt].load(original.decode("utf-8"))
     return documents.same(manifest.without_ours(copy.deepcopy(before)), wanted)
@@ -793,7 +793,7 @@ def _original(manifest: Manifest, path: str, fmt: Any) -> bytes | None:
     and holds nothing of hookbus's. One that does (an earlier version backed up its own
     file on a changed reinstall) is no original of the user's: it is removed, and
     uninstall takes hookbus's entries out of the file as it is."""
-    from hookbus.manifests import documents
+    from hookbus.hosts.shared import documents
 
     try:
         with open(path, "rb") as f:

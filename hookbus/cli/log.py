@@ -52,7 +52,7 @@ _TIME = "%b %d %H:%M:%S"
 
 
 def add_arguments(commands: Any) -> None:
-    from hookbus import diagnostics
+    from hookbus.local import diagnostics
 
     sub: argparse.ArgumentParser = commands.add_parser(
         "log", help="show the diagnostics",
@@ -152,7 +152,7 @@ def _when(value: object) -> float | None:
 
 
 def _is_diagnostic(record: dict[str, Any]) -> bool:
-    """hookbus's own line (:func:`hookbus.diagnostics.line`), not a handler's."""
+    """hookbus's own line (:func:`hookbus.local.diagnostics.line`), not a handler's."""
     return "message" in record and "pid" in record
 
 
@@ -312,7 +312,7 @@ def main(opts: argparse.Namespace) -> int:
 def _show(opts: argparse.Namespace) -> int:
     from collections import deque
 
-    from hookbus import diagnostics, state
+    from hookbus.local import diagnostics, state
 
     raws: list[bytes] = []
     refused: list[str] = []
@@ -349,7 +349,7 @@ def read_generations(refused: list[str]) -> tuple[list[bytes], Tail]:
     The files are opened newest first, skipping any already open: a rotation between
     two opens then shows a file under its new name again (skipped) rather than moving
     it past the next open (missed); reading in the reverse order keeps it in order."""
-    from hookbus import diagnostics, state
+    from hookbus.local import diagnostics, state
 
     opened: list[tuple[str, int]] = []
     seen: set[tuple[int, int]] = set()
@@ -393,7 +393,7 @@ class Tail:
         self.pending = b""  # a line whose newline is not written yet
 
     def lines(self, *, reopen: bool = True) -> list[bytes]:
-        from hookbus import diagnostics, state
+        from hookbus.local import diagnostics, state
 
         found = self._more()
         if not reopen:

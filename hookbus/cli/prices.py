@@ -1,9 +1,9 @@
 """``hookbus prices refresh | show``: the model prices the guard compares.
 
-``refresh`` runs ``python -m hookbus.prices.refresh`` in a new session and waits for it
-at most ``--timeout`` seconds (30 by default); past that it kills the whole process group
-(the fetch and anything it started), removes the half-written file it may have left, says
-so and exits 1. The cache is replaced only by a finished, valid refresh.
+``refresh`` runs ``python -m hookbus.handlers.guard.prices.refresh`` in a new session and waits for
+it at most ``--timeout`` seconds (30 by default); past that it kills the whole process group (the
+fetch and anything it started), removes the half-written file it may have left, says so and exits 1.
+The cache is replaced only by a finished, valid refresh.
 
 ``show MODEL...`` prints what each id resolves to and from which source (your override
 file, the refreshed cache, the shipped snapshot); it exits 1 when an id has no price.
@@ -19,7 +19,7 @@ import subprocess
 import sys
 from typing import Any
 
-from hookbus.interpreter import python_argv
+from hookbus.local.interpreter import python_argv
 
 #: Seconds a refresh may take before it is stopped.
 TIMEOUT = 30.0
@@ -57,7 +57,7 @@ def main_refresh(opts: argparse.Namespace) -> int:
     if not opts.timeout > 0:
         sys.stderr.write("hookbus: --timeout must be a positive number of seconds\n")
         return 2
-    argv = python_argv(sys.executable, "-m", "hookbus.prices.refresh")
+    argv = python_argv(sys.executable, "-m", "hookbus.handlers.guard.prices.refresh")
     if opts.url:
         argv += ["--url", opts.url]
     if opts.max_bytes is not None:
@@ -86,8 +86,8 @@ def _stop(child: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(child.pid, signal.SIGKILL)
     child.wait()
-    from hookbus import state
-    from hookbus.prices import CACHE
+    from hookbus.handlers.guard.prices import CACHE
+    from hookbus.local import state
 
     with contextlib.suppress(OSError):  # state.write's temporary name: the child's pid
         os.unlink(f".{CACHE}.{child.pid}.tmp", dir_fd=state.root())
@@ -96,7 +96,7 @@ def _stop(child: subprocess.Popen[bytes]) -> None:
 def main_show(opts: argparse.Namespace) -> int:
     import msgspec
 
-    from hookbus import prices
+    from hookbus.handlers.guard import prices
 
     missing = 0
     for model in opts.models:

@@ -163,7 +163,7 @@ _FRAME = re.compile(r'\s+File "(.*)", line (\d+), in (.*)$')
 def _handler_frame(frames: list[tuple[str, ...]]) -> tuple[str, ...] | None:
     """The frame :func:`failure` names (see there); None for no frames."""
     import hookbus
-    from hookbus.diagnostics import innermost_own
+    from hookbus.local.diagnostics import innermost_own
 
     mine = innermost_own([f[0] for f in frames])
     if mine is not None:

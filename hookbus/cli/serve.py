@@ -1,5 +1,5 @@
 """``hookbus serve [--detach] [--idle SECONDS]``, ``serve --stop``, ``serve --status
-[--json]``: the warm server (:mod:`hookbus.runtime.server`, docs/server.md)."""
+[--json]``: the warm server (:mod:`hookbus.runtime.warm.server`, docs/server.md)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def main(opts: argparse.Namespace) -> int:
         here = ""
     os.chdir("/")
     sys.path[:] = [p for p in sys.path if os.path.isabs(p) and p != here]
-    from hookbus.runtime import server
+    from hookbus.runtime.warm import server
 
     idle = server.idle_seconds(opts.idle)
     if opts.inherit:
@@ -77,11 +77,11 @@ def _ready(fd: int | None, said: str, person: str) -> None:
 
 
 def _detach(idle: str | None) -> int:
-    """Start a server as installed hooks do (:func:`hookbus.interpreter.spawn_server`: a
+    """Start a server as installed hooks do (:func:`hookbus.local.interpreter.spawn_server`: a
     fresh interpreter in its own session, from /, with a fixed environment); wait until
     it says it is bound, or why it is not."""
     import hookbus
-    from hookbus.interpreter import spawn_server
+    from hookbus.local.interpreter import spawn_server
 
     read_end, write_end = os.pipe()
     main = os.path.join(os.path.dirname(os.path.abspath(hookbus.__file__)), "__main__.py")
@@ -113,7 +113,7 @@ def _detach(idle: str | None) -> int:
 
 
 def _status(*, as_json: bool) -> int:
-    from hookbus.runtime.server import server_status
+    from hookbus.runtime.warm.server import server_status
 
     found = server_status()
     if found is None:
@@ -135,8 +135,8 @@ def _status(*, as_json: bool) -> int:
 
 
 def _stop() -> int:
-    from hookbus.runtime import wire
-    from hookbus.runtime.server import server_status
+    from hookbus.runtime.warm import wire
+    from hookbus.runtime.warm.server import server_status
 
     found = server_status()
     if found is None:
@@ -147,7 +147,7 @@ def _stop() -> int:
     except OSError as exc:
         sys.stderr.write(f"hookbus serve: cannot stop server {found.pid}: {exc}\n")
         return 1
-    from hookbus.runtime.server import running
+    from hookbus.runtime.warm.server import running
 
     until = time.monotonic() + STOP_WITHIN
     while time.monotonic() < until:

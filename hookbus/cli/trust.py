@@ -1,5 +1,5 @@
 """``hookbus trust [--show | --revoke]``: trust the code a project's ``.hookbus.toml``
-would run, by hash (:mod:`hookbus.project_trust`; not :mod:`hookbus.trust`, which is the
+would run, by hash (:mod:`hookbus.local.project_trust`; not :mod:`hookbus.local.trust`, which is the
 rule on who may have written a file).
 
 Run in a project, it finds the configuration the hooks would (the nearest
@@ -44,7 +44,7 @@ def main(opts: argparse.Namespace) -> int:
 def _project(*, quiet: bool = False) -> str | None:
     """The project configuration the hooks would read here, or None (said why, unless
     ``quiet``)."""
-    from hookbus.discover import find_project_config, working_folder
+    from hookbus.local.discover import find_project_config, working_folder
 
     if os.environ.get("HOOKBUS_CONFIG"):
         if not quiet:
@@ -69,9 +69,9 @@ def trust_for_install() -> int:
 def trust(config: str, *, quiet: bool) -> int:
     """Trust what ``config`` would run, printing every file with its hash; with ``quiet``
     (install), print nothing when it names no code."""
-    from hookbus import project_trust
-    from hookbus.config import project_code
-    from hookbus.errors import ConfigError
+    from hookbus.bus.errors import ConfigError
+    from hookbus.local import project_trust
+    from hookbus.runtime.config import project_code
 
     try:
         code, named = project_code(config)
@@ -112,9 +112,9 @@ def trust(config: str, *, quiet: bool) -> int:
 
 def show(config: str) -> int:
     """Print the record of ``config`` and whether each file still matches it."""
-    from hookbus import project_trust
-    from hookbus.config import project_code
-    from hookbus.errors import ConfigError
+    from hookbus.bus.errors import ConfigError
+    from hookbus.local import project_trust
+    from hookbus.runtime.config import project_code
 
     store = project_trust.read_store()
     found = store.record(config)
@@ -149,7 +149,7 @@ def show(config: str) -> int:
 
 
 def revoke(config: str) -> int:
-    from hookbus import project_trust
+    from hookbus.local import project_trust
 
     try:
         removed = project_trust.revoke(config)

@@ -13,8 +13,13 @@ from __future__ import annotations
 import os
 import shlex
 
-from hookbus.discover import PROJECT_FILE, project_candidates, user_config_path, working_folder
-from hookbus.trust import file_problem
+from hookbus.local.discover import (
+    PROJECT_FILE,
+    project_candidates,
+    user_config_path,
+    working_folder,
+)
+from hookbus.local.trust import file_problem
 
 #: What a configuration file is often named instead of ``.hookbus.toml`` (no dot, another
 #: format's suffix), compared without case and without the leading dot.
@@ -85,7 +90,7 @@ def _looked_for(scope: str, scopes: tuple[str, ...], command: str) -> tuple[list
 
 
 def _top(folder: str) -> str:
-    """Why the search stopped at ``folder`` (:func:`hookbus.discover.project_candidates`)."""
+    """Why the search stopped at ``folder`` (:func:`hookbus.local.discover.project_candidates`)."""
     if os.path.exists(os.path.join(folder, ".git")):
         return f"{folder} is the repository's root"
     if folder == os.path.expanduser("~"):

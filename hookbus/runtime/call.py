@@ -3,8 +3,8 @@ says back to the watchdog (standard library only)."""
 
 from __future__ import annotations
 
-from hookbus.hosts import HostFacts
-from hookbus.output import HookOutput
+from hookbus.bus.output import HookOutput
+from hookbus.hosts.shared.facts import HostFacts
 from hookbus.runtime.emergency import Emergency
 from hookbus.runtime.index import Lookup
 
@@ -58,9 +58,9 @@ DIAGNOSTICS = "D"
 def driver_refusal(host: str, native: str, why: str) -> HookOutput:
     """The refusal of ``native`` encoded by the host's driver, for the rare answer no index
     has encoded (the driver, and msgspec, are loaded for it)."""
-    from hookbus import drivers
+    from hookbus import hosts
 
-    return drivers.load(host).refusal(native, f"{why}; a fail-closed handler may want it")
+    return hosts.driver(host).refusal(native, f"{why}; a fail-closed handler may want it")
 
 
 def pack(output: HookOutput, lines: bytes) -> bytes:

@@ -20,13 +20,14 @@ from typing import Any
 
 import msgspec
 
-from hookbus import __version__, diagnostics, drivers, hosts, state
+from hookbus import __version__, hosts
 from hookbus.bus.dispatch import Handler
 from hookbus.bus.marks import Subscription
-from hookbus.config import HandlerRef, Settings
-from hookbus.config import load as load_config
-from hookbus.drivers.base import TOOL_EVENT_KINDS
-from hookbus.output import HookOutput
+from hookbus.bus.output import HookOutput
+from hookbus.hosts.shared.driver import TOOL_EVENT_KINDS
+from hookbus.local import diagnostics, state
+from hookbus.runtime.config import HandlerRef, Settings
+from hookbus.runtime.config import load as load_config
 from hookbus.runtime.index import (
     FORMAT,
     INDEX_DIR,
@@ -41,6 +42,7 @@ from hookbus.runtime.load import Unavailable, build_handlers, entry_of, module_f
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hookbus.hosts.shared.facts import HostFacts
     from hookbus.runtime.index import (
         ClientData,
         HandlerData,
@@ -71,8 +73,8 @@ def module_stat(target: str, python_path: Sequence[str]) -> Stat | None:
 def trust_stats(files: list[str]) -> list[Stat]:
     """What decides whether the project among ``files`` may run its code: the trust
     store, and each file its trust record names (a change there is a change of trust)."""
-    from hookbus import project_trust
-    from hookbus.discover import is_project_file
+    from hookbus.local import project_trust
+    from hookbus.local.discover import is_project_file
 
     projects = [p for p in files if is_project_file(p)]
     if not projects:
@@ -94,10 +96,10 @@ def _keep_previous(
 
     When the unreadable file is the user's own, the handlers it enabled are not known now,
     so a project's table for one of them (which it may not set: see
-    :func:`hookbus.config.load`) would apply; every handler of ``previous`` therefore keeps
+    :func:`hookbus.runtime.config.load`) would apply; every handler of ``previous`` therefore keeps
     the settings it had, and a project cannot weaken a guard of the user's by waiting for
     a broken user file."""
-    from hookbus.discover import is_project_file
+    from hookbus.local.discover import is_project_file
 
     before = {(ref := ref_of(e)).name: ref for e in previous["handlers"]}
     users_file = any(not is_project_file(p) for p in unreadable)
@@ -124,7 +126,7 @@ class _Declared:
 def routes(host: str, handlers: Sequence[Handler | _Declared | None]) -> dict[str, RouteData]:
     """Native event -> the handlers (by position) that may want it, and which tools. A
     None entry (declaration unknown) is left out: the runtime treats it as wanting all."""
-    driver = drivers.load(host)
+    driver = hosts.driver(host)
     out: dict[str, RouteData] = {}
     for i, handler in enumerate(handlers):
         if handler is None:
@@ -308,7 +310,7 @@ def compile_index(
     return Compiled(plain, found.built, settings)
 
 
-def client_facts(facts: hosts.HostFacts, env: list[str]) -> ClientData:
+def client_facts(facts: HostFacts, env: list[str]) -> ClientData:
     """What the warm server's client needs of ``facts`` (it cannot import them)."""
     quiet = {"": _plain(facts.no_opinion)}
     quiet.update((native, _plain(out)) for native, out in facts.no_opinion_by_event.items())
@@ -335,7 +337,7 @@ def refusals(owed_to: list[HandlerData]) -> dict[str, dict[str, OutputData]]:
     reason = refusal_reason("no answer in time", owed_to)
     found: dict[str, dict[str, OutputData]] = {}
     for host in hosts.HOSTS:
-        driver = drivers.load(host)
+        driver = hosts.driver(host)
         for native in driver.events:
             out = driver.refusal(native, reason)
             if out != driver.no_opinion(native):

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from hookbus.output import HookOutput
+from hookbus.bus.output import HookOutput
 
 #: Signals that end a hook with its current answer.
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGALRM)

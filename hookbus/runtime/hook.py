@@ -9,14 +9,14 @@ until it knows a handler may want the event:
 4. the configuration files and the subscription index (:mod:`~hookbus.runtime.index`):
    a fresh index that routes the event to nobody is answered "no opinion" at once;
    another host's payload whose own hookbus install has the event is answered "no
-   opinion" too (:mod:`~hookbus.runtime.native_install`: handled once, by that install);
+   opinion" too (:mod:`~hookbus.hosts.shared.native_install`: handled once, by that install);
 5. otherwise :mod:`hookbus.runtime.worker` decodes, dispatches in a watched worker and
    encodes.
 
 Guarantees on every path: the host's own reply (no opinion, or the deny a fail-closed
 handler owes) before the deadline, never a traceback; an event a fail-closed handler
 could want is never let through because the index was missing, stale or unreadable;
-diagnostics are written only after the reply (:mod:`hookbus.diagnostics`), and the last
+diagnostics are written only after the reply (:mod:`hookbus.local.diagnostics`), and the last
 resort (:mod:`~hookbus.runtime.emergency`) answers a signal or a hung system call.
 When ``--host`` names a host this hookbus does not know (a command written by another
 version), no reply can be right: the hook says so on stderr and exits 1. (The installed
@@ -28,11 +28,12 @@ from __future__ import annotations
 import os
 import time
 
-from hookbus import diagnostics
-from hookbus.budgets import DEFAULT_BUDGET, budget
-from hookbus.discover import config_paths
-from hookbus.hosts import HOSTS, HostFacts
-from hookbus.output import HookOutput
+from hookbus.bus.budgets import DEFAULT_BUDGET, budget
+from hookbus.bus.output import HookOutput
+from hookbus.hosts import HOSTS
+from hookbus.hosts.shared.facts import HostFacts
+from hookbus.local import diagnostics
+from hookbus.local.discover import config_paths
 from hookbus.runtime import index
 from hookbus.runtime.call import Call, driver_refusal
 from hookbus.runtime.emergency import Emergency
@@ -107,8 +108,8 @@ def parse(argv: list[str]) -> tuple[Options, list[str]]:
 def main(argv: list[str], *, intake: Intake | None = None, started: float | None = None) -> int:
     """Run one hook call; the process's exit code (its reply is written already).
 
-    The warm server's client (:mod:`hookbus.client`) falling back to this cold path in its
-    own process passes the payload it read already (``intake``) and when it started (a
+    The warm server's client (:mod:`hookbus.runtime.warm.client`) falling back to this cold path in
+    its own process passes the payload it read already (``intake``) and when it started (a
     ``time.monotonic()`` value): the deadline is the same call's."""
     started = time.monotonic() if started is None else started
     diagnostics.defer()
@@ -159,7 +160,7 @@ def answer(
     code. ``intake`` is the payload when the caller has read it; ``dispatch`` runs a call
     someone may want (default: the watched worker, :mod:`~hookbus.runtime.watchdog`);
     ``found``, the configuration already found, used when the call's project folder is
-    its folder. The warm server's child (:mod:`hookbus.runtime.served`) passes all three."""
+    its folder. The warm server's child (:mod:`hookbus.runtime.warm.served`) passes all three."""
     try:
         return _run(argv, started, emergency, after, intake, dispatch, found)
     except Exception as exc:  # a bug of ours must not become the host's problem
@@ -243,7 +244,7 @@ def _run(  # noqa: PLR0917
     if facts is not command:
         # Another host's payload (Copilot, Grok running .claude/settings.json): its own
         # install, when it has this event, is the one that answers.
-        from hookbus.runtime.native_install import stands_aside
+        from hookbus.hosts.shared.native_install import stands_aside
 
         aside = stands_aside(command, facts, native=native, tool=tool,
                              payload=peeked.payload, environ=os.environ)  # fmt: skip
@@ -383,9 +384,9 @@ def _owed_event(facts: HostFacts, lookup: index.Lookup, seconds: float) -> str |
 
         data = compile_in_child(lookup.files, timeout=max(0.5, seconds))
     if data is None:
-        from hookbus import drivers
+        from hookbus import hosts
 
-        driver = drivers.load(facts.name)
+        driver = hosts.driver(facts.name)
         reason = "a fail-closed handler may want it"
         return next((n for n in driver.events
                      if driver.refusal(n, reason) != driver.no_opinion(n)), None)  # fmt: skip

@@ -22,8 +22,9 @@ import sys
 import time
 import zlib
 
-from hookbus import __version__, state
-from hookbus.output import HookOutput
+from hookbus import __version__
+from hookbus.bus.output import HookOutput
+from hookbus.local import state
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
         config: NotRequired[str]
         member: NotRequired[str | None]
         target: str
-        #: Its configuration section (:class:`hookbus.config.HandlerRef` settings).
+        #: Its configuration section (:class:`hookbus.runtime.config.HandlerRef` settings).
         settings: dict[str, object]
         #: Its declaration; None when its module never loaded (unknown).
         subscription: SubscriptionData | None
@@ -87,16 +88,16 @@ if TYPE_CHECKING:
         exit_code: int
 
     class ClientData(TypedDict):
-        """One host's facts for the warm server's client (:mod:`hookbus.client`), which
+        """One host's facts for the warm server's client (:mod:`hookbus.runtime.warm.client`), which
         imports nothing of hookbus: enough to answer an event nobody wants by itself,
         and to send the server exactly the variables the handlers declare."""
 
-        #: :class:`hookbus.hosts.HostFacts`'s paths (its project variables and paths,
+        #: :class:`hookbus.hosts.shared.facts.HostFacts`'s paths (its project variables and paths,
         #: needed to find the index, are in the client itself: ``client.PROJECTS``).
         event_paths: list[list[str]]
         tool_paths: list[list[str]]
-        #: The host's own event names (:attr:`hookbus.hosts.HostFacts.events`): a payload
-        #: naming one at its event path is the host's own, but for ``decisive_keys``.
+        #: The host's own event names (:attr:`hookbus.hosts.shared.facts.HostFacts.events`): a
+        #: payload naming one at its event path is the host's own, but for ``decisive_keys``.
         events: list[str]
         #: Payload keys and variables that may mean another host's dialect: with any of
         #: them present the client leaves the call to hookbus; in a payload naming an
@@ -147,7 +148,7 @@ def index_name(files: list[str]) -> str:
     store says which project code may run: an index compiled against another store is
     not this one). hookbus's version is not in the name: after an upgrade the old index
     still tells which handlers are guards."""
-    from hookbus.discover import user_folder
+    from hookbus.local.discover import user_folder
 
     key = "\0".join([*files, sys.executable, user_folder()])
     return f"{zlib.crc32(key.encode('utf-8', 'surrogateescape')):08x}.json"
@@ -294,7 +295,7 @@ class Unloaded:
     the warm server's client and the shims answer), the ``handler-unavailable``
     diagnostic, ``doctor`` and ``verify``. Built from its index entry: what happened and
     where (the ``enable`` entry's ``path:line``; the failing line of its module is in
-    ``why``, by :func:`hookbus.diagnostics.error_line`), what hooks do meanwhile, and the
+    ``why``, by :func:`hookbus.local.diagnostics.error_line`), what hooks do meanwhile, and the
     fix.
 
     A handler whose declaration is unknown counts as fail-closed (:func:`fail_closed`):
@@ -333,7 +334,7 @@ class Unloaded:
                          "if it need not block")  # fmt: skip
         elif not self.guard:
             self.fix += ", or take it out of enable"
-        from hookbus.discover import is_project_file
+        from hookbus.local.discover import is_project_file
 
         path, _, line = self.where.rpartition(":")
         if is_project_file(path if line.isdigit() else self.where):

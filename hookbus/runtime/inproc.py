@@ -51,24 +51,25 @@ from typing import Any, cast
 
 import msgspec
 
-from hookbus import diagnostics, drivers
-from hookbus.budgets import budget
+from hookbus import hosts
+from hookbus.bus.budgets import budget
 from hookbus.bus.dispatch import Bus, Dispatch, Outcome
+from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import Event
+from hookbus.bus.host import Driver, Dropped
+from hookbus.bus.output import HookOutput
 from hookbus.bus.replies import Reply
-from hookbus.config import Settings
-from hookbus.config import load as load_config
-from hookbus.discover import config_paths
-from hookbus.errors import DecodeError
-from hookbus.output import HookOutput
+from hookbus.local import diagnostics
+from hookbus.local.discover import config_paths
 from hookbus.runtime import load
 from hookbus.runtime.compile import compile_index, save
+from hookbus.runtime.config import Settings
+from hookbus.runtime.config import load as load_config
 from hookbus.runtime.index import Lookup, guards, is_fresh, read, refusal_reason
 from hookbus.runtime.isolate import Channel, Child, Work, run_child
 from hookbus.runtime.load import read_skip, write_skip
 from hookbus.runtime.peek import sniff
 from hookbus.runtime.process import Result, decode, process_event, unreadable
-from hookbus.types import Driver, Dropped
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ def dispatch(
     Never raises: even an unknown host is a diagnostic and exit code 1, as in ``hookbus run``."""
     started = time.monotonic()
     try:
-        driver = drivers.load(host)
+        driver = hosts.driver(host)
     except KeyError as exc:
         diagnostics.emit("usage-invalid", str(exc.args[0]))
         return Result(output=HookOutput(stderr=f"hookbus: {exc.args[0]}\n".encode(), exit_code=1))
@@ -335,7 +336,7 @@ def _enter_child() -> None:
     of the host loop's signal wakeup fd in :mod:`~hookbus.runtime.isolate`), and what it
     imports comes from no relative entry of the host's import path (an empty or ``.``
     entry of the ``PYTHONPATH`` the host was started with is the working folder, the
-    agent's: see :mod:`hookbus.interpreter`)."""
+    agent's: see :mod:`hookbus.local.interpreter`)."""
     diagnostics.take()
     diagnostics.defer()
     sys.path[:] = [p for p in sys.path if os.path.isabs(p)]

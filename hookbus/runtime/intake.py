@@ -15,7 +15,7 @@ import os
 import select
 import time
 
-from hookbus.hosts import HostFacts
+from hookbus.hosts.shared.facts import HostFacts
 
 #: Payloads larger than this are not read further (and never decoded).
 MAX_INPUT = 1 << 20

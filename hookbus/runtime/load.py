@@ -2,7 +2,7 @@
 
 Only ever run in a forked, watched child (the hook's worker, the index's compile): it
 imports handler modules. A module file someone else could have written is not imported
-(:mod:`hookbus.trust`), nor a project's module but as its trust record allows
+(:mod:`hookbus.local.trust`), nor a project's module but as its trust record allows
 (:mod:`hookbus.runtime.project_imports`). A fail-closed handler that cannot be loaded is
 stood in for by a handler that refuses, saying why, so its guard never silently
 disappears.
@@ -19,14 +19,14 @@ from typing import Any
 
 import msgspec
 
-from hookbus import diagnostics, state
-from hookbus.bus.dispatch import Handler, HandlerSettings, group_handlers
+from hookbus.bus.dispatch import Handler, HandlerSettings, check_hosts, group_handlers
+from hookbus.bus.errors import HandlerError
 from hookbus.bus.events import Event
 from hookbus.bus.marks import Group, Subscription, subscribed
-from hookbus.config import HandlerRef, Settings
-from hookbus.errors import HandlerError
+from hookbus.local import diagnostics, state
+from hookbus.local.trust import file_problem
+from hookbus.runtime.config import HandlerRef, Settings
 from hookbus.runtime.index import INDEX_DIR, Unloaded, index_name, stat
-from hookbus.trust import file_problem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def import_target(target: str, settings: Settings) -> Any:
     """The function, or group, named by ``module:function`` (``function`` may be dotted),
     found on ``settings``'s path. Every file the import would run (``pkg/__init__.py``,
     then ``pkg/guards.py``...) is checked first, and one someone else could have written
-    is refused (:mod:`hookbus.trust`); a module of the project's folders is imported only
+    is refused (:mod:`hookbus.local.trust`); a module of the project's folders is imported only
     as the user trusted it (:mod:`hookbus.runtime.project_imports`)."""
     import importlib
 
@@ -110,12 +110,18 @@ def module_files(module_name: str) -> list[str]:
 
 
 def _make(obj: object, name: str, settings: HandlerSettings) -> list[Handler]:
+    from hookbus.hosts import known_names
+
     if isinstance(obj, Group):
-        return group_handlers(obj, name=name, settings=settings)
-    if not callable(obj):
+        made = group_handlers(obj, name=name, settings=settings)
+    elif callable(obj):
+        made = [Handler(obj, name=name, settings=settings)]
+    else:
         raise HandlerError(name, f"names {type(obj).__name__}, not a handler function "
                            "or a hookbus.group(...)")  # fmt: skip
-    return [Handler(obj, name=name, settings=settings)]
+    for handler in made:
+        check_hosts(handler, known_names())
+    return made
 
 
 def member_of(name: str, config: str) -> str | None:
@@ -248,7 +254,7 @@ def configured(
     as the members the previous index knew), and the settings. With ``routed``, a
     handler of known declaration is kept only if the previous index routed the event to
     it."""
-    from hookbus.config import load as load_config
+    from hookbus.runtime.config import load as load_config
 
     loaded = load_config(files)
     known: dict[str, list[HandlerData]] = {}

@@ -12,7 +12,7 @@ import os
 import re
 
 from hookbus import hosts
-from hookbus.hosts import HostFacts, find
+from hookbus.hosts.shared.facts import HostFacts, Path, find
 from hookbus.runtime.intake import MAX_INPUT
 
 TYPE_CHECKING = False
@@ -42,7 +42,7 @@ def _quote(value: object) -> str:
     return text if len(text) <= _QUOTE else f"{text[:_QUOTE]}... ({len(text)} characters)"
 
 
-def _first(payload: dict[str, object], paths: tuple[hosts.Path, ...]) -> tuple[bool, object]:
+def _first(payload: dict[str, object], paths: tuple[Path, ...]) -> tuple[bool, object]:
     for path in paths:
         value = find(payload, path)
         if value is not None:
@@ -53,7 +53,7 @@ def _first(payload: dict[str, object], paths: tuple[hosts.Path, ...]) -> tuple[b
 def dialect(facts: HostFacts, payload: dict[str, object]) -> HostFacts:
     """The host whose payload this really is (another host may run this host's hooks):
     one naming an event of this host's own is its own, unless a decisive dialect's mark
-    says otherwise (:class:`hookbus.hosts.Dialect`)."""
+    says otherwise (:class:`hookbus.hosts.shared.facts.Dialect`)."""
     own = facts.names_own_event(payload)
     named = facts.named_event(payload)
     for other in facts.dialects:

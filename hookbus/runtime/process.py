@@ -15,13 +15,13 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from hookbus.budgets import budget
+from hookbus.bus.budgets import budget
 from hookbus.bus.dispatch import Bus, Dispatch
+from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import Event
-from hookbus.errors import DecodeError
-from hookbus.output import HookOutput
+from hookbus.bus.host import Driver
+from hookbus.bus.output import HookOutput
 from hookbus.runtime.index import refusal_reason
-from hookbus.types import Driver
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

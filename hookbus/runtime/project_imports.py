@@ -1,6 +1,6 @@
 """Imports from a project's folders: only the bytes the user trusted, never bytecode.
 
-The configuration decides *whether* a project's code may run (:mod:`hookbus.project_trust`);
+The configuration decides *whether* a project's code may run (:mod:`hookbus.local.project_trust`);
 this decides *what* runs when a module is imported in a process that loads handlers (the
 hook's worker, the warm server's workers, the in-process entry, the index's compile). A
 meta path finder, ahead of the standard path finder, looks at where each module would be
@@ -29,14 +29,14 @@ import os
 import sys
 from importlib.machinery import ModuleSpec, PathFinder, SourceFileLoader
 
-from hookbus import project_trust
+from hookbus.local import project_trust
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import CodeType
 
-    from hookbus.config import Settings
+    from hookbus.runtime.config import Settings
 
 
 class _Verified(SourceFileLoader):
@@ -63,8 +63,8 @@ class ProjectFinder:
     """The meta path finder of :mod:`hookbus.runtime.project_imports` (one per process)."""
 
     def __init__(self) -> None:
-        #: The project's folders (:func:`hookbus.project_trust.folders`), where installed
-        #: code is (:func:`hookbus.project_trust.exempt_places`), and the files of its
+        #: The project's folders (:func:`hookbus.local.project_trust.folders`), where installed
+        #: code is (:func:`hookbus.local.project_trust.exempt_places`), and the files of its
         #: trust record (real path -> sha256).
         self.paths: tuple[str, ...] = ()
         self.exempt: tuple[str, ...] = ()

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import time
 
-from hookbus import diagnostics
-from hookbus.budgets import DEFAULT_BUDGET, budget
-from hookbus.output import HookOutput
+from hookbus.bus.budgets import DEFAULT_BUDGET, budget
+from hookbus.bus.output import HookOutput
+from hookbus.local import diagnostics
 from hookbus.runtime.call import (
     DIAGNOSTICS,
     FALLBACK,
@@ -69,11 +69,11 @@ def configured_budget(files: list[str]) -> float:
     report."""
     import tomllib
 
-    from hookbus.discover import read_config
+    from hookbus.local.discover import read_config
 
     found = DEFAULT_BUDGET
     for path in files:
-        try:  # a file in effect may be one not to read, or a FIFO (hookbus.discover)
+        try:  # a file in effect may be one not to read, or a FIFO (hookbus.local.discover)
             value = tomllib.loads(read_config(path).decode("utf-8")).get("budget")
         except (OSError, ValueError, RecursionError):
             continue

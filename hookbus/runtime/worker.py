@@ -27,19 +27,20 @@ from typing import Any
 
 import msgspec
 
-from hookbus import diagnostics, drivers
+from hookbus import hosts
 from hookbus.bus.dispatch import Bus, Handler, Outcome
+from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import Event
+from hookbus.bus.host import Driver, Dropped
+from hookbus.bus.output import HookOutput
 from hookbus.bus.replies import Reply
-from hookbus.config import Settings
-from hookbus.errors import DecodeError
-from hookbus.output import HookOutput
+from hookbus.local import diagnostics
 from hookbus.runtime import load
 from hookbus.runtime.call import DIAGNOSTICS, FALLBACK, IMPORTING, WANTED, Call, pack
+from hookbus.runtime.config import Settings
 from hookbus.runtime.index import Lookup, Unloaded, guards, refusal_reason
 from hookbus.runtime.isolate import Channel
 from hookbus.runtime.process import Result, decode, process_event, unreadable
-from hookbus.types import Driver, Dropped
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -157,7 +158,7 @@ class _Job:
         self.call = call
         self.channel = channel
         self.deadline = deadline
-        self.driver = drivers.load(call.facts.name)
+        self.driver = hosts.driver(call.facts.name)
         self.fallback = self.driver.no_opinion(call.native)
         self.compiled: Compiled | None = None
         # What a trace tells (see write_trace).

@@ -23,8 +23,8 @@ from typing import Any
 
 import msgspec
 
-from hookbus import drivers
-from hookbus.budgets import DEFAULT_BUDGET
+from hookbus import hosts
+from hookbus.bus.budgets import DEFAULT_BUDGET
 from hookbus.bus.dispatch import Bus, Dispatch, Handler
 from hookbus.bus.events import Event
 from hookbus.bus.marks import Group
@@ -77,8 +77,8 @@ class HookClient:
         budget: float = DEFAULT_BUDGET,
         settings: Any = None,
     ) -> None:
-        self.driver = drivers.load(host)
-        self.bus = Bus(handlers, budget=budget, settings=settings)
+        self.driver = hosts.driver(host)
+        self.bus = Bus(handlers, budget=budget, settings=settings, hosts=hosts.known_names())
 
     def run(
         self,

@@ -37,12 +37,12 @@ from typing import Any, ClassVar
 import msgspec
 import pytest
 
-from hookbus import drivers
+from hookbus import hosts
 from hookbus.bus.events import KINDS, TOOL_KINDS, Event
+from hookbus.bus.host import Driver, ToolRoute
+from hookbus.bus.output import HookOutput
 from hookbus.bus.replies import Reply
-from hookbus.output import HookOutput
 from hookbus.testing import HookClient, run_cli
-from hookbus.types import Driver, ToolRoute
 
 
 class ReplyCase(msgspec.Struct, frozen=True, kw_only=True):
@@ -121,7 +121,7 @@ class DriverContract:
 
     @property
     def driver(self) -> Driver:
-        return drivers.load(self.host)
+        return hosts.driver(self.host)
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "golden" in metafunc.fixturenames:
@@ -132,13 +132,13 @@ class DriverContract:
                 "reply_case", self.reply_cases, ids=[c.id for c in self.reply_cases]
             )
         if "malformed" in metafunc.fixturenames:
-            paths = drivers.load(self.host).facts.event_paths
+            paths = hosts.driver(self.host).facts.event_paths
             cases = malformed_inputs(paths[0][-1] if paths else "event")
             metafunc.parametrize("malformed", list(cases.values()), ids=list(cases))
         if "refusal_case" in metafunc.fixturenames:
             metafunc.parametrize("refusal_case", list(self.refusals), ids=list(self.refusals))
         if "sample_native" in metafunc.fixturenames:
-            natives = list(drivers.load(self.host).events)
+            natives = list(hosts.driver(self.host).events)
             metafunc.parametrize("sample_native", natives, ids=natives)
 
     # -- helpers -------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from hookbus.testing.fake_models import FakeAnthropic, FakeOpenAIResponses, Scenario
 
 if TYPE_CHECKING:
-    from hookbus.store import Dispatch
+    from hookbus.local.store import Dispatch
 
 HERE = Path(__file__).resolve().parent
 HANDLERS_MODULE = "e2e_handlers"
@@ -407,7 +407,7 @@ class Codex:
 
 def dispatches(ws: Workspace) -> list[Dispatch]:
     """The dispatch rows in the workspace's store (what the guard recorded)."""
-    from hookbus.store import FILE, Store
+    from hookbus.local.store import FILE, Store
 
     store = Store(str(ws.state / FILE), time.monotonic() + 30)
     try:

@@ -136,7 +136,7 @@ def hookbus_importable(folder: Path) -> Path:
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hookbus\nVersion: 0.1.0\n")
     (info / "entry_points.txt").write_text(
-        "[hermes_agent.plugins]\nhookbus = hookbus.hermes_plugin\n"
+        "[hermes_agent.plugins]\nhookbus = hookbus.hosts.hermes.plugin\n"
     )
     return folder
 

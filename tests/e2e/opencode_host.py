@@ -253,10 +253,10 @@ def tool_script(marker: str, command: str = f"echo hi | tee {PROOF}") -> dict[st
 def decoded(ws: Workspace, host: str = "opencode") -> list[dict[str, Any]]:
     """The recorded events decoded again from their raw payloads, whole (the recorder
     keeps a few fields only)."""
-    from hookbus import drivers
+    from hookbus.hosts import driver as load_driver
     from hookbus.testing.contract import portable
 
-    driver = drivers.load(host)
+    driver = load_driver(host)
     return [portable(driver.decode(json.dumps(e["raw"]).encode())) for e in ws.events()]
 
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from hookbus.manifests.claude_plugin import guard_argv, render_module
-from hookbus.store import Store
+from hookbus.hosts.claude.plugin import guard_argv, render_module
+from hookbus.local.store import Store
 
 from .harness import Claude, Run, Workspace
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parent.parent / "toy"))
 
-from hookbus import drivers, hosts
+from hookbus import hosts
 from hookbus.testing.contract import portable
 
 
@@ -39,7 +39,7 @@ def main(folder_name: str, *, additive: bool = False) -> None:
         from toy_driver import FACTS
 
         hosts.register(FACTS)
-    driver = drivers.load(host)
+    driver = hosts.driver(host)
     for payload in sorted(folder.glob("*.json")):
         if payload.name.endswith(".expected.json"):
             continue

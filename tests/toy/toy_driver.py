@@ -9,12 +9,12 @@ from typing import Any
 import msgspec
 
 from hookbus.bus import events as ev
+from hookbus.bus.errors import DecodeError
+from hookbus.bus.host import Capabilities, Dropped, Encoded
+from hookbus.bus.output import HookOutput
 from hookbus.bus.replies import Reply
-from hookbus.drivers.base import BaseDriver
-from hookbus.errors import DecodeError
-from hookbus.hosts import HostFacts
-from hookbus.output import HookOutput
-from hookbus.types import Capabilities, Dropped, Encoded
+from hookbus.hosts.shared.driver import BaseDriver
+from hookbus.hosts.shared.facts import HostFacts
 
 PASS = HookOutput(b'{"verdict":"pass"}\n')
 

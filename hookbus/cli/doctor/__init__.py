@@ -46,9 +46,9 @@ def add_arguments(commands: Any) -> None:
 
 
 def main(opts: argparse.Namespace) -> int:
-    from hookbus import diagnostics
     from hookbus.cli.doctor.local import log_once
     from hookbus.cli.doctor.text import write
+    from hookbus.local import diagnostics
 
     diagnostics.defer()
     try:

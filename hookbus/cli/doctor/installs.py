@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from hookbus.cli.doctor.local import compiled
 from hookbus.cli.doctor.report import strings
-from hookbus.interpreter import python_argv
+from hookbus.local.interpreter import python_argv
 
 if TYPE_CHECKING:
     from hookbus.cli.doctor.report import Findings, HostData, InstallData, InterpreterData
-    from hookbus.manifests.base import CommandForm, Manifest, Scope
-    from hookbus.manifests.variants import Variant
+    from hookbus.hosts.shared.manifest import CommandForm, Manifest, Scope
+    from hookbus.hosts.shared.variants import Variant
     from hookbus.runtime.index import IndexData
 
 #: Run with ``-P``, as the absolute command runs, importing hookbus as its ``__main__.py``
@@ -33,10 +33,10 @@ def host_installs(
     host: str, indexes: dict[tuple[str, ...], IndexData | None], found: Findings
 ) -> HostData:
     """Every file of every way hookbus installs into ``host`` (its settings, Claude's
-    plugin: :mod:`hookbus.manifests.variants`) in each scope, checked (a note when none
+    plugin: :mod:`hookbus.hosts.shared.variants`) in each scope, checked (a note when none
     has hookbus)."""
     from hookbus.cli.install import config_files
-    from hookbus.manifests.variants import variants
+    from hookbus.hosts.shared.variants import variants
 
     installs: list[InstallData] = []
     for variant in variants(host):
@@ -54,7 +54,7 @@ def host_installs(
 def _twice(host: str, installs: list[InstallData], found: Findings) -> None:
     """A problem for each plugin installed beside the host's settings entries: the host
     runs both, so every handler runs twice."""
-    from hookbus.manifests.variants import Found, variants
+    from hookbus.hosts.shared.variants import Found, variants
 
     settings = [i["file"] for i in installs if i["installed"] and i["variant"] == "default"]
     for item in installs:
@@ -79,8 +79,8 @@ def _unregistered(
     when it is installed, but not for them: a guard of the user's enabled after a
     project-only install, say)."""
     from hookbus.cli.install import config_files
-    from hookbus.discover import config_paths
-    from hookbus.manifests.base import load
+    from hookbus.hosts.shared.manifest import load
+    from hookbus.local.discover import config_paths
 
     index = indexes.get(tuple(config_paths()))
     routes = index["routes"].get(host, {}) if index else {}
@@ -115,10 +115,10 @@ def _installs(
     check_drift: bool,
 ) -> list[InstallData]:
     """What ``variant`` installed in each file of ``scope``, checked."""
+    from hookbus.bus.errors import HostConfigError
     from hookbus.cli.install import installed_form
-    from hookbus.errors import HostConfigError
-    from hookbus.manifests import documents
-    from hookbus.manifests.base import interpreter_of
+    from hookbus.hosts.shared import documents
+    from hookbus.hosts.shared.manifest import interpreter_of
 
     manifest = variant.manifest
     host = manifest.facts.name
@@ -178,8 +178,8 @@ def _code_in_project(host: str, path: str, program: str, main: str | None,
     project doctor runs in (an agent there could edit the hook's own code)."""
     if main is None:
         return  # 'hookbus' or 'python3' on PATH: no path in the command to judge
-    from hookbus import project_trust
-    from hookbus.discover import working_folder
+    from hookbus.local import project_trust
+    from hookbus.local.discover import working_folder
 
     project = project_trust.project_folder(working_folder())
     places = project_trust.hook_code_in_project(program, os.path.dirname(main), project)
@@ -201,8 +201,8 @@ def _owned_installs(
     import os
 
     from hookbus.cli.install import owned_form
-    from hookbus.manifests import owned
-    from hookbus.manifests.base import owned_text
+    from hookbus.hosts.shared import owned
+    from hookbus.hosts.shared.manifest import owned_text
 
     manifest = variant.manifest
     host = manifest.facts.name
@@ -308,7 +308,7 @@ def _fallbacks(host: str, commands: dict[str, list[str]], program: str) -> str:
     """What the commands naming ``program`` answer without it: the host's no-opinion, or
     a refusal where a fail-closed handler wants the event (see ``hook_command``)."""
     from hookbus.hosts import facts
-    from hookbus.manifests.base import interpreter_of, shell_command
+    from hookbus.hosts.shared.manifest import interpreter_of, shell_command
 
     answers: dict[str, list[str]] = {}
     for native, cmds in commands.items():
@@ -333,7 +333,7 @@ def _expected(  # noqa: PLR0917
     """The entries install would write into ``path`` (see the module docstring)."""
     import shlex
 
-    from hookbus.manifests.base import hookbus_file
+    from hookbus.hosts.shared.manifest import client_file, client_folder, hookbus_file
 
     python, renames = sys.executable, []
     absolute = [i for i in interpreters if i["main"] is not None]
@@ -344,10 +344,10 @@ def _expected(  # noqa: PLR0917
         else:  # planned for this interpreter, then named as the command names it
             here = os.path.join(os.path.dirname(hookbus_file(sys.executable)), "__main__.py")
             pairs = [(sys.executable, named["program"]), (here, named["main"] or "")]
-            if form == "server":  # the client's command names the package's folder
+            if form == "server":  # the client's command names its folder in the package
                 ours, theirs = os.path.dirname(here), os.path.dirname(named["main"] or "")
-                pairs += [(os.path.join(ours, "client.py"), os.path.join(theirs, "client.py")),
-                          (ours, theirs)]  # fmt: skip
+                pairs += [(client_file(ours), client_file(theirs)),
+                          (client_folder(ours), client_folder(theirs))]  # fmt: skip
             renames = [(f" {shlex.quote(a)} ", f" {shlex.quote(b)} ") for a, b in pairs]
     plan = manifest.plan(index, python=python, scope=scope, form=form)
     (document,) = [d for d in plan.documents if d.path == path]

@@ -23,8 +23,8 @@ LAST_DIAGNOSTICS = 5
 
 
 def state_root(found: Findings) -> StateData:
-    """The state root as :func:`hookbus.state.root` checks it (never creating it)."""
-    from hookbus import state
+    """The state root as :func:`hookbus.local.state.root` checks it (never creating it)."""
+    from hookbus.local import state
 
     path = state.root_path()
     data: StateData = {"path": path, "exists": False, "mode": None, "owner": None,
@@ -58,7 +58,7 @@ def last_diagnostics() -> DiagnosticsData:
     """The log's last lines, oldest first; a line that is not JSON is shown as it is."""
     import json
 
-    from hookbus import diagnostics, state
+    from hookbus.local import diagnostics, state
 
     data: DiagnosticsData = {"file": state.path(diagnostics.LOG_NAME), "last": [],
                              "problem": None}  # fmt: skip
@@ -89,7 +89,7 @@ def log_once(data: bytes) -> None:
     module docstring); lines differing only in their time are one."""
     import json
 
-    from hookbus import diagnostics
+    from hookbus.local import diagnostics
 
     unique: dict[str, bytes] = {}
     for line in data.splitlines(keepends=True):
@@ -102,8 +102,8 @@ def log_once(data: bytes) -> None:
 
 def configuration(found: Findings) -> ConfigurationData:
     """The files in effect here, and every file discovery passed over, with why."""
-    from hookbus import discover
-    from hookbus.trust import file_problem
+    from hookbus.local import discover
+    from hookbus.local.trust import file_problem
 
     in_effect = discover.config_paths()
     explicit = os.environ.get("HOOKBUS_CONFIG")
@@ -122,7 +122,7 @@ def configuration(found: Findings) -> ConfigurationData:
             continue
         if untrusted is not None:
             why = f"{untrusted}: its handlers would run as you, so it is not read"
-            if path in in_effect:  # the user's own: kept in effect (hookbus.discover)
+            if path in in_effect:  # the user's own: kept in effect (hookbus.local.discover)
                 why += "; the handlers of its last good version are kept"
             found.problem("configuration", path, f"ignored: {why}",
                           f"chown/chmod {path} (or its folder), or remove it")  # fmt: skip
@@ -137,7 +137,7 @@ def configuration(found: Findings) -> ConfigurationData:
 def _project_files() -> list[str]:
     """Every ``.hookbus.toml`` where discovery looks, nearest first (it takes the first it
     trusts)."""
-    from hookbus.discover import project_candidates, working_folder
+    from hookbus.local.discover import project_candidates, working_folder
 
     return [path for path in project_candidates(working_folder()) if os.path.lexists(path)]
 
@@ -147,8 +147,8 @@ def compiled(
 ) -> IndexData | None:
     """The compiled index of ``files`` (once per set of files), its configuration
     problems reported (a handler that does not load is :func:`handlers`'s)."""
+    from hookbus.bus.errors import HostConfigError
     from hookbus.cli.install import compiled_index
-    from hookbus.errors import HostConfigError
 
     key = tuple(files)
     if key in cache:
@@ -167,7 +167,7 @@ def compiled(
         if problem["code"] == "handler-unavailable" or (subject, message) in seen:
             continue
         if problem["code"] == "config-untrusted":  # the project's code does not run
-            from hookbus.project_trust import fix_for
+            from hookbus.local.project_trust import fix_for
 
             found.problem("configuration", subject, message,
                           f"review its code, then: {fix_for(subject)}")  # fmt: skip
@@ -204,7 +204,7 @@ def server() -> ServerData:
     """This user's warm server (``hookbus serve``), as its ``status`` answers."""
     import time
 
-    from hookbus.runtime.server import server_status
+    from hookbus.runtime.warm.server import server_status
 
     found = server_status()
     if found is None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import TypedDict
 
-    from hookbus.manifests.base import Scope
+    from hookbus.hosts.shared.manifest import Scope
 
     class Finding(TypedDict):
         area: str  # the host's name, "configuration", "handlers" or "state"

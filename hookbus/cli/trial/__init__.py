@@ -1,6 +1,6 @@
 """``hookbus try``: one event by hand, through the real hook, explained.
 
-1. The payload: the driver's sample of the event (:meth:`hookbus.types.Driver.sample`:
+1. The payload: the driver's sample of the event (:meth:`hookbus.bus.host.Driver.sample`:
    the fields the host really sends, from the working folder, in a new session), or the
    bytes of ``--payload FILE`` as they are.
 2. The subscription index, read as the hook reads it, and compiled now (in a child, as
@@ -8,8 +8,8 @@
    does, and ``try`` can say who wants the event.
 3. The hook itself, as a subprocess, exactly as the host starts it: the command's argv
    in the form installed for the host (:func:`hookbus.cli.install.form_in_effect`): the
-   warm server's client (:func:`hookbus.manifests.base.client_argv`), which asks the
-   server, or ``hookbus run`` (:func:`hookbus.manifests.base.hook_argv`), with the
+   warm server's client (:func:`hookbus.hosts.shared.manifest.client_argv`), which asks the
+   server, or ``hookbus run`` (:func:`hookbus.hosts.shared.manifest.hook_argv`), with the
    ``--timeout`` the host's manifest writes for the event; the payload on stdin, the
    working folder, the environment with the project variable the host sets
    (``CLAUDE_PROJECT_DIR``) when it is not set, and ``HOOKBUS_TRACE`` naming a file in a
@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
-from hookbus.errors import HookbusError
+from hookbus.bus.errors import HookbusError
 
 if TYPE_CHECKING:
-    from hookbus.hosts import HostFacts
+    from hookbus.hosts.shared.facts import HostFacts
     from hookbus.runtime.index import IndexData, Lookup
     from hookbus.runtime.worker import Trace
 
@@ -166,11 +166,11 @@ def run(opts: argparse.Namespace) -> Report:
     import shutil
     import tempfile
 
-    from hookbus import drivers
-    from hookbus.discover import config_paths
+    from hookbus import hosts
+    from hookbus.local.discover import config_paths
     from hookbus.runtime.peek import peek
 
-    driver = drivers.load(opts.host)
+    driver = hosts.driver(opts.host)
     host = driver.facts  # the host whose command runs (its payload may be a dialect)
     event_note = None
     if opts.event not in driver.events:
@@ -208,7 +208,7 @@ def run(opts: argparse.Namespace) -> Report:
     if trace is not None and trace.event is not None:
         event, decoded_by = trace.event, "the hook"
     else:
-        event, decoded_by = _decode_here(drivers.load(facts.name), data, native)
+        event, decoded_by = _decode_here(hosts.driver(facts.name), data, native)
     return msgspec.convert({
         "host": facts.name, "native": native, "event_note": event_note, "tool": tool,
         **_text("payload", data),
@@ -286,7 +286,7 @@ def _payload(opts: argparse.Namespace, driver: Any, cwd: str) -> bytes:
                                f"""--input '{{"command": "ls"}}', not {got}""")  # fmt: skip
     import uuid
 
-    from hookbus.errors import SampleError
+    from hookbus.bus.errors import SampleError
 
     try:
         sample: bytes = driver.sample(opts.event, tool=opts.tool, tool_input=tool_input,
@@ -320,7 +320,7 @@ def _command_timeout(
     Read from the manifest's own plan, so that it is what ``install`` would write."""
     import shlex
 
-    from hookbus.manifests.base import hook_argv, load
+    from hookbus.hosts.shared.manifest import hook_argv, load
 
     try:
         manifest = load(facts.name)
@@ -347,7 +347,7 @@ def _command_timeout(
 def _form(facts: HostFacts, data: IndexData | None) -> str:
     """The form of the command the host runs (``server``: the warm server's client)."""
     from hookbus.cli.install import form_in_effect
-    from hookbus.manifests.base import load
+    from hookbus.hosts.shared.manifest import load
 
     try:
         manifest = load(facts.name)
@@ -387,7 +387,7 @@ def _hook(
     import subprocess
     import time
 
-    from hookbus.manifests.base import client_argv, hook_argv
+    from hookbus.hosts.shared.manifest import client_argv, hook_argv
 
     command = client_argv if warm else hook_argv
     argv = command(sys.executable, facts.name, native, timeout)
@@ -466,7 +466,7 @@ def _answered_by(
     if lookup.fresh and nobody:
         return "cold-path", (f"no handler wants {what}: the hook answered at once, "
                              "without starting a worker")  # fmt: skip
-    from hookbus.budgets import budget
+    from hookbus.bus.budgets import budget
     from hookbus.runtime.watchdog import configured_budget
 
     limit = budget(configured_budget(files), timeout or facts.timeout_for(native))
@@ -481,7 +481,7 @@ def _decode_here(driver: Any, data: bytes, native: str) -> tuple[dict[str, Any] 
     """The event as the driver decodes it in this process, when the hook did not decode it."""
     import msgspec
 
-    from hookbus.errors import DecodeError
+    from hookbus.bus.errors import DecodeError
 
     try:
         event = driver.decode(data, native)

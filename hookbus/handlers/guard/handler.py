@@ -12,7 +12,7 @@ Five functions sharing the ``[handlers.guard]`` options (one :func:`hookbus.grou
 
 It never makes a network or model call: the parent's model comes from the event where
 the host gives it (Codex), else the session cache, else a bounded tail of the parent's
-transcript; prices come from the local snapshot and cache (:mod:`hookbus.prices`).
+transcript; prices come from the local snapshot and cache (:mod:`hookbus.handlers.guard.prices`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from hookbus import diagnostics
 from hookbus.bus.events import Event, ModelSwitch, PromptSubmit, SessionStart
 from hookbus.bus.marks import group, handler
 from hookbus.bus.replies import Reply
@@ -31,12 +30,13 @@ from hookbus.handlers.guard.models import identify
 from hookbus.handlers.guard.options import GuardOptions, Policy, policy_for
 from hookbus.handlers.guard.sites import RULES, command_subtask, reply_for, rules_for, spawns_of
 from hookbus.hosts import HOSTS
+from hookbus.local import diagnostics
 
 if TYPE_CHECKING:
     from hookbus.bus.context import Context
+    from hookbus.bus.host import TranscriptFacts
     from hookbus.handlers.guard.decide import Rules
-    from hookbus.store import Dispatch, Store
-    from hookbus.types import TranscriptFacts
+    from hookbus.local.store import Dispatch, Store
 
 #: The environment the guard reads (declared, so a warm server forwards exactly these).
 ENV = (
@@ -215,7 +215,7 @@ def _record(event: Event, ctx: Context, policy: Policy, ask: Ask, verdict: Verdi
 
 def _row(ask: Ask, verdict: Verdict, policy: Policy, *, session_id: str, call_id: str,
          token: str) -> Dispatch:  # fmt: skip
-    from hookbus.store import Dispatch
+    from hookbus.local.store import Dispatch
 
     return Dispatch(host=ask.host, action=verdict.action, session_id=session_id,
                     call_id=call_id, agent_type=ask.agent_type or "", tier=verdict.tier,

@@ -1,14 +1,13 @@
 """What a model id names: its vendor, its Claude family and alias, and its price.
 
-Claude Code's Agent tool takes the aliases ``haiku``, ``sonnet``, ``opus`` and ``fable``,
-not full transcript ids (the seed's live verification), and runs an alias on the
-parent's exact model when the families agree. So a capped child is named by its
-parent's *family alias*. Bedrock ids (``us.anthropic.claude-sonnet-4-5-20250929-v1:0``,
-with or without the cross-region prefix) and Vertex ids (``claude-sonnet-4-5@20250929``)
-name their family and price like the first-party id; ``provider/model`` ids (OpenCode,
-OpenRouter) are read after the slash. Prices come from :mod:`hookbus.prices` (a snapshot
-of the genai-prices dataset, a refreshed cache, the user's overrides): never a table here.
-"""
+Claude Code's Agent tool takes the aliases ``haiku``, ``sonnet``, ``opus`` and ``fable``, not full
+transcript ids (the seed's live verification), and runs an alias on the parent's exact model when
+the families agree. So a capped child is named by its parent's *family alias*. Bedrock ids
+(``us.anthropic.claude-sonnet-4-5-20250929-v1:0``, with or without the cross-region prefix) and
+Vertex ids (``claude-sonnet-4-5@20250929``) name their family and price like the first-party id;
+``provider/model`` ids (OpenCode, OpenRouter) are read after the slash. Prices come from
+:mod:`hookbus.handlers.guard.prices` (a snapshot of the genai-prices dataset, a refreshed cache, the
+user's overrides): never a table here."""
 
 from __future__ import annotations
 
@@ -106,9 +105,9 @@ def read(model_id: str, price_of: PriceOf, models_of: ModelsOf) -> Model:
 
 
 def identify(model_id: str) -> Model:
-    """``model_id`` read, with its price from :mod:`hookbus.prices` (cached while the
+    """``model_id`` read, with its price from :mod:`hookbus.handlers.guard.prices` (cached while the
     prices read stay current)."""
-    from hookbus import prices
+    from hookbus.handlers.guard import prices
 
     global _generation
     current = prices.generation()
@@ -127,13 +126,13 @@ def _identify(model_id: str) -> Model:
 
 
 def _price_of(model_id: str, provider: str | None) -> float | None:
-    from hookbus import prices
+    from hookbus.handlers.guard import prices
 
     price = prices.lookup(model_id, provider)
     return None if price is None else price.total
 
 
 def _models_of(provider: str) -> tuple[str, ...]:
-    from hookbus import prices
+    from hookbus.handlers.guard import prices
 
     return prices.models(provider)

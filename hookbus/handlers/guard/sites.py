@@ -13,9 +13,9 @@ from __future__ import annotations
 import msgspec
 
 from hookbus.bus.events import BeforeTool, Event, Spawn, SubagentStart
+from hookbus.bus.host import Capabilities
 from hookbus.bus.replies import Reply
 from hookbus.handlers.guard.decide import CLAUDE_INHERITING, Rules, Verdict
-from hookbus.types import Capabilities
 
 HERMES_HINT = (
     "Do the work in this session, or ask the user to lower or unset delegation.model in "

@@ -1,0 +1,1 @@
+"""Google Antigravity: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

@@ -1,0 +1,1 @@
+"""Claude Code: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

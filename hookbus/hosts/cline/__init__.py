@@ -1,0 +1,1 @@
+"""Cline CLI: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

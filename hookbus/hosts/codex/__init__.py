@@ -1,0 +1,1 @@
+"""Codex CLI: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

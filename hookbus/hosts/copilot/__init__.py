@@ -1,0 +1,1 @@
+"""GitHub Copilot CLI: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

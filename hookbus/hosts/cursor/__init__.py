@@ -1,0 +1,1 @@
+"""Cursor: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

@@ -1,0 +1,1 @@
+"""Factory Droid: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

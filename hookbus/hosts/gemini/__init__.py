@@ -1,0 +1,1 @@
+"""Gemini CLI: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

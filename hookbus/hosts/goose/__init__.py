@@ -1,0 +1,1 @@
+"""goose: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

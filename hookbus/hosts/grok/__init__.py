@@ -1,0 +1,1 @@
+"""xAI Grok Build: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

@@ -1,0 +1,1 @@
+"""Hermes Agent: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

@@ -1,0 +1,1 @@
+"""Kilo CLI: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

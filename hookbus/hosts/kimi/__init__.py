@@ -1,0 +1,1 @@
+"""Kimi Code CLI: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

@@ -1,0 +1,1 @@
+"""Kiro: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

@@ -1,0 +1,1 @@
+"""OpenCode: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

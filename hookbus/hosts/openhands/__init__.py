@@ -1,0 +1,1 @@
+"""OpenHands: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

@@ -1,0 +1,1 @@
+"""Pi's coding agent: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

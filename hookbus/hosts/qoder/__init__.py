@@ -1,0 +1,1 @@
+"""Qoder CLI: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

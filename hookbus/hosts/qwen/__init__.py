@@ -1,0 +1,1 @@
+"""Qwen Code: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

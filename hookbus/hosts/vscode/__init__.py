@@ -1,0 +1,1 @@
+"""VS Code agent hooks: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

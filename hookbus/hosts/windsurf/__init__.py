@@ -1,0 +1,1 @@
+"""Windsurf: its facts, driver, samples and manifest (:mod:`hookbus.hosts`)."""

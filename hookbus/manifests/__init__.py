@@ -1,1 +1,0 @@
-"""Host configuration: the entries hookbus adds to each host's settings."""
