@@ -19,11 +19,41 @@ import msgspec
 import pytest
 
 from hookbus import hosts
-from hookbus.bus.events import BeforeTool, Spawn, ToolCall
+from hookbus.bus.events import Agent, BeforeTool, Event, Spawn, SubagentStart, ToolCall
 from hookbus.handlers.guard import models
 from hookbus.handlers.guard.decide import LENS_HINT, Ask, Rules, decide, escalation
 from hookbus.handlers.guard.options import GuardOptions, policy_for
-from hookbus.handlers.guard.sites import HERMES_HINT, RULES, rules_for
+from hookbus.handlers.guard.sites import rules_for
+from hookbus.hosts.hermes.driver import SPAWN_HINT as HERMES_HINT
+
+#: Where each host with rules of its own announces a spawn: its native event, and the
+#: spawn tool an agent calls there (None: the subagent's start, which names no tool).
+SPAWN_SITES = {
+    "claude": ("PreToolUse", "Agent"),
+    "codex": ("PreToolUse", "spawn_agent"),
+    "cursor": ("subagentStart", None),
+    "opencode/task": ("tool.execute.before", "task"),
+    "opencode/subagent": ("tool.execute.before", "subagent"),
+    "kilo/task": ("tool.execute.before", "task"),
+    "kilo/subagent": ("tool.execute.before", "subagent"),
+    "hermes": ("pre_tool_call", "delegate_task"),
+    "pi": ("tool_call", "subagent"),
+}
+
+
+def declared_rules(site: str) -> Rules:
+    """The rules the host's driver declares for a spawn at ``site``, as the guard finds them."""
+    host = site.partition("/")[0]
+    native, tool = SPAWN_SITES[site]
+    event: Event
+    if tool is None:
+        event = SubagentStart(host=host, native=native, child=Agent(type="explore"))
+    else:
+        event = BeforeTool(host=host, native=native, tool=ToolCall(name=tool, kind="agent"))
+    return rules_for(event, hosts.driver(host).capabilities(native))
+
+
+RULES = {site: declared_rules(site) for site in SPAWN_SITES}
 
 PRICES = {
     "claude-haiku-4-5": 6.0,

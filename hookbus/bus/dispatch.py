@@ -89,9 +89,10 @@ class Handler:
         self.options, dropped = _convert_options(fn, settings.options)
         self.problems: tuple[str, ...] = (*settings.problems, *dropped)
 
-    def wants(self, event: Event) -> bool:
-        """True when this handler's subscription matches ``event`` exactly."""
-        return subscribed(self.subscription, event)
+    def wants(self, event: Event, capabilities: Capabilities | None = None) -> bool:
+        """True when this handler's subscription matches ``event``, of a native event the
+        host can do ``capabilities`` with, exactly."""
+        return subscribed(self.subscription, event, capabilities)
 
     def __repr__(self) -> str:
         return f"<Handler {self.name} {self.subscription.kinds}>"
@@ -165,6 +166,12 @@ def _check_subscription(fn: Callable[..., Any], sub: Subscription) -> None:
         raise HandlerError(fn, f"fail_closed must be true or false, not {sub.fail_closed!r}")
     if sub.fail_closed and sub.timeout is None:
         raise HandlerError(fn, "is fail_closed but declares no timeout; give it one")
+    for name, want in sub.capabilities.items():
+        if name not in Capabilities.__struct_fields__:
+            known = ", ".join(Capabilities.__struct_fields__)
+            raise HandlerError(fn, f"unknown capability {name!r}; known: {known}")
+        if not isinstance(want, bool):
+            raise HandlerError(fn, f"capability {name} must be true or false, not {want!r}")
 
 
 def _convert_options(fn: Callable[..., Any], raw: dict[str, object]) -> tuple[Any, list[str]]:
@@ -290,15 +297,21 @@ class Bus:
         self.settings = settings
         self.budget = budget
 
-    def matching(self, event: Event, derived: Sequence[Event] = ()) -> list[tuple[Handler, Event]]:
-        """The (handler, event) calls ``event`` makes, in call order.
+    def matching(
+        self,
+        event: Event,
+        derived: Sequence[Event] = (),
+        capabilities: Capabilities | None = None,
+    ) -> list[tuple[Handler, Event]]:
+        """The (handler, event) calls ``event`` makes, in call order, on a native event
+        the host can do ``capabilities`` with.
 
         The driver may derive more events from one (an after-tool on an edit tool is
         also an after-edit, on hosts without a native edit event); a handler gets each
         one it wants, primary event first.
         """
         events = (event, *derived)
-        return [(h, ev) for h in self.handlers for ev in events if h.wants(ev)]
+        return [(h, ev) for h in self.handlers for ev in events if h.wants(ev, capabilities)]
 
     def _deadline(self, deadline: float | None) -> float:
         own = time.monotonic() + self.budget
@@ -356,7 +369,7 @@ class Bus:
         otherwise run :meth:`dispatch` under ``anyio.run`` (on a thread of its own when
         the caller already runs an event loop, which ``anyio.run`` may not enter)."""
         caps = capabilities or Capabilities()
-        chosen = self.matching(event, derived)
+        chosen = self.matching(event, derived, caps)
         if any(h.is_async for h, _ in chosen):
             return _run_loop(
                 lambda: self.dispatch(event, derived=derived, capabilities=caps,
@@ -391,7 +404,7 @@ class Bus:
         import anyio
 
         caps = capabilities or Capabilities()
-        chosen = self.matching(event, derived)
+        chosen = self.matching(event, derived, caps)
         until = self._deadline(deadline)
         outcomes: list[Outcome | None] = [None] * len(chosen)
 

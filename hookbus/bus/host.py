@@ -5,7 +5,7 @@ type checker only), so every layer may use it.
 """
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 
@@ -14,15 +14,48 @@ from hookbus.bus.output import HookOutput
 if TYPE_CHECKING:
     from hookbus.bus.events import Event
     from hookbus.bus.replies import Reply
-    from hookbus.hosts.shared.facts import HostFacts
 
 __all__ = [
-    "Capabilities", "Driver", "Dropped", "Encoded", "HookOutput", "HostReaders", "ToolRoute",
-    "TranscriptFacts",
+    "Capabilities", "Correction", "Driver", "Dropped", "Encoded", "HookOutput", "HostReaders",
+    "SpawnRules", "ToolRoute", "TranscriptFacts",
 ]  # fmt: skip
 
 #: Bytes a transcript reader reads, at most, from the end of a transcript file.
 TRANSCRIPT_TAIL = 256 * 1024
+
+
+#: How a hook can correct an agent spawn (see :class:`SpawnRules`).
+Correction = Literal["rewrite", "switch", "refuse", "block", "none"]
+
+
+class SpawnRules(msgspec.Struct, frozen=True, kw_only=True):
+    """How a hook can correct the child of an agent spawn on one host: its spawn tool's
+    before-tool, or its subagent start. A host's driver declares them in the
+    :class:`Capabilities` of the events that announce a spawn; a handler that decides
+    spawns (the guard) reads them instead of testing the host's name."""
+
+    #: rewrite: the hook sets or clears the child's model (Claude, OpenCode v2);
+    #: switch: it can only run the child as another agent (OpenCode v1);
+    #: refuse: it can only say no, and the agent retries (Codex, Cursor);
+    #: block: it can say no, and no retry can change the model (Hermes);
+    #: none: the child's model is not visible or not settable: record only (Pi).
+    correction: Correction
+    #: The spawn tool these rules are for ("": every spawn tool of the event); a retry
+    #: names the tool the agent called, else this one.
+    tool: str = ""
+    #: Built-in agents that inherit the parent when the call names no model.
+    inherits: frozenset[str] = frozenset()
+    #: A capped child names the parent's family alias (Claude's Agent tool) or its exact id.
+    alias: Literal["family", "exact"] = "exact"
+    #: A refusal may ask for a retry with a model argument (Codex yes, Cursor's Task no).
+    retry_model: bool = True
+    #: The host's subagent-model setting (``CLAUDE_CODE_SUBAGENT_MODEL`` and its
+    #: ``_FORCE`` flag) decides the model of :attr:`setting_agents` that name none.
+    setting_applies: bool = False
+    #: The built-in agents that run on that setting when it is set.
+    setting_agents: frozenset[str] = frozenset()
+    #: What a block tells the agent, where the host has its own remedy (Hermes).
+    block_hint: str = ""
 
 
 class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
@@ -47,6 +80,31 @@ class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
     halt: bool = False
     #: Characters of context or message the host keeps (longer text is cut by the merge).
     text_limit: int | None = None
+
+    # -- what the host says of its agent spawns (handlers subscribe on these:
+    # ``@handler(..., capabilities={"spawn_at_start": True})``) --------------------------
+
+    #: How a hook can correct a spawn this event announces, per spawn tool; empty: judge
+    #: from the capabilities above (a model the host shows is rewritten where that grants
+    #: nothing, else refused).
+    spawn_rules: tuple[SpawnRules, ...] = ()
+    #: The host decides a spawn at the subagent's start, which shows the resolved model,
+    #: not at its spawn tool's before-tool (Cursor's subagentStart).
+    spawn_at_start: bool = False
+    #: A spawn needs no remembered model of its parent: the host's spawn events carry it
+    #: (Codex, Cursor, Hermes), or its spawns are only recorded (Pi).
+    spawn_knows_parent: bool = False
+    #: The session's model is named by its prompts, not by its start (OpenCode's
+    #: chat.message; its session.created names none).
+    model_on_prompt: bool = False
+    #: The spawn's brief reaches the hook encrypted (Codex): its text cannot be read.
+    brief_hidden: bool = False
+    #: A plugin module of the host may decide spawns itself, in a session where it runs
+    #: (Claude's agent.spawn).
+    spawn_module: bool = False
+    #: A spawn tool's ``command`` names a slash command whose subtask runs on the
+    #: command's model, which the input omits (OpenCode's task).
+    subtask_command: bool = False
 
 
 class Dropped(msgspec.Struct, frozen=True, kw_only=True):
@@ -111,7 +169,9 @@ class Driver(HostReaders, Protocol):
     :class:`hookbus.hosts.shared.driver.BaseDriver` implements what every driver shares."""
 
     name: str
-    facts: "HostFacts"
+    #: Its :class:`hookbus.hosts.shared.facts.HostFacts` (typed loosely: the bus knows no
+    #: host's module, not even for the type checker).
+    facts: Any
     #: Every native event, in the host's own order.
     events: tuple[str, ...]
 

@@ -12,6 +12,7 @@ import msgspec
 
 if TYPE_CHECKING:
     from hookbus.bus.events import Event
+    from hookbus.bus.host import Capabilities
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -29,7 +30,10 @@ class Subscription(msgspec.Struct, frozen=True, kw_only=True):
     host that does not say) or agent type names (for subagent-start/stop: the child's).
     ``natives`` narrows to native event names (the way to pick events of kind ``other``).
     ``env`` names the environment variables the handler reads (``ctx.env`` holds those
-    that are set); a warm server forwards exactly these.
+    that are set); a warm server forwards exactly these. ``capabilities`` narrows to the
+    native events whose :class:`hookbus.bus.host.Capabilities` field of each name is
+    (true) or is not (false) set: the portable way to want what some hosts do (a spawn
+    decided at the subagent's start), where naming hosts would tie a handler to them.
     """
 
     kinds: tuple[str, ...]
@@ -41,6 +45,7 @@ class Subscription(msgspec.Struct, frozen=True, kw_only=True):
     timeout: float | None = None
     fail_closed: bool = False
     env: tuple[str, ...] = ()
+    capabilities: dict[str, bool] = msgspec.field(default_factory=dict)
 
 
 class Group(msgspec.Struct, frozen=True):
@@ -85,6 +90,7 @@ def handler(
     fail_closed: bool = False,
     options: type[msgspec.Struct] | None = None,
     env: str | Iterable[str] | None = None,
+    capabilities: dict[str, bool] | None = None,
 ) -> Callable[[F], F]:
     """Mark ``fn`` as a hookbus handler for ``kinds`` (``"before-tool"``, ``"stop"``...).
 
@@ -103,6 +109,7 @@ def handler(
         timeout=timeout,
         fail_closed=fail_closed,
         env=_tuple(env),
+        capabilities=dict(capabilities or {}),
     )
 
     def mark(fn: F) -> F:
@@ -113,9 +120,14 @@ def handler(
     return mark
 
 
-def subscribed(sub: Subscription, event: "Event") -> bool:
-    """True when ``sub`` wants ``event`` (kind, host, native name, tool and agent filters)."""
+def subscribed(
+    sub: Subscription, event: "Event", capabilities: "Capabilities | None" = None
+) -> bool:
+    """True when ``sub`` wants ``event`` (kind, host, native name, capability, tool and
+    agent filters); ``capabilities`` are the host's for the event (None: the defaults)."""
     if event.kind not in sub.kinds:
+        return False
+    if sub.capabilities and not capable(sub, capabilities):
         return False
     if sub.hosts and event.host not in sub.hosts:
         return False
@@ -131,6 +143,17 @@ def subscribed(sub: Subscription, event: "Event") -> bool:
         if not labels.intersection(sub.agents):
             return False
     return True
+
+
+def capable(sub: Subscription, capabilities: "Capabilities | None") -> bool:
+    """True when ``capabilities`` (None: the defaults, a host that can do nothing
+    special) have each field ``sub.capabilities`` names set as it asks."""
+    if capabilities is None:
+        from hookbus.bus.host import Capabilities
+
+        capabilities = Capabilities()
+    return all(bool(getattr(capabilities, name)) is want
+               for name, want in sub.capabilities.items())  # fmt: skip
 
 
 def subscription_of(fn: object) -> Subscription | None:

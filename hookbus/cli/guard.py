@@ -30,6 +30,8 @@ import msgspec
 MAX_REQUEST = 4 << 20
 #: Every wait (the store's lock) ends by then.
 DEADLINE = 5.0
+#: The host whose plugin module asks, when a request does not say.
+MODULE_HOST = "claude"
 
 
 class Answer(msgspec.Struct, frozen=True, kw_only=True):
@@ -64,6 +66,7 @@ def main(opts: argparse.Namespace) -> int:
     except msgspec.DecodeError as exc:
         sys.stderr.write(f"hookbus guard: unreadable request: {exc}\n")
         return 2
+    request = msgspec.structs.replace(request, host=request.host or MODULE_HOST)
     enabled, options, problems = _options(request.cwd)
     if not enabled:
         # The module outlived the configuration that installed it: no guard, no opinion.
@@ -78,7 +81,8 @@ def main(opts: argparse.Namespace) -> int:
             store.append(opener(deadline))
         return store[0]
 
-    verdict = decide_request(request, options, problems, os.environ, open_store)
+    verdict = decide_request(request, _capabilities(request.host), options=options,
+                             problems=problems, env=os.environ, store=open_store)  # fmt: skip
     if verdict is None:
         answer = Answer(action="pass")
     else:
@@ -89,6 +93,18 @@ def main(opts: argparse.Namespace) -> int:
     sys.stdout.buffer.write(msgspec.json.encode(answer) + b"\n")
     sys.stdout.flush()
     return 0
+
+
+def _capabilities(host: str) -> Any:
+    """What ``host`` can do with a reply to its spawn tool's before-tool (a host hookbus
+    does not know can do nothing: the guard passes)."""
+    from hookbus import hosts
+    from hookbus.bus.host import Capabilities
+
+    if host not in hosts.NAMES:
+        return Capabilities()
+    driver = hosts.driver(host)
+    return driver.capabilities(next(iter(driver.natives("before-tool")), ""))
 
 
 def _options(cwd: str) -> tuple[bool, Any, tuple[str, ...]]:

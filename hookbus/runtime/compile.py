@@ -22,7 +22,7 @@ import msgspec
 
 from hookbus import __version__, hosts
 from hookbus.bus.dispatch import Handler
-from hookbus.bus.marks import Subscription
+from hookbus.bus.marks import Subscription, capable
 from hookbus.bus.output import HookOutput
 from hookbus.hosts.shared.driver import TOOL_EVENT_KINDS
 from hookbus.local import diagnostics, state
@@ -139,6 +139,8 @@ def routes(host: str, handlers: Sequence[Handler | _Declared | None]) -> dict[st
             tool_route = driver.tool_route(patterns) if kind in TOOL_EVENT_KINDS else None
             for native in driver.natives(kind, sub.natives):
                 if not driver.can_carry(native, tool_route):
+                    continue
+                if sub.capabilities and not capable(sub, driver.capabilities(native)):
                     continue
                 route = out.get(native)
                 if route is None:

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         timeout: float | None
         fail_closed: bool
         env: list[str]
+        capabilities: dict[str, bool]
 
     class HandlerData(TypedDict):
         #: The bus handler's name: the configuration's, or ``<config>.<function>`` for

@@ -202,7 +202,11 @@ def _dispatch(  # noqa: PLR0917
     skip = read_skip(files)  # a module whose import hung is not imported for now
     entries: list[HandlerData] = [
         {**e, "unavailable": skip[c]} if (c := e.get("config") or e["name"]) in skip else e
-        for e in load.wanting(found.data["handlers"], (event, *driver.derive(event)))
+        for e in load.wanting(
+            found.data["handlers"],
+            (event, *driver.derive(event)),
+            driver.capabilities(event.native),
+        )
     ]
     if not entries:
         return Result(output=no_opinion, event=event)

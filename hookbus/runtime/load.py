@@ -30,6 +30,7 @@ from hookbus.runtime.index import INDEX_DIR, Unloaded, index_name, stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hookbus.bus.host import Capabilities
     from hookbus.runtime.index import HandlerData, IndexData
 
 Emit = Callable[..., None]
@@ -233,14 +234,16 @@ def stand_ins(entries: Sequence[HandlerData], loaded: set[str]) -> list[Handler]
     return [stand_in(e) for e in missing if e["name"] in closed]
 
 
-def wanting(entries: Sequence[HandlerData], events: Sequence[Event]) -> list[HandlerData]:
-    """The ``entries`` whose declaration wants one of ``events``, or is unknown (an
-    unknown one may want any)."""
+def wanting(
+    entries: Sequence[HandlerData], events: Sequence[Event], capabilities: Capabilities
+) -> list[HandlerData]:
+    """The ``entries`` whose declaration wants one of ``events`` (of a native event the
+    host can do ``capabilities`` with), or is unknown (an unknown one may want any)."""
     chosen = []
     for entry in entries:
         declared = entry["subscription"]
         if declared is None or any(
-            subscribed(msgspec.convert(declared, Subscription), ev) for ev in events
+            subscribed(msgspec.convert(declared, Subscription), ev, capabilities) for ev in events
         ):
             chosen.append(entry)
     return chosen

@@ -233,7 +233,9 @@ class _Job:
         if call.lookup.fresh:
             skip = load.read_skip(call.files)  # imports that hung a moment ago: not again
             wanting: list[HandlerData] = []
-            for entry in load.wanting(found.entries, (event, *driver.derive(event))):
+            for entry in load.wanting(
+                found.entries, (event, *driver.derive(event)), driver.capabilities(event.native)
+            ):
                 config = entry.get("config") or entry["name"]
                 if config in skip:
                     entry = {**entry, "unavailable": skip[config]}  # noqa: PLW2901

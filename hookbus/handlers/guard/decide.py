@@ -25,19 +25,14 @@ from typing import Literal
 
 import msgspec
 
+from hookbus.bus.host import SpawnRules
 from hookbus.handlers.guard.models import Identify, Model
 from hookbus.handlers.guard.options import Policy
 
 Action = Literal["pass", "fill", "cap", "refuse", "block", "log"]
-#: How a host lets the guard correct a spawn (see :class:`Rules`).
-Correction = Literal["rewrite", "switch", "refuse", "block", "none"]
-
-#: Claude Code's built-in agents that inherit the parent's model when the call names
-#: none (general-purpose and claude name no model; Explore and Plan are ``inherit``).
-CLAUDE_INHERITING = frozenset({"general-purpose", "claude", "Explore", "Plan"})
-#: The built-ins that run on ``CLAUDE_CODE_SUBAGENT_MODEL`` when it is set: their
-#: definitions name no model, and ``inherit`` (Explore, Plan) outranks the setting.
-CLAUDE_SETTING_AGENTS = frozenset({"general-purpose", "claude"})
+#: How one host's spawn site can be corrected: what its driver declares
+#: (:class:`hookbus.bus.host.SpawnRules`, in the event's capabilities).
+Rules = SpawnRules
 FORK = "fork"
 LENS_HINT = "Review that area yourself in this session instead of delegating it."
 _ESCALATION = re.compile(r"\s*Escalation from ([A-Za-z][A-Za-z0-9_-]{0,31})\s*:")
@@ -61,28 +56,6 @@ class Ask(msgspec.Struct, frozen=True, kw_only=True):
     command_subtask: bool = False
     #: The brief's ``Escalation from <tier>:`` token (recorded, never decided on).
     escalation: str = ""
-
-
-class Rules(msgspec.Struct, frozen=True, kw_only=True):
-    """How one host's spawn site can be corrected."""
-
-    #: rewrite: the hook sets or clears the child's model (Claude, OpenCode v2);
-    #: switch: it can only run the child as another agent (OpenCode v1);
-    #: refuse: it can only say no, and the agent retries (Codex, Cursor);
-    #: block: it can say no, and no retry can change the model (Hermes);
-    #: none: the child's model is not visible or not settable: record only (Pi).
-    correction: Correction
-    tool: str = "the spawn tool"
-    #: Built-in agents that inherit the parent when the call names no model.
-    inherits: frozenset[str] = frozenset()
-    #: A capped child names the parent's family alias (Claude) or its exact id.
-    alias: Literal["family", "exact"] = "exact"
-    #: A refusal may ask for a retry with a model argument (Codex yes, Cursor's Task no).
-    retry_model: bool = True
-    #: Claude's ``CLAUDE_CODE_SUBAGENT_MODEL`` precedence applies.
-    setting_applies: bool = False
-    #: What a block tells the agent, where the host has its own remedy (Hermes).
-    block_hint: str = ""
 
 
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):
@@ -157,7 +130,7 @@ def _enforce(ask: Ask, rules: Rules, policy: Policy, identify: Identify) -> Verd
         return Verdict(action="pass", decided=ask.parent or "")
     if rules.setting_applies and ask.forced:
         return _forced(ask, identify)
-    setting = ask.setting if rules.setting_applies and agent in CLAUDE_SETTING_AGENTS else None
+    setting = ask.setting if rules.setting_applies and agent in rules.setting_agents else None
     can_fill = rules.correction == "rewrite" and requested is None
 
     if ask.parent is None:
@@ -276,7 +249,8 @@ def _correct(
                        "session.", reasons=why, tier=tier)  # fmt: skip
     if rules.correction == "refuse":
         if rules.retry_model:
-            retry = f'Retry {rules.tool} with "model": "{parent.id}", or do the work yourself.'
+            tool = rules.tool or "the spawn tool"
+            retry = f'Retry {tool} with "model": "{parent.id}", or do the work yourself.'
         else:
             retry = ("Retry with an agent that runs on the parent's model or a cheaper one, "
                      "or do the work yourself.")  # fmt: skip

@@ -2,17 +2,22 @@
 
 Five functions sharing the ``[handlers.guard]`` options (one :func:`hookbus.group`):
 
-- :func:`on_spawn`: before an agent-spawn tool runs (every host but Cursor), decide each
-  child, record one dispatch row per child, and reply with the host's correction;
-- :func:`on_subagent_start`: Cursor's ``subagentStart``, which shows the resolved model and
-  must always answer allow or deny;
-- :func:`on_session_start`, :func:`on_model_switch` and (on OpenCode and Kilo, whose
-  session start names no model but whose ``chat.message`` does) :func:`on_prompt_submit`:
-  keep the parent-model cache.
+- :func:`on_spawn`: before an agent-spawn tool runs (on every host that decides a spawn
+  there), decide each child, record one dispatch row per child, and reply with the
+  host's correction;
+- :func:`on_subagent_start`: a subagent's start, on a host that decides spawns there
+  (Cursor's ``subagentStart``, which shows the resolved model and must always answer
+  allow or deny);
+- :func:`on_session_start`, :func:`on_model_switch` and (on hosts whose session start
+  names no model but whose prompts do: OpenCode's ``chat.message``)
+  :func:`on_prompt_submit`: keep the parent-model cache, where a spawn needs it.
 
-It never makes a network or model call: the parent's model comes from the event where
-the host gives it (Codex), else the session cache, else a bounded tail of the parent's
-transcript; prices come from the local snapshot and cache (:mod:`hookbus.handlers.guard.prices`).
+Which host does what is a capability its driver declares
+(:class:`hookbus.bus.host.Capabilities`): the subscriptions below ask for capabilities,
+never for host names. It never makes a network or model call: the parent's model comes
+from the event where the host gives it (Codex), else the session cache, else a bounded
+tail of the parent's transcript; prices come from the local snapshot and cache
+(:mod:`hookbus.handlers.guard.prices`).
 """
 
 from __future__ import annotations
@@ -28,13 +33,12 @@ from hookbus.bus.replies import Reply
 from hookbus.handlers.guard.decide import Ask, Verdict, decide, escalation
 from hookbus.handlers.guard.models import identify
 from hookbus.handlers.guard.options import GuardOptions, Policy, policy_for
-from hookbus.handlers.guard.sites import RULES, command_subtask, reply_for, rules_for, spawns_of
-from hookbus.hosts import HOSTS
+from hookbus.handlers.guard.sites import command_subtask, reply_for, rules_for, spawns_of
 from hookbus.local import diagnostics
 
 if TYPE_CHECKING:
     from hookbus.bus.context import Context
-    from hookbus.bus.host import TranscriptFacts
+    from hookbus.bus.host import Capabilities, TranscriptFacts
     from hookbus.handlers.guard.decide import Rules
     from hookbus.local.store import Dispatch, Store
 
@@ -58,16 +62,17 @@ _TRANSCRIPT_POLL = 0.02
 _ON = frozenset({"1", "true", "yes", "on"})
 
 
-@handler("before-tool", tools="agent", hosts=tuple(h for h in HOSTS if h != "cursor"),
-         env=ENV, timeout=TIMEOUT, options=GuardOptions)  # fmt: skip
+@handler("before-tool", tools="agent", capabilities={"spawn_at_start": False}, env=ENV,
+         timeout=TIMEOUT, options=GuardOptions)  # fmt: skip
 def on_spawn(event: Event, ctx: Context) -> Reply | None:
     """An agent is about to spawn subagents: keep each off a model priced over its parent."""
-    if event.host == "claude" and _spawn_mod_decides(ctx):
+    if ctx.capabilities.spawn_module and _spawn_mod_decides(ctx):
         return None  # the plugin's agent.spawn module decides this dispatch
     return _guard(event, ctx)
 
 
-@handler("subagent-start", hosts="cursor", env=ENV, timeout=TIMEOUT, options=GuardOptions)
+@handler("subagent-start", capabilities={"spawn_at_start": True}, env=ENV, timeout=TIMEOUT,
+         options=GuardOptions)  # fmt: skip
 def on_subagent_start(event: Event, ctx: Context) -> Reply | None:
     """Cursor's subagentStart: the resolved subagent_model, answered allow or deny."""
     try:
@@ -77,33 +82,31 @@ def on_subagent_start(event: Event, ctx: Context) -> Reply | None:
         return Reply.allow()
 
 
-#: Hosts whose spawn events carry the parent's model, or whose spawns are only recorded:
-#: no cache to keep there (and no hook process to start at every session).
-NO_CACHE = ("codex", "cursor", "hermes", "pi")
-CACHING = tuple(h for h in HOSTS if h not in NO_CACHE)
-#: OpenCode's and Kilo's session.created names no model (their chat.message does).
-SESSION_START_CACHING = tuple(h for h in CACHING if h not in ("opencode", "kilo"))
+#: Where a spawn knows its parent's model (the spawn event carries it, or spawns are only
+#: recorded) there is no cache to keep (and no hook process to start at every session).
+CACHING = {"spawn_knows_parent": False}
 
 
-@handler("session-start", hosts=SESSION_START_CACHING, env=ENV, timeout=TIMEOUT,
-         options=GuardOptions)  # fmt: skip
+@handler("session-start", capabilities={**CACHING, "model_on_prompt": False}, env=ENV,
+         timeout=TIMEOUT, options=GuardOptions)  # fmt: skip
 def on_session_start(event: Event, ctx: Context) -> None:
     """Remember the session's model: the ceiling of the children it spawns."""
     if isinstance(event, SessionStart) and event.model:
         _remember(event, ctx, event.model)
 
 
-@handler("model-switch", hosts=CACHING, env=ENV, timeout=TIMEOUT, options=GuardOptions)
+@handler("model-switch", capabilities=CACHING, env=ENV, timeout=TIMEOUT, options=GuardOptions)
 def on_model_switch(event: Event, ctx: Context) -> None:
     """The session switched models: so does the ceiling."""
     if isinstance(event, ModelSwitch) and event.model:
         _remember(event, ctx, event.model)
 
 
-@handler("prompt-submit", hosts=("opencode", "kilo"), env=ENV, timeout=TIMEOUT,
-         options=GuardOptions)  # fmt: skip
+@handler("prompt-submit", capabilities={**CACHING, "model_on_prompt": True}, env=ENV,
+         timeout=TIMEOUT, options=GuardOptions)  # fmt: skip
 def on_prompt_submit(event: Event, ctx: Context) -> None:
-    """OpenCode's chat.message names the session's model (its session start does not)."""
+    """The prompt names the session's model where its start does not (OpenCode's
+    chat.message)."""
     if isinstance(event, PromptSubmit) and event.model and not event.agent.is_subagent:
         _remember(event, ctx, event.model)
 
@@ -128,8 +131,8 @@ def _guard(event: Event, ctx: Context) -> Reply | None:
             fresh=fresh,
             setting=setting,
             forced=forced,
-            command_subtask=command_subtask(event),
-            escalation=escalation_token(event, spawn.prompt),
+            command_subtask=command_subtask(event, ctx.capabilities),
+            escalation=escalation_token(ctx.capabilities, spawn.prompt),
         )
         verdict = decide(ask, rules, policy, identify)
         if verdict is None:
@@ -148,9 +151,10 @@ def subagent_model_setting(env: Mapping[str, str]) -> tuple[str | None, bool]:
     return env.get("CLAUDE_CODE_SUBAGENT_MODEL") or None, forced
 
 
-def escalation_token(event: Event, prompt: str | None) -> str:
-    """The brief's ``Escalation from <tier>:`` token; Codex encrypts the brief."""
-    return "unobservable" if event.host == "codex" else escalation(prompt)
+def escalation_token(capabilities: Capabilities, prompt: str | None) -> str:
+    """The brief's ``Escalation from <tier>:`` token; "unobservable" where the host
+    encrypts the brief (Codex)."""
+    return "unobservable" if capabilities.brief_hidden else escalation(prompt)
 
 
 def _parent(event: Event, ctx: Context, rules: Rules) -> tuple[str | None, bool]:
@@ -254,9 +258,10 @@ def _spawn_mod_decides(ctx: Context) -> bool:
 
 class SpawnRequest(msgspec.Struct, frozen=True, kw_only=True):
     """One spawn asked about by a caller that is not a hook (``hookbus guard --json``:
-    Claude's agent.spawn module), which knows the parent's effective model."""
+    Claude's agent.spawn module), which knows the parent's effective model. ``host``
+    "" is the host whose module asks (the command fills it in)."""
 
-    host: str = "claude"
+    host: str = ""
     session_id: str = ""
     cwd: str = ""
     call_id: str | None = None
@@ -266,12 +271,19 @@ class SpawnRequest(msgspec.Struct, frozen=True, kw_only=True):
     prompt: str | None = None
 
 
-def decide_request(request: SpawnRequest, options: GuardOptions | None,
-                   problems: tuple[str, ...], env: Mapping[str, str],
-                   store: Callable[[], Store]) -> Verdict | None:  # fmt: skip
-    """The command guard's decision and its one dispatch row, for ``request``."""
+def decide_request(
+    request: SpawnRequest,
+    capabilities: Capabilities,
+    *,
+    options: GuardOptions | None,
+    problems: tuple[str, ...],
+    env: Mapping[str, str],
+    store: Callable[[], Store],
+) -> Verdict | None:
+    """The command guard's decision and its one dispatch row, for ``request``, on a host
+    that can do ``capabilities`` with its spawn (its rules: the spawn tool's, any one)."""
     policy = policy_for(options, request.host)
-    rules = RULES.get(request.host)
+    rules = next((r for r in capabilities.spawn_rules if not r.tool), None)
     if rules is None or policy.mode == "off":
         return None
     parent = request.parent_model

@@ -20,6 +20,9 @@ import msgspec
 #: Claude families, and the ones the Agent tool accepts as an alias.
 FAMILIES = ("haiku", "sonnet", "opus", "fable", "mythos")
 ALIASES = frozenset({"haiku", "sonnet", "opus", "fable"})
+#: How Anthropic's model ids begin (``claude-sonnet-4-5``, ``claude-3-5-haiku-…``): a
+#: model family's mark, not the name of a host.
+ANTHROPIC_ID_PREFIX = "claude-"
 
 _BEDROCK = re.compile(
     r"^(?:[a-z]{2,6}\.)?anthropic\.(?P<id>claude-[a-z0-9.-]+?)(?:-v\d+(?::\d+)?)?$"
@@ -67,7 +70,7 @@ def family_of(canonical_id: str) -> str | None:
     """The Claude family a canonical id names (``claude-3-5-sonnet-…`` too), else None."""
     if canonical_id in FAMILIES:
         return canonical_id
-    if not canonical_id.startswith("claude"):
+    if not canonical_id.startswith(ANTHROPIC_ID_PREFIX):
         return None
     parts = canonical_id.split("-")
     return next((p for p in parts if p in FAMILIES), None)

@@ -1,11 +1,12 @@
 """Where each host spawns a subagent, how the guard may correct it there, and the
 portable reply that carries a verdict.
 
-One table, :data:`RULES`, says per host (and per spawn tool, where a host has two) what a
-hook can do to a spawn. Hosts not in it get rules from their driver's capabilities: a
-spawn whose model the host shows is refused when priced over the parent (or rewritten
-where the host lets a hook set the model without granting permission); one whose model
-is invisible is recorded only.
+A host's driver declares how a hook can correct its spawns, per spawn tool, in the
+capabilities of the events that announce one (:class:`hookbus.bus.host.SpawnRules`).
+Hosts that declare none get rules from their other capabilities: a spawn whose model the
+host shows is refused when priced over the parent (or rewritten where the host lets a
+hook set the model without granting permission); one whose model is invisible is
+recorded only.
 """
 
 from __future__ import annotations
@@ -15,55 +16,25 @@ import msgspec
 from hookbus.bus.events import BeforeTool, Event, Spawn, SubagentStart
 from hookbus.bus.host import Capabilities
 from hookbus.bus.replies import Reply
-from hookbus.handlers.guard.decide import CLAUDE_INHERITING, Rules, Verdict
+from hookbus.handlers.guard.decide import Rules, Verdict
 
-HERMES_HINT = (
-    "Do the work in this session, or ask the user to lower or unset delegation.model in "
-    "Hermes's config.yaml."
-)
-
-#: Keyed by host, or ``host/tool`` where a host has spawn tools with different rules.
-RULES: dict[str, Rules] = {
-    # PreToolUse updatedInput sets the Agent's model without granting permission; the
-    # Agent tool takes the family aliases (the seed's live verification).
-    "claude": Rules(
-        correction="rewrite",
-        tool="Agent",
-        inherits=CLAUDE_INHERITING,
-        alias="family",
-        setting_applies=True,
-    ),
-    # Codex's rewrite is only "allow with new input", which grants permission: refuse
-    # with a precise retry instead (the seed; hooks.md, PreToolUse output).
-    "codex": Rules(correction="refuse", tool="spawn_agent", inherits=frozenset({"default"})),
-    # subagentStart shows the resolved subagent_model and answers allow or deny; the Task
-    # tool takes no model, so a refusal never asks for a model argument.
-    "cursor": Rules(correction="refuse", tool="Task", retry_model=False),
-    # OpenCode 1's task tool takes no model: a child is moved onto the parent by running
-    # it as the parent profile (args are edited in place).
-    "opencode/task": Rules(correction="switch", tool="task"),
-    "kilo/task": Rules(correction="switch", tool="task"),
-    # OpenCode 2's subagent tool takes a model: move an over-ceiling child onto the
-    # parent's exact model, refuse nothing.
-    "opencode/subagent": Rules(correction="rewrite", tool="subagent"),
-    "kilo/subagent": Rules(correction="rewrite", tool="subagent"),
-    # delegate_task takes no model: every delegate runs on delegation.model, or on the
-    # parent when that is unset, so no retry can help.
-    "hermes": Rules(correction="block", tool="delegate_task", block_hint=HERMES_HINT),
-    # Pi's subagent tools take {agent, task} and never the child's model.
-    "pi": Rules(correction="none", tool="subagent"),
-}
+#: How a refusal names the tool when neither the event nor the host names one.
+SPAWN_TOOL = "the spawn tool"
 
 
 def rules_for(event: Event, capabilities: Capabilities) -> Rules:
-    """The rules for this spawn."""
+    """The rules for this spawn: the host's for its tool (else for any of its spawn
+    tools), else judged from its capabilities."""
     tool = event.tool.name if isinstance(event, BeforeTool) else ""
-    known = RULES.get(f"{event.host}/{tool}") or RULES.get(event.host)
+    declared = capabilities.spawn_rules
+    known = next((r for r in declared if tool and r.tool == tool), None) or next(
+        (r for r in declared if not r.tool), None
+    )
     if known is not None:
         # A retry names the tool the agent called (Codex's v2 collaborationspawn_agent).
-        return msgspec.structs.replace(known, tool=tool) if tool else known
+        return msgspec.structs.replace(known, tool=tool or known.tool or SPAWN_TOOL)
     if not any(s.model for s in spawns_of(event)):
-        return Rules(correction="none", tool=tool or "the spawn tool")
+        return Rules(correction="none", tool=tool or SPAWN_TOOL)
     if capabilities.spawn_model and not capabilities.rewrite_grants_permission:
         return Rules(correction="rewrite", tool=tool)
     if capabilities.decide:
@@ -80,11 +51,11 @@ def spawns_of(event: Event) -> tuple[Spawn, ...]:
     return ()
 
 
-def command_subtask(event: Event) -> bool:
-    """An OpenCode slash-command subtask: its task args name the ``command``."""
+def command_subtask(event: Event, capabilities: Capabilities) -> bool:
+    """A slash-command subtask (OpenCode's): its spawn tool's input names the ``command``."""
     return (
-        isinstance(event, BeforeTool)
-        and event.host in ("opencode", "kilo")
+        capabilities.subtask_command
+        and isinstance(event, BeforeTool)
         and isinstance(event.tool.input.get("command"), str)
     )
 

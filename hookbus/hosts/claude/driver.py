@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from hookbus.bus import events as ev
-from hookbus.bus.host import Capabilities, Encoded
+from hookbus.bus.host import Capabilities, Encoded, SpawnRules
 from hookbus.bus.replies import BLOCKED, DENIED, Reply
 from hookbus.hosts.claude.facts import FACTS
 from hookbus.hosts.shared import claude_style as cs
@@ -234,6 +234,20 @@ def encode(name: str, reply: Reply) -> Encoded:
 # -- host facts ------------------------------------------------------------------------
 
 
+#: Claude Code's built-in agents that inherit the parent's model when the call names none
+#: (general-purpose and claude name no model; Explore and Plan are ``inherit``).
+INHERITING = frozenset({"general-purpose", "claude", "Explore", "Plan"})
+#: The built-ins that run on ``CLAUDE_CODE_SUBAGENT_MODEL`` when it is set: their
+#: definitions name no model, and ``inherit`` (Explore, Plan) outranks the setting.
+SETTING_AGENTS = frozenset({"general-purpose", "claude"})
+#: PreToolUse updatedInput sets the Agent's model without granting permission; the Agent
+#: tool takes the family aliases (the seed's live verification).
+SPAWN_RULES = (
+    SpawnRules(correction="rewrite", inherits=INHERITING, alias="family", setting_applies=True,
+               setting_agents=SETTING_AGENTS),
+)  # fmt: skip
+
+
 def capabilities(native: str) -> Capabilities:
     return Capabilities(
         decide=native in PERMISSION or native in BLOCKABLE or native == "PermissionRequest",
@@ -245,6 +259,9 @@ def capabilities(native: str) -> Capabilities:
         keep_working=native in cs.STOPS,
         halt=native not in SILENT,
         text_limit=10_000,  # longer additionalContext/systemMessage is spilled to a file
+        spawn_rules=SPAWN_RULES,
+        # The plugin's agent.spawn module (hookbus install --plugin) decides spawns itself.
+        spawn_module=True,
     )
 
 

@@ -97,14 +97,11 @@ def render_module(argv: list[str], wait_ms: int = GUARD_WAIT_MS) -> str:
 
 
 def guard_enabled(index: IndexData | None) -> bool:
-    """Whether ``index`` enables the built-in guard (a group: ``guard.on_spawn``, ...)."""
-    from hookbus.handlers import BUILTIN
-
+    """Whether ``index`` enables the handler ``hookbus guard`` runs, by the name that
+    command finds it by (a group: ``guard.on_spawn``, ...)."""
     if not index:
         return False
-    target = BUILTIN.get(GUARD)
-    return any(h["name"] == GUARD or h["name"].startswith(f"{GUARD}.") or h["target"] == target
-               for h in index["handlers"])  # fmt: skip
+    return any(h["name"] == GUARD or h["name"].startswith(f"{GUARD}.") for h in index["handlers"])
 
 
 def _json(document: dict[str, Any]) -> str:

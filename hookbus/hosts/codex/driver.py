@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from hookbus.bus import events as ev
-from hookbus.bus.host import Capabilities, Encoded
+from hookbus.bus.host import Capabilities, Encoded, SpawnRules
 from hookbus.bus.replies import DENIED, Reply
 from hookbus.hosts.codex.facts import FACTS
 from hookbus.hosts.shared import claude_style as cs
@@ -189,6 +189,11 @@ def encode(name: str, reply: Reply) -> Encoded:
     return cs.encode(RULES, name, reply, _decision)
 
 
+#: Codex's rewrite is only "allow with new input", which grants permission: refuse with a
+#: precise retry instead (the seed; hooks.md, PreToolUse output).
+SPAWN_RULES = (SpawnRules(correction="refuse", inherits=frozenset({"default"})),)
+
+
 def capabilities(native: str) -> Capabilities:
     return Capabilities(
         decide=native in ("PreToolUse", "PermissionRequest") or native in BLOCKABLE,
@@ -199,6 +204,10 @@ def capabilities(native: str) -> Capabilities:
         user_message=native not in SILENT,
         keep_working=native in cs.STOPS,
         halt=native in HALT,
+        spawn_rules=SPAWN_RULES,
+        # Its events name the session's model; a spawn's brief (message) is encrypted.
+        spawn_knows_parent=True,
+        brief_hidden=True,
     )
 
 

@@ -32,7 +32,7 @@ import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.errors import DecodeError
-from hookbus.bus.host import Capabilities, Encoded
+from hookbus.bus.host import Capabilities, Encoded, SpawnRules
 from hookbus.bus.output import HookOutput
 from hookbus.bus.replies import DENIED, Reply
 from hookbus.hosts.cursor.facts import FACTS
@@ -296,6 +296,11 @@ def encode(name: str, reply: Reply) -> Encoded:
     return Encoded(output=HookOutput(msgspec.json.encode(out) + b"\n"), dropped=drop.parts)
 
 
+#: subagentStart shows the resolved subagent_model and answers allow or deny; the Task
+#: tool takes no model, so a refusal never asks for a model argument.
+SPAWN_RULES = (SpawnRules(correction="refuse", retry_model=False),)
+
+
 def capabilities(native: str) -> Capabilities:
     key = own(native)
     return Capabilities(
@@ -306,6 +311,11 @@ def capabilities(native: str) -> Capabilities:
         context=key in CONTEXT,
         user_message=key in USER_MESSAGE,
         keep_working=key in FOLLOWUP,
+        spawn_rules=SPAWN_RULES,
+        # A spawn is decided at subagentStart, which names the parent's model too (its
+        # Task tool's preToolUse shows neither model).
+        spawn_at_start=True,
+        spawn_knows_parent=True,
     )
 
 

@@ -43,7 +43,7 @@ import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.errors import DecodeError
-from hookbus.bus.host import Capabilities, Encoded
+from hookbus.bus.host import Capabilities, Encoded, SpawnRules
 from hookbus.bus.output import HookOutput
 from hookbus.bus.replies import BLOCKED, DENIED, Reply
 from hookbus.hosts.hermes.facts import FACTS
@@ -272,12 +272,23 @@ def encode(name: str, reply: Reply) -> Encoded:
     return Encoded(output=HookOutput(stdout=stdout), dropped=drop.parts)
 
 
+SPAWN_HINT = (
+    "Do the work in this session, or ask the user to lower or unset delegation.model in "
+    "Hermes's config.yaml."
+)
+#: delegate_task takes no model: every delegate runs on delegation.model, or on the parent
+#: when that is unset, so no retry can help.
+SPAWN_RULES = (SpawnRules(correction="block", block_hint=SPAWN_HINT),)
+
+
 def capabilities(native: str) -> Capabilities:
     return Capabilities(
         decide=native == "pre_tool_call",
         halt=native == "pre_tool_call",
         context=native == "pre_llm_call",
         keep_working=native == "pre_verify",
+        spawn_rules=SPAWN_RULES,
+        spawn_knows_parent=True,  # a spawning call's before-tool names both models
     )
 
 

@@ -46,7 +46,7 @@ import msgspec
 
 from hookbus.bus import events as ev
 from hookbus.bus.errors import DecodeError
-from hookbus.bus.host import Capabilities, Encoded
+from hookbus.bus.host import Capabilities, Encoded, SpawnRules
 from hookbus.bus.output import HookOutput
 from hookbus.bus.replies import DENIED, Reply
 from hookbus.hosts.opencode.facts import FACTS
@@ -323,11 +323,24 @@ def encode(host: str, name: str, reply: Reply) -> Encoded:
     return Encoded(output=HookOutput(msgspec.json.encode(out) + b"\n"), dropped=drop.parts)
 
 
+#: OpenCode 1's task tool takes no model: a child is moved onto the parent by running it
+#: as the parent profile (args are edited in place). OpenCode 2's subagent tool takes a
+#: model: an over-ceiling child is moved onto the parent's exact model, nothing refused.
+SPAWN_RULES = (
+    SpawnRules(correction="switch", tool="task"),
+    SpawnRules(correction="rewrite", tool="subagent"),
+)
+
+
 def capabilities(native: str) -> Capabilities:
     return Capabilities(
         decide=native == "tool.execute.before",
         rewrite_input=native == "tool.execute.before",
         context=native in ("tool.execute.after", "experimental.session.compacting"),
+        spawn_rules=SPAWN_RULES,
+        # session.created names no model; chat.message does.
+        model_on_prompt=True,
+        subtask_command=True,
     )
 
 

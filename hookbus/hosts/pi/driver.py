@@ -41,7 +41,7 @@ from typing import Any
 import msgspec
 
 from hookbus.bus import events as ev
-from hookbus.bus.host import Capabilities, Encoded
+from hookbus.bus.host import Capabilities, Encoded, SpawnRules
 from hookbus.bus.output import HookOutput
 from hookbus.bus.replies import BLOCKED, DENIED, Reply
 from hookbus.hosts.pi.facts import FACTS
@@ -277,11 +277,17 @@ def encode(name: str, reply: Reply) -> Encoded:
     return Encoded(output=HookOutput(msgspec.json.encode(out) + b"\n"), dropped=drop.parts)
 
 
+#: Pi's subagent tools take {agent, task} and never the child's model: record only.
+SPAWN_RULES = (SpawnRules(correction="none"),)
+
+
 def capabilities(native: str) -> Capabilities:
     return Capabilities(
         decide=native in ("tool_call", "session_before_compact"),
         rewrite_input=native == "tool_call",
         context=native in CONTEXT,
+        spawn_rules=SPAWN_RULES,
+        spawn_knows_parent=True,  # its spawns are only recorded
     )
 
 
