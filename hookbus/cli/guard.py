@@ -26,6 +26,8 @@ from typing import Any
 
 import msgspec
 
+from hookbus.bus.host import Capabilities
+
 #: The most a spawn request may be (a brief can be long; the guard reads only its head).
 MAX_REQUEST = 4 << 20
 #: Every wait (the store's lock) ends by then.
@@ -95,11 +97,10 @@ def main(opts: argparse.Namespace) -> int:
     return 0
 
 
-def _capabilities(host: str) -> Any:
+def _capabilities(host: str) -> Capabilities:
     """What ``host`` can do with a reply to its spawn tool's before-tool (a host hookbus
     does not know can do nothing: the guard passes)."""
     from hookbus import hosts
-    from hookbus.bus.host import Capabilities
 
     if host not in hosts.NAMES:
         return Capabilities()
