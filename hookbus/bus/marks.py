@@ -152,7 +152,8 @@ def capable(sub: Subscription, capabilities: "Capabilities | None") -> bool:
         from hookbus.bus.host import Capabilities
 
         capabilities = Capabilities()
-    return all(bool(getattr(capabilities, name)) is want
+    # A name the build did not check (an index written by another version) is unset.
+    return all(bool(getattr(capabilities, name, None)) is want
                for name, want in sub.capabilities.items())  # fmt: skip
 
 
