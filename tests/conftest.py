@@ -9,9 +9,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import support
+from hypothesis import settings
 from servers import stop_servers
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A run that leaves the ``stress`` tests out (the unit run) checks each property on a
+    fifth of its examples (:func:`support.examples`, and a profile for the properties that
+    keep hypothesis's default count); a run with them, as CI's, on all of them."""
+    support.PROPERTIES_IN_FULL = support.in_full(config.getoption("markexpr"))
+    if not support.PROPERTIES_IN_FULL:
+        default = settings.get_profile("default").max_examples
+        settings.register_profile("unit", max_examples=support.examples(default))
+        settings.load_profile("unit")
 
 
 @pytest.fixture(autouse=True)

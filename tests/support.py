@@ -124,6 +124,31 @@ def hookbus_cli(
     )  # fmt: skip
 
 
+#: Whether this run checks each property on all its examples (:func:`in_full`); set by
+#: ``conftest.py``.
+PROPERTIES_IN_FULL = True
+
+
+def in_full(markexpr: str | None) -> bool:
+    """Whether a run of ``-m markexpr`` checks each property on all its examples: one that
+    includes the ``stress`` tests does (CI's ``-m 'not e2e'``, a run of everything); the
+    unit run (``-m 'not e2e and not stress'``), the edit-and-test loop's, on a fifth."""
+    from _pytest.mark.expression import Expression
+
+    if not markexpr:
+        return True
+    try:  # would a ``stress`` test be selected? (pytest's own reading of ``-m``)
+        return Expression.compile(markexpr).evaluate(
+            lambda name, /, **kwargs: name == "stress" and not kwargs)  # fmt: skip
+    except Exception:  # an expression this cannot read: in full, to be safe
+        return True
+
+
+def examples(full: int) -> int:
+    """The ``max_examples`` of a property whose full count is ``full``, for this run."""
+    return full if PROPERTIES_IN_FULL else max(full // 5, 10)
+
+
 TEXT = st.text(max_size=40)
 #: Any merged reply: every field empty or set, in any combination.
 REPLIES = st.builds(

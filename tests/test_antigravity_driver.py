@@ -14,7 +14,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import REPLIES, TEXT
+from support import REPLIES, TEXT, examples
 
 from hookbus import Reply
 from hookbus.bus.errors import DecodeError
@@ -305,7 +305,7 @@ def test_without_an_event_name_nothing_decodes() -> None:
 # -- properties --------------------------------------------------------------------------
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(native=st.sampled_from(antigravity.ALL_EVENTS), reply=REPLIES)
 def test_every_reply_is_one_agy_accepts(native: str, reply: Reply) -> None:
     """Whatever a merged reply holds, the output has only the event's result fields; a
@@ -330,7 +330,7 @@ VALUES = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(native=st.sampled_from(antigravity.ALL_EVENTS),
        overrides=st.dictionaries(FIELDS, VALUES, max_size=4))  # fmt: skip
 def test_any_field_values_decode_or_raise_decode_error(

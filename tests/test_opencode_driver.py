@@ -13,6 +13,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from hookbus import Reply
 from hookbus.bus.errors import DecodeError
@@ -222,7 +223,7 @@ payload_fields = st.fixed_dictionaries(
 
 
 @pytest.mark.timeout(300)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(payload_fields)
 def test_any_shim_payload_decodes_or_raises_decode_error(data: dict[str, Any]) -> None:
     """Wrong types anywhere in what the shim sends give a DecodeError, never a crash."""
