@@ -134,13 +134,15 @@ def decode(name: str) -> Any:
 # -- through the real CLI, as agy runs it ----------------------------------------------
 
 STUCK = """
-import re
+import ctypes
 import hookbus
 
 @hookbus.handler("before-tool", "session-start", timeout=1)
 def stuck(event):
-    # Catastrophic backtracking: _sre holds the GIL, so only the process watchdog can end it.
-    re.match(r"(a+)+$", "a" * 64 + "b")
+    # Stuck in C code holding the GIL (a ctypes.PyDLL call keeps it), so only the process
+    # watchdog can end it; asleep rather than spinning, it leaves the CPU to other tests.
+    while True:
+        ctypes.PyDLL(None).sleep(3600)
 """
 
 
