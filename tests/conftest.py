@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import support
 from hypothesis import settings
-from servers import stop_servers
+from servers import last_pid, stop_servers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,6 +42,8 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
     # No test installs from a registry: OpenCode's and Kilo's npm step is left to the
     # host, unless a test points HOOKBUS_NPM at a fake npm.
     monkeypatch.setenv("HOOKBUS_NPM", "")
+    # Every server the test's hooks start is a process started from here on.
+    started = last_pid()
     yield state
     # The state folder the test ended with (it may have pointed it elsewhere). The client
     # makes its run/ folder before it starts a server: a state folder without one had
@@ -49,7 +51,7 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
     # root removes older runs' folders) may have.
     final = Path(os.environ.get("HOOKBUS_STATE_DIR", state))
     if not final.exists() or (final / "run").exists():
-        stop_servers(final)
+        stop_servers(final, since=started)
 
 
 @pytest.fixture
