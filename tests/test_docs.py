@@ -36,6 +36,7 @@ FAMILIES: dict[str, tuple[str, str, frozenset[str]]] = {
 }
 
 
+@cache  # a tree's, made for the modules that emit a code only, once
 def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
     return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
 
@@ -117,7 +118,6 @@ def emitted_codes() -> dict[str, list[str]]:
             for code in SHIM_CODE.findall(text):
                 found.setdefault(code, []).append(f"{path.relative_to(ROOT)}:{number}")
     for path, tree in package_trees():
-        parents = _parents(tree)
         for call in ast.walk(tree):
             if not isinstance(call, ast.Call) or not call.args:
                 continue
@@ -126,7 +126,7 @@ def emitted_codes() -> dict[str, list[str]]:
             if name not in EMITTERS:
                 continue
             where = f"{path.relative_to(ROOT)}:{call.lineno}"
-            for text, is_prefix in _strings(call.args[0], _scope(call, parents)):
+            for text, is_prefix in _strings(call.args[0], _scope(call, _parents(tree))):
                 if is_prefix:
                     assert text in FAMILIES, (
                         f"{where}: a code built as f'{text}{{...}}': add the family to FAMILIES"
