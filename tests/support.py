@@ -25,8 +25,11 @@ if TYPE_CHECKING:
 GOLDEN = Path(__file__).parent / "golden" / "claude"
 
 
-#: What the cold path takes of the bus: its vocabulary, none of its machinery.
-BUS_VOCABULARY = frozenset({"hookbus.bus.output", "hookbus.bus.budgets"})
+#: What the cold path takes of the bus: its vocabulary (and the index's shape), none of its
+#: machinery.
+BUS_VOCABULARY = frozenset(
+    {"hookbus.bus.output", "hookbus.bus.budgets", "hookbus.bus.subscriptions"}
+)
 
 
 def client_call(host: str, event: str | None = None, timeout: float | None = None) -> str:

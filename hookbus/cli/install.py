@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from hookbus.local.interpreter import python_argv
 
 if TYPE_CHECKING:
+    from hookbus.bus.subscriptions import IndexData
     from hookbus.hosts.shared.manifest import CommandForm, Manifest, Scope
-    from hookbus.runtime.index import IndexData
 
 
 def add_arguments(commands: Any) -> None:

@@ -12,10 +12,10 @@ from hookbus.cli.doctor.report import strings
 from hookbus.local.interpreter import python_argv
 
 if TYPE_CHECKING:
+    from hookbus.bus.subscriptions import IndexData
     from hookbus.cli.doctor.report import Findings, HostData, InstallData, InterpreterData
     from hookbus.hosts.shared.manifest import CommandForm, Manifest, Scope
     from hookbus.hosts.shared.variants import Variant
-    from hookbus.runtime.index import IndexData
 
 #: Run with ``-P``, as the absolute command runs, importing hookbus as its ``__main__.py``
 #: does (:mod:`hookbus.__main__`); its argument is that ``__main__.py``.

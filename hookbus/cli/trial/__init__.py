@@ -39,8 +39,9 @@ import msgspec
 from hookbus.bus.errors import HookbusError
 
 if TYPE_CHECKING:
+    from hookbus.bus.subscriptions import IndexData
     from hookbus.hosts.shared.facts import HostFacts
-    from hookbus.runtime.index import IndexData, Lookup
+    from hookbus.runtime.index import Lookup
     from hookbus.runtime.worker import Trace
 
 

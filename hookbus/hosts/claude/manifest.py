@@ -22,7 +22,7 @@ from hookbus.hosts.shared.manifest import CommandForm, Scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import IndexData, ToolsData
+    from hookbus.bus.subscriptions import IndexData, ToolsData
 
 HOST = "claude"
 #: Claude gives SessionEnd hooks 1.5 s in all; a timeout here would raise that budget for

@@ -29,7 +29,7 @@ from hookbus.hosts.shared.manifest import CommandForm, Scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import ToolsData
+    from hookbus.bus.subscriptions import ToolsData
 
 HOST = "codex"
 Hooks = grouped.Hooks

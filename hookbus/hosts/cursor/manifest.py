@@ -30,8 +30,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from hookbus.bus.subscriptions import IndexData
     from hookbus.hosts.shared.manifest import CommandForm, Plan
-    from hookbus.runtime.index import IndexData
 
 HOST = "cursor"
 Hooks = flat.Hooks

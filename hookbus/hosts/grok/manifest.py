@@ -29,7 +29,7 @@ from hookbus.hosts.shared.native_install import GROK_FILE, grok_home
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import ToolsData
+    from hookbus.bus.subscriptions import ToolsData
 
 HOST = "grok"
 SCOPES: dict[Scope, bool] = {"project": True, "user": False}

@@ -51,8 +51,8 @@ from hookbus.hosts.shared.manifest import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hookbus.bus.subscriptions import IndexData, ToolsData
     from hookbus.hosts.shared.manifest import Plan
-    from hookbus.runtime.index import IndexData, ToolsData
 
 HOST = "hermes"
 PLUGIN = "hookbus"

@@ -34,10 +34,10 @@ from hookbus.hosts.shared.npm import Prefetch, satisfied
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hookbus.bus.subscriptions import IndexData, ToolsData
     from hookbus.hosts.shared.driver import BaseDriver
     from hookbus.hosts.shared.facts import HostFacts
     from hookbus.hosts.shared.manifest import Plan
-    from hookbus.runtime.index import IndexData, ToolsData
 
 #: The project's folder is committed with it; the user's is theirs alone.
 SCOPES: dict[Scope, bool] = {"project": True, "user": False}

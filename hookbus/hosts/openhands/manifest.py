@@ -35,7 +35,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from hookbus.runtime.index import IndexData, ToolsData
+    from hookbus.bus.subscriptions import IndexData, ToolsData
 
 HOST = "openhands"
 SCOPES: dict[Scope, bool] = {"project": True, "user": False}

@@ -27,7 +27,7 @@ from hookbus.hosts.shared.manifest import Scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import ToolsData
+    from hookbus.bus.subscriptions import ToolsData
 
 HOST = "qoder"
 #: The project's file is shared; its local one and the user's are not.

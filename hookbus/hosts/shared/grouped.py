@@ -13,11 +13,11 @@ from typing import Any, ClassVar
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hookbus.bus.subscriptions import IndexData, RouteData, ToolsData
     from hookbus.hosts.shared.documents import Format
     from hookbus.hosts.shared.driver import BaseDriver
     from hookbus.hosts.shared.facts import HostFacts
     from hookbus.hosts.shared.manifest import CommandForm, Plan, Scope
-    from hookbus.runtime.index import IndexData, RouteData, ToolsData
 
 Hooks = dict[str, list[dict[str, Any]]]
 IsOurs = Callable[[object], bool]
@@ -315,7 +315,7 @@ def wanted(
     """(native, its route, whether a fail-closed handler wants it, the budget) for each of
     ``events`` that ``index`` subscribes ``host`` to, in that order. A handler whose
     declaration is unknown (it did not load) counts as a guard on every refusable event."""
-    from hookbus.runtime.index import fail_closed
+    from hookbus.bus.subscriptions import fail_closed
 
     routes = dict(index["routes"].get(host, {})) if index else {}
     unknown = [h for h in index["handlers"] if h["subscription"] is None] if index else []

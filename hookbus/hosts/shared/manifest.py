@@ -32,7 +32,7 @@ from hookbus.local.interpreter import FLAGS, IMPORT_ENV, python_argv
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import IndexData
+    from hookbus.bus.subscriptions import IndexData
 
 #: Where a host's settings live: the project's committed file, the project's local one
 #: (uncommitted, where the host has it), the user's own.
