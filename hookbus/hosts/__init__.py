@@ -105,6 +105,15 @@ def driver(host: str) -> Driver:
     return found
 
 
-def register(host: HostFacts) -> None:
-    """Add a host (tests register a toy one through their own launcher, never hooks)."""
-    HOSTS.add(host)
+def register(host: HostFacts | str) -> None:
+    """Add a host: its facts, or the importable name of its package, a folder laid out
+    as a host's folder here is (``facts.py`` with ``FACTS``, naming its ``driver`` and
+    ``samples`` modules). Tests register a toy host this way through their own launcher
+    (``hosts.register("toy")``, tests/toy/); hooks never do."""
+    if isinstance(host, str):
+        import importlib
+
+        found: HostFacts = importlib.import_module(f"{host}.facts").FACTS
+        HOSTS.add(found)
+    else:
+        HOSTS.add(host)
