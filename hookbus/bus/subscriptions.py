@@ -93,7 +93,7 @@ if TYPE_CHECKING:
         payload_env: bool
         #: The no-opinion reply per native event; ``""``: any other event.
         no_opinion: dict[str, OutputData]
-        #: :meth:`Lookup.declared_env` for this host.
+        #: :meth:`hookbus.runtime.index.Lookup.declared_env` for this host.
         env: list[str]
 
     class IndexData(TypedDict):
