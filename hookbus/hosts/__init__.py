@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from hookbus.bus.host import Driver
     from hookbus.hosts.shared.facts import HostFacts
+    from hookbus.hosts.shared.manifest import Manifest
 
 #: Every host hookbus drives, in the order the CLI and the docs list them.
 NAMES: tuple[str, ...] = (
@@ -103,6 +104,17 @@ def driver(host: str) -> Driver:
 
         found = _drivers[host] = importlib.import_module(facts(host).driver).driver
     return found
+
+
+def manifest(host: str) -> Manifest:
+    """The manifest of ``host`` (what ``install`` writes into its configuration), loaded
+    on first use; KeyError naming the known hosts, or saying that it has none."""
+    import importlib
+
+    module = facts(host).manifest
+    if module is None:
+        raise KeyError(f"hookbus cannot install into {host} yet")
+    return importlib.import_module(module).manifest  # type: ignore[no-any-return]
 
 
 def register(host: HostFacts | str) -> None:
