@@ -201,7 +201,7 @@ def test_a_payload_without_its_hook_is_a_decode_error() -> None:
 
 
 payload_fields = st.fixed_dictionaries(
-    {"hook": st.sampled_from([*opencode.ALL_EVENTS, "chat.params"])},
+    {"hook": st.sampled_from([*opencode.driver.events, "chat.params"])},
     optional={
         "api": st.integers(-2, 3) | st.text(max_size=3),
         "directory": st.text(max_size=8) | st.none(),
