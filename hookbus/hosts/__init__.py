@@ -8,8 +8,9 @@ What several hosts build on lives in ``shared/``. Adding a host is a folder and 
 :data:`NAMES` (docs/architecture.md, "Adding a host").
 
 A hook reads one host's facts and loads one driver: nothing here imports a host's folder
-before it is asked for by name. The CLI, the subscription index and handler validation
-all take host names from here.
+before it is asked for by name. A host's folder imports no other host's: one that needs
+another's part at run time asks for it here (:func:`driver`, :func:`manifest`). The CLI,
+the subscription index and handler validation all take host names from here.
 """
 
 from __future__ import annotations
