@@ -140,6 +140,6 @@ def test_a_guarded_commands_fallback_is_a_valid_codex_deny() -> None:
 
 def test_matchers_are_anchored_at_both_ends() -> None:
     """Right whether Codex anchors a regex or not: names exactly, MCP servers by prefix."""
-    assert manifest.matcher(None) is None
+    assert manifest.manifest.matcher(None) is None
     tools = {"names": ["apply_patch"], "prefixes": ["mcp__github__"], "unknown": False}
-    assert manifest.matcher(tools) == r"^(?:apply_patch)$|^mcp__github__.*$"  # type: ignore[arg-type]
+    assert manifest.manifest.matcher(tools) == r"^(?:apply_patch)$|^mcp__github__.*$"  # type: ignore[arg-type]

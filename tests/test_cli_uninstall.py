@@ -14,8 +14,9 @@ import pytest
 from support import SHELL_AND_LIFECYCLE, hookbus_cli, snapshot
 
 from hookbus.hosts import HOSTS
+from hookbus.hosts import manifest as load
 from hookbus.hosts.shared import documents
-from hookbus.hosts.shared.manifest import Manifest, Scope, load
+from hookbus.hosts.shared.manifest import Manifest, Scope
 
 #: The configuration: a shell guard and a lifecycle handler, then the guard alone.
 BOTH = 'python_path = ["."]\nenable = ["hooks_mod:shell", "hooks_mod:lifecycle"]\n'

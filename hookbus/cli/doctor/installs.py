@@ -78,8 +78,8 @@ def _unregistered(
     handlers never run (a note when hookbus is installed nowhere for the host, a problem
     when it is installed, but not for them: a guard of the user's enabled after a
     project-only install, say)."""
+    from hookbus import hosts
     from hookbus.cli.install import config_files
-    from hookbus.hosts.shared.manifest import load
     from hookbus.local.discover import config_paths
 
     index = indexes.get(tuple(config_paths()))
@@ -87,7 +87,7 @@ def _unregistered(
     registered = {event for i in installs for event in i["events"]}
     # What an installed scope's own configuration wants but it lacks is its drift,
     # reported as such: only what no installed scope would register is left.
-    manifest = load(host)
+    manifest = hosts.manifest(host)
     for item in installs:
         files = config_files(item["scope"], manifest)
         scoped = indexes.get(tuple(files)) if item["installed"] else None

@@ -321,10 +321,11 @@ def _command_timeout(
     Read from the manifest's own plan, so that it is what ``install`` would write."""
     import shlex
 
-    from hookbus.hosts.shared.manifest import hook_argv, load
+    from hookbus import hosts
+    from hookbus.hosts.shared.manifest import hook_argv
 
     try:
-        manifest = load(facts.name)
+        manifest = hosts.manifest(facts.name)
     except KeyError:
         return None, None
     plan = manifest.plan(data, python=sys.executable, scope="project")
@@ -347,11 +348,11 @@ def _command_timeout(
 
 def _form(facts: HostFacts, data: IndexData | None) -> str:
     """The form of the command the host runs (``server``: the warm server's client)."""
+    from hookbus import hosts
     from hookbus.cli.install import form_in_effect
-    from hookbus.hosts.shared.manifest import load
 
     try:
-        manifest = load(facts.name)
+        manifest = hosts.manifest(facts.name)
     except KeyError:
         return "absolute"
     return form_in_effect(manifest, data)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 
-from hookbus.hosts.claude.manifest import matcher
 from hookbus.hosts.grok.driver import ALL_EVENTS, driver
 from hookbus.hosts.grok.facts import FACTS
 from hookbus.hosts.shared import grouped
@@ -58,7 +57,7 @@ class GrokManifest(grouped.GroupedManifest):
         return hooks_path(scope, project_dir)
 
     def matcher(self, tools: ToolsData | None) -> str | None:
-        return matcher(tools)
+        return grouped.name_list_or_anchored(tools)
 
     def notes(self, hooks: grouped.Hooks) -> tuple[str, ...]:
         return (TRUST_NOTE,) if hooks else ()

@@ -74,7 +74,7 @@ def extension(wanted: Mapping[str, Any], server: Mapping[str, Any] | None = None
     ``server``: what a request to the warm server carries (None: the server path is off)."""
     import shlex
 
-    from hookbus.hosts.opencode.manifest import with_server_client
+    from hookbus.hosts.shared.shims import with_server_client
 
     baked = json.dumps(wanted, indent=2, sort_keys=True)  # JSON is a JavaScript literal
     commands = "\n".join(f"//   {shlex.join(spec['argv'])}" for spec in wanted.values())

@@ -146,18 +146,6 @@ class Manifest(Protocol):
         ...
 
 
-def load(host: str) -> Manifest:
-    """The manifest of ``host``; KeyError when it has none."""
-    import importlib
-
-    from hookbus.hosts import facts
-
-    module = facts(host).manifest
-    if module is None:
-        raise KeyError(f"hookbus cannot install into {host} yet")
-    return importlib.import_module(module).manifest  # type: ignore[no-any-return]
-
-
 # -- the hook command ------------------------------------------------------------------
 
 
