@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from support import hookbus_cli, install_project, snapshot
 
-from hookbus.cli.install import compiled_index, config_files
 from hookbus.hosts.claude.plugin import GUARD_WAIT_MS, guard_argv, manifest, plugin_dir
 from hookbus.hosts.shared.manifest import OWNED_MARK
+from hookbus.install.plan import compiled_index, config_files
 
 
 @pytest.fixture

@@ -70,7 +70,8 @@ def users_own_file(host: str, project: Path) -> tuple[Path, bytes]:
     """The settings file of ``host`` and a text of it the user wrote: hooks of their own
     in the host's shape (hookbus's entries with every word of hookbus's replaced), in a
     layout of theirs (compact JSON, no final newline; a comment atop TOML and YAML)."""
-    from hookbus.cli.install import compiled_index, config_files, holds_ours
+    from hookbus.install.plan import compiled_index, config_files
+    from hookbus.install.write import holds_ours
 
     manifest = load(host)
     scope = scope_of(manifest)
