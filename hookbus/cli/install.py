@@ -155,7 +155,7 @@ def _host(opts: argparse.Namespace) -> int:
     via = planning.via(opts.host, getattr(opts, "via", None))
     server: bool | None = getattr(opts, "server", None)
     if opts.command == "verify":
-        return _verify(opts, manifest, index, python, invalid)
+        return _verify(opts, manifest, index, python, invalid, via)
     installed = planning.installed(manifest, index, python, scope, via)
     form = planning.chosen_form(manifest, installed, form=opts.form, server=server)
     plan = manifest.plan(index, python=python, scope=scope, form=form, **via)
@@ -318,12 +318,13 @@ def _say_shared(path: str, tracked: bool | None, python: str, form: CommandForm,
     )
 
 
-def _verify(
+def _verify(  # noqa: PLR0917
     opts: argparse.Namespace,
     manifest: Manifest,
     index: IndexData | None,
     python: str,
     invalid: int,
+    via: dict[str, Any],
 ) -> int:
     """Each file compared with the configuration (:func:`hookbus.install.verify.verify`)."""
     from hookbus.hosts.shared.variants import variant
@@ -334,7 +335,7 @@ def _verify(
     status = 1 if invalid else 0
     flag = variant(opts.host, plugin=getattr(opts, "plugin", False)).flag
     checked = verify(manifest, index, python, scope, opts.form, getattr(opts, "server", None),
-                     planning.via(opts.host, getattr(opts, "via", None)))  # fmt: skip
+                     via)  # fmt: skip
     for found in checked:
         for problem in grouped(found.drift):
             print(f"  {problem}")
