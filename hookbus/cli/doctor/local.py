@@ -148,7 +148,7 @@ def compiled(
     """The compiled index of ``files`` (once per set of files), its configuration
     problems reported (a handler that does not load is :func:`handlers`'s)."""
     from hookbus.bus.errors import HostConfigError
-    from hookbus.cli.install import compiled_index
+    from hookbus.install.plan import compiled_index
 
     key = tuple(files)
     if key in cache:

@@ -7,7 +7,7 @@
    ``install`` does) when it is missing or stale: the hook then runs as an installed one
    does, and ``try`` can say who wants the event.
 3. The hook itself, as a subprocess, exactly as the host starts it: the command's argv
-   in the form installed for the host (:func:`hookbus.cli.install.form_in_effect`): the
+   in the form installed for the host (:func:`hookbus.install.plan.form_in_effect`): the
    warm server's client (:func:`hookbus.hosts.shared.manifest.client_argv`), which asks the
    server, or ``hookbus run`` (:func:`hookbus.hosts.shared.manifest.hook_argv`), with the
    ``--timeout`` the host's manifest writes for the event; the payload on stdin, the
@@ -349,7 +349,7 @@ def _command_timeout(
 def _form(facts: HostFacts, data: IndexData | None) -> str:
     """The form of the command the host runs (``server``: the warm server's client)."""
     from hookbus import hosts
-    from hookbus.cli.install import form_in_effect
+    from hookbus.install.plan import form_in_effect
 
     try:
         manifest = hosts.manifest(facts.name)

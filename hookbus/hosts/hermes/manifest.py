@@ -213,7 +213,7 @@ class HermesManifest:
     #: ``hookbus run`` only (its shell hooks are ``hookbus run`` in every form).
     server_default = True
     #: Its one install, in the user's Hermes home, serves every project: each call asks
-    #: hookbus with its working folder (:func:`hookbus.cli.install.config_files`).
+    #: hookbus with its working folder (:func:`hookbus.install.plan.config_files`).
     every_project = True
 
     def installed_via(self) -> Via:

@@ -105,7 +105,7 @@ class Manifest(Protocol):
     server_default: bool
     #: Whether its one install, in the user's home, serves every project by each call's
     #: working folder (Hermes), so that install follows the configuration in effect where
-    #: it is run (:func:`hookbus.cli.install.config_files`).
+    #: it is run (:func:`hookbus.install.plan.config_files`).
     every_project: bool
 
     def plan(
