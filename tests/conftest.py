@@ -113,12 +113,10 @@ def trusted_projects(
 
     original, check, stats = subprocess.Popen.__init__, project_trust.check, compiler.trust_stats
 
-    def trusting(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> None:
-        env = kwargs.get("env")
+    def starting(env: dict[str, str] | None, cwd: Any) -> None:
         roots = [tmp_path]
         # The repository's examples only for a process started in them: trusted into
         # every store, they would change the store (and stale its indexes) at each start.
-        cwd = kwargs.get("cwd")
         if cwd is not None and Path(cwd).resolve().is_relative_to(ROOT / "examples"):
             roots.append(ROOT / "examples")
         # The store of the process's own configuration folder, as hookbus finds it.
@@ -128,6 +126,9 @@ def trusted_projects(
                 os.path.join(env["HOME"], ".config") if env.get("HOME") else None)  # fmt: skip
         for root in roots:
             trust_projects(root, home)
+
+    def trusting(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> None:
+        starting(kwargs.get("env"), kwargs.get("cwd"))
         original(self, *args, **kwargs)
 
     # A configuration loaded, or an index compiled, in the test's own process: trusted
@@ -143,3 +144,9 @@ def trusted_projects(
     monkeypatch.setattr(subprocess.Popen, "__init__", trusting)
     monkeypatch.setattr(project_trust, "check", trusted_check)
     monkeypatch.setattr(compiler, "trust_stats", trusted_stats)
+    # A command run in this process (support.hookbus_inproc) is trusted for as a process
+    # started would be, then runs without these patches, as that process would.
+    monkeypatch.setattr(support, "process_start", starting)
+    monkeypatch.setattr(support, "test_patches", [
+        (subprocess.Popen, "__init__", original), (project_trust, "check", check),
+        (compiler, "trust_stats", stats)])  # fmt: skip

@@ -6,7 +6,7 @@ compile), since it imports handler modules.
 A handler whose module fails to load keeps the declaration it had in the previous index
 (same target), so a fail-closed guard whose dependency vanished denies instead of
 silently disappearing; one that never loaded has an unknown declaration, and
-:func:`hookbus.runtime.index.fail_closed` counts it as a guard.
+:func:`hookbus.bus.subscriptions.fail_closed` counts it as a guard.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from hookbus import __version__, hosts
 from hookbus.bus.dispatch import Handler
 from hookbus.bus.marks import Subscription
 from hookbus.bus.output import HookOutput
+from hookbus.bus.subscriptions import guards
 from hookbus.hosts.shared.driver import TOOL_EVENT_KINDS
 from hookbus.local import diagnostics, state
 from hookbus.runtime.config import HandlerRef, Settings
@@ -33,7 +34,6 @@ from hookbus.runtime.index import (
     INDEX_DIR,
     Lookup,
     Unloaded,
-    guards,
     index_name,
     refusal_reason,
     stat,
@@ -42,8 +42,7 @@ from hookbus.runtime.load import Unavailable, build_handlers, entry_of, module_f
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.hosts.shared.facts import HostFacts
-    from hookbus.runtime.index import (
+    from hookbus.bus.subscriptions import (
         ClientData,
         HandlerData,
         IndexData,
@@ -52,6 +51,7 @@ if TYPE_CHECKING:
         RouteData,
         Stat,
     )
+    from hookbus.hosts.shared.facts import HostFacts
 
 Emit = Callable[..., None]
 #: A compile with a handler that failed to load is retried at most this often.
