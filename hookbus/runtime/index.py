@@ -20,7 +20,6 @@ import json
 import os
 import sys
 import time
-import zlib
 
 from hookbus import __version__
 from hookbus.bus.output import HookOutput
@@ -131,7 +130,7 @@ if TYPE_CHECKING:
 
     Freshness = Literal["fresh", "stale", "missing", "unreadable", "refused"]
 
-FORMAT = 7
+FORMAT = 8
 INDEX_DIR = "index"
 
 
@@ -150,8 +149,9 @@ def index_name(files: list[str]) -> str:
     still tells which handlers are guards."""
     from hookbus.local.discover import user_folder
 
-    key = "\0".join([*files, sys.executable, user_folder()])
-    return f"{zlib.crc32(key.encode('utf-8', 'surrogateescape')):08x}.json"
+    key = "\0".join([*files, sys.executable, user_folder()]).encode("utf-8", "surrogateescape")
+    # The client's digest (``hookbus.runtime.warm.client.digest``; a test holds them equal).
+    return f"{int.from_bytes(key, 'big') % ((1 << 64) - 59):016x}.json"
 
 
 def is_fresh(data: IndexData, files: list[str], now: float | None = None) -> bool:
