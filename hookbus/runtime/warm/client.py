@@ -284,6 +284,10 @@ def _waiting() -> bytes | None:
     return _read(PENDING_WAIT)
 
 
+#: The payload :func:`read_payload` parsed to know it whole, and what it parsed to.
+_parsed: tuple[bytes, object] = (b"", None)
+
+
 def read_payload(deadline: float) -> tuple[bytes, str]:
     # stdin as :mod:`hookbus.runtime.intake` reads it, and how the read ended: at end of
     # input, at one whole object once no more bytes are waiting (a host that keeps stdin
@@ -327,10 +331,13 @@ def read_payload(deadline: float) -> tuple[bytes, str]:
             if ahead is None:  # no more bytes waiting: the payload if it is one object
                 data = b"".join(chunks)
                 try:
-                    if isinstance(loads(data), dict):
-                        return data, "complete"
+                    payload = loads(data)
                 except (ValueError, RecursionError):
-                    pass
+                    continue
+                if isinstance(payload, dict):
+                    global _parsed
+                    _parsed = (data, payload)  # :func:`consult` parses it no more
+                    return data, "complete"
     finally:
         _signal.setitimer(_signal.ITIMER_REAL, 0)
         # As it was (a host may have left SIGALRM ignored); None: not set from Python.
@@ -938,7 +945,7 @@ def consult(opts: Options, data: bytes, end: str) -> Gate | None:
     if end not in ("eof", "complete"):
         return None  # unread, too large, late: the cold path's diagnostics say so
     try:
-        payload = loads(data)
+        payload = _parsed[1] if _parsed[0] is data else loads(data)
     except (ValueError, RecursionError):
         return None
     if not isinstance(payload, dict):
@@ -1024,9 +1031,8 @@ def cold(  # noqa: PLR0917
     _importable()
     from hookbus.runtime.warm import fallback
 
-    if opts is not None:
-        argv = fallback.run_argv(opts.host, opts.event, opts.timeout)
-    return fallback.cold(argv, data, end, started, why)
+    call = argv if opts is None else fallback.Call(opts.host, opts.event, opts.timeout)
+    return fallback.cold(call, data, end, started, why)
 
 
 def start_server(folder: str) -> None:
