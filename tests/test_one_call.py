@@ -163,3 +163,24 @@ def test_the_servers_child_parses_reads_and_discovers_once(
     assert answer == {"ok": True, "exit": 0}
     assert b"no rm -rf" in stdout and stdout != STDOUT
     assert probes.counts() == {"parse": 1, "decode": 1, "index": 1, "discover": 1}
+
+
+def test_the_clients_gate_is_the_index_gate(project: Path) -> None:
+    """The client's stdlib copy of who may want an event says what
+    ``Lookup.candidates`` (the one gate of the runtime) says, for every host, event and
+    tool of a compiled index, and with a handler whose declaration is unknown."""
+    files = discover.config_paths(str(project))
+    lookup = index.read(files)
+    assert lookup.fresh and lookup.data is not None
+    data = lookup.data
+    unknown = json.loads(json.dumps(data))
+    unknown["handlers"][0]["subscription"] = None
+    tools = (None, 42, "Bash", "Read", "shell", "mcp__server__tool", "run_shell_command", "")
+    for found in (data, unknown):
+        gate = index.Lookup(files, "fresh", found)
+        for host, routes in found["routes"].items():
+            for native in (*routes, "NoSuchEvent"):
+                for tool in tools:
+                    expected = bool(gate.candidates(host, native, tool))
+                    assert client._wanted(found, host, native, tool) == expected, (
+                        host, native, tool)  # fmt: skip

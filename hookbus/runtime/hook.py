@@ -283,7 +283,7 @@ def _run(  # noqa: PLR0917
         emergency.set(no_opinion)
         return emergency.answer(no_opinion)
     lookup = index.read(files)
-    if _nobody(lookup, facts.name, native, tool):
+    if lookup.nobody(facts.name, native, tool):
         emergency.set(no_opinion)
         return emergency.answer(no_opinion)
     call = Call(facts, native, tool, intake.data, peeked.payload, timeout=timeout,
@@ -303,13 +303,9 @@ def _stood_aside(
     if not files:
         return
     lookup = index.read(files)
-    data = lookup.data
-    if data is None:
-        guards = None
-    else:
-        wanted = [data["handlers"][i] for i in lookup.wanted(facts.name, native, tool)]
-        unknown = [h for h in lookup.unknown_handlers() if h not in wanted]
-        guards = index.fail_closed(wanted + unknown)
+    guards = None
+    if lookup.data is not None:
+        guards = index.fail_closed(lookup.candidates(facts.name, native, tool))
         if not guards:
             return
     who = f"fail-closed {', '.join(guards)}" if guards else "any fail-closed handler"
@@ -326,12 +322,6 @@ def _unknown_host(message: str) -> int:
     except OSError:
         pass
     return 1
-
-
-def _nobody(lookup: index.Lookup, host: str, native: str, tool: str | None) -> bool:
-    """True when a fresh index says no handler may want this event (and none is of
-    unknown declaration, which may want any)."""
-    return lookup.fresh and not lookup.wanted(host, native, tool) and not lookup.unknown_handlers()
 
 
 def _unreadable(  # noqa: PLR0917
@@ -383,7 +373,7 @@ def _unreadable(  # noqa: PLR0917
     if native is None or lookup is None:
         emergency.set(no_opinion)
         return emergency.answer(no_opinion)
-    if _nobody(lookup, facts.name, native, tool):
+    if lookup.nobody(facts.name, native, tool):
         return emergency.answer(no_opinion)
     call = Call(facts, native, tool, intake.data, None,
                 timeout=opts.timeout or facts.timeout_for(native), started=started,
@@ -409,11 +399,8 @@ def _owed_event(facts: HostFacts, lookup: index.Lookup, seconds: float) -> str |
         return next((n for n in driver.events
                      if driver.refusal(n, reason) != driver.no_opinion(n)), None)  # fmt: skip
     found = index.Lookup(lookup.files, "stale", data)
-    unknown = bool(found.unknown_handlers())
-    for native in data["refusals"].get(facts.name, {}):
-        if unknown or found.wanted(facts.name, native, None):
-            return native
-    return None
+    return next((native for native in data["refusals"].get(facts.name, {})
+                 if found.candidates(facts.name, native, None)), None)  # fmt: skip
 
 
 def _dispatcher(dispatch: Dispatch | None) -> Dispatch:
@@ -433,7 +420,7 @@ def _guarded_answer(facts: HostFacts, native: str, payload: dict[str, object] | 
     if not files:
         return no_opinion
     lookup = index.read(files)
-    if _nobody(lookup, facts.name, native, None):
+    if lookup.nobody(facts.name, native, None):
         return no_opinion
     found = lookup.refusal(facts.name, native)
     return found or driver_refusal(facts.name, native, "hookbus could not answer in time")

@@ -203,6 +203,22 @@ class Lookup:
         unknown = tool not in tools["known"] and not tool.startswith(tuple(tools["known_prefixes"]))
         return list(route["handlers"]) if tools["unknown"] and unknown else []
 
+    def candidates(self, host: str, native: str, tool: object) -> list[HandlerData]:
+        """Who may want this native event: the handlers routed to it (:meth:`wanted`),
+        then those whose declaration is unknown (they may want any). The one gate every
+        path asks (the cold path, its watchdog and worker, the in-process entry; the
+        warm server's client restates it, ``client._wanted``, and a test holds them
+        equal)."""
+        if self.data is None:
+            return []
+        chosen = [self.data["handlers"][i] for i in self.wanted(host, native, tool)]
+        return chosen + [h for h in self.unknown_handlers() if h not in chosen]
+
+    def nobody(self, host: str, native: str, tool: object) -> bool:
+        """True when the index is fresh and no handler may want this event: the call is
+        answered the host's no-opinion without a worker."""
+        return self.fresh and not self.candidates(host, native, tool)
+
     def refusal(self, host: str, native: str) -> HookOutput | None:
         """The refusal of ``native`` the index encoded when it was compiled (None when it
         has none: no handler is, or may be, fail-closed)."""

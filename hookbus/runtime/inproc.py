@@ -242,8 +242,9 @@ def _project(driver: Driver, payload: Payload, event: Event | None) -> str | Non
 def _routed(found: Snapshot, driver: Driver, native: str | None) -> list[HandlerData]:
     """The fail-closed handlers the index routes ``native`` to (any tool), or unknown."""
     lookup = Lookup(found.files, "fresh", found.data)
-    routed = lookup.wanted(driver.name, native, None) if native else []
-    return guards([found.data["handlers"][i] for i in routed] + lookup.unknown_handlers())
+    if native is None:  # any event: who may want every one
+        return guards(lookup.unknown_handlers())
+    return guards(lookup.candidates(driver.name, native, None))
 
 
 def _blind_guards(files: list[str]) -> list[HandlerData]:

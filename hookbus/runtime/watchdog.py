@@ -52,15 +52,9 @@ WORKER_AFTERLIFE = 30.0
 
 
 def candidates(call: Call) -> list[HandlerData]:
-    """The index's handlers that may want this event: those routed to it, and those whose
-    declaration is unknown (they may want any)."""
-    data = call.lookup.data
-    if data is None:
-        return []
-    wanted = [
-        data["handlers"][i] for i in call.lookup.wanted(call.facts.name, call.native, call.tool)
-    ]
-    return wanted + [h for h in call.lookup.unknown_handlers() if h not in wanted]
+    """The index's handlers that may want this call
+    (:meth:`hookbus.runtime.index.Lookup.candidates`)."""
+    return call.lookup.candidates(call.facts.name, call.native, call.tool)
 
 
 def configured_budget(files: list[str]) -> float:

@@ -101,11 +101,10 @@ def candidates(call: Call) -> Candidates:
     declaration the old index knew (unknown for new ones)."""
     lookup = call.lookup
     data = lookup.data
-    wanted = lookup.wanted(call.facts.name, call.native, call.tool)
     if lookup.fresh and data is not None:
-        chosen = [data["handlers"][i] for i in wanted]
-        chosen += [h for h in lookup.unknown_handlers() if h not in chosen]
+        chosen = lookup.candidates(call.facts.name, call.native, call.tool)
         return Candidates(chosen, msgspec.convert(data["settings"], Settings))
+    wanted = lookup.wanted(call.facts.name, call.native, call.tool)
     routed = {data["handlers"][i]["name"] for i in wanted} if data else set()
     entries, settings = load.configured(call.files, data, routed)
     return Candidates(entries, settings)
