@@ -35,7 +35,7 @@ from hookbus.hosts.shared.facts import HostFacts
 from hookbus.local import diagnostics
 from hookbus.local.discover import config_paths
 from hookbus.runtime import index
-from hookbus.runtime.call import Call, driver_refusal
+from hookbus.runtime.call import Call, answer_owed
 from hookbus.runtime.emergency import Emergency
 from hookbus.runtime.intake import Intake, read_payload
 from hookbus.runtime.peek import peek, sniff
@@ -423,4 +423,8 @@ def _guarded_answer(facts: HostFacts, native: str, payload: dict[str, object] | 
     if lookup.nobody(facts.name, native, None):
         return no_opinion
     found = lookup.refusal(facts.name, native)
-    return found or driver_refusal(facts.name, native, "hookbus could not answer in time")
+    if found is not None:
+        return found
+    from hookbus import hosts
+
+    return answer_owed(hosts.driver(facts.name), native, None, "hookbus could not answer in time")

@@ -62,10 +62,11 @@ from hookbus.bus.replies import Reply
 from hookbus.local import diagnostics
 from hookbus.local.discover import config_paths
 from hookbus.runtime import load
+from hookbus.runtime.call import answer_owed
 from hookbus.runtime.compile import compile_index, save
 from hookbus.runtime.config import Settings
 from hookbus.runtime.config import load as load_config
-from hookbus.runtime.index import Lookup, guards, is_fresh, read, refusal_reason
+from hookbus.runtime.index import Lookup, guards, is_fresh, read
 from hookbus.runtime.isolate import Channel, Child, Work, run_child
 from hookbus.runtime.load import read_skip, write_skip
 from hookbus.runtime.peek import sniff
@@ -194,8 +195,7 @@ def _dispatch(  # noqa: PLR0917
         owed = _blind_guards(files) if found is None else _routed(found, driver, native)
         if event is not None:
             why = "its handlers could not be loaded in time"
-            return Result(output=_refusal(driver, native, owed, why) if owed else no_opinion,
-                          event=event)  # fmt: skip
+            return Result(output=answer_owed(driver, native, owed, why), event=event)
         diagnostics.emit("input-invalid", problem, host=driver.name, native=native,
                          bytes=len(data), denied_for=[g["name"] for g in owed] or None)  # fmt: skip
         return Result(output=unreadable(driver, native, owed))
@@ -207,7 +207,7 @@ def _dispatch(  # noqa: PLR0917
     if not entries:
         return Result(output=no_opinion, event=event)
     owed = guards(entries)
-    fallback[0] = _refusal(driver, native, owed, "no answer in time") if owed else no_opinion
+    fallback[0] = answer_owed(driver, native, owed, "no answer in time")
     deadline = started + budget(found.settings.budget, host_timeout)
     where: dict[str, Any] = {"host": driver.name, "native": native, "session_id": event.session_id}
     if time.monotonic() >= deadline:
@@ -221,12 +221,6 @@ def _dispatch(  # noqa: PLR0917
     done = None if answer.reply is None else Dispatch(event=event, reply=answer.reply,
         outcomes=answer.outcomes, dropped=answer.dropped)  # fmt: skip
     return Result(output=HookOutput.from_frame(answer.output), event=event, dispatch=done)
-
-
-def _refusal(
-    driver: Driver, native: str | None, owed_to: list[HandlerData], why: str
-) -> HookOutput:
-    return driver.refusal(native, refusal_reason(why, owed_to))
 
 
 def _project(driver: Driver, payload: Payload, event: Event | None) -> str | None:

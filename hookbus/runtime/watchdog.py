@@ -32,7 +32,7 @@ from hookbus.runtime.call import (
     IMPORTING,
     WANTED,
     Call,
-    driver_refusal,
+    answer_owed,
     unpack,
 )
 from hookbus.runtime.index import fail_closed
@@ -156,8 +156,10 @@ def _wanted(call: Call, notes: dict[str, bytes]) -> list[str] | None:
 def _refusal(call: Call) -> HookOutput:
     """The refusal owed when nothing says who wants the event (the index is not fresh,
     and the worker said nothing before it was stopped)."""
+    from hookbus import hosts
+
     why = "hookbus: no answer in time and no subscription index to say who wants this"
-    return driver_refusal(call.facts.name, call.native, why)
+    return answer_owed(hosts.driver(call.facts.name), call.native, None, why)
 
 
 def _remember_hang(files: list[str], name: str, why: str) -> None:
