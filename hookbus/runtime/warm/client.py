@@ -1027,7 +1027,9 @@ def cold(  # noqa: PLR0917
     why: tuple[str, str] | None = None,
 ) -> int:
     # The full in-process cold path (``hookbus run``) for the same call, given the
-    # payload already read (:func:`hookbus.runtime.warm.fallback.cold`).
+    # payload already read (:func:`hookbus.runtime.warm.fallback.cold`): the call as
+    # ``opts`` names it, or ``argv`` as given when they could not be read (the cold path
+    # says what is wrong with them).
     _importable()
     from hookbus.runtime.warm import fallback
 
