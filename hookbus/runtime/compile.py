@@ -27,6 +27,7 @@ from hookbus.bus.output import HookOutput
 from hookbus.bus.subscriptions import guards
 from hookbus.hosts.shared.driver import TOOL_EVENT_KINDS
 from hookbus.local import diagnostics, state
+from hookbus.runtime.call import answer_owed
 from hookbus.runtime.config import HandlerRef, Settings
 from hookbus.runtime.config import load as load_config
 from hookbus.runtime.index import (
@@ -35,7 +36,6 @@ from hookbus.runtime.index import (
     Lookup,
     Unloaded,
     index_name,
-    refusal_reason,
     stat,
 )
 from hookbus.runtime.load import Unavailable, build_handlers, entry_of, module_files, ref_of
@@ -334,12 +334,11 @@ def refusals(owed_to: list[HandlerData]) -> dict[str, dict[str, OutputData]]:
     handler, of ``owed_to``, is or may be a guard)."""
     if not owed_to:
         return {}
-    reason = refusal_reason("no answer in time", owed_to)
     found: dict[str, dict[str, OutputData]] = {}
     for host in hosts.HOSTS:
         driver = hosts.driver(host)
         for native in driver.events:
-            out = driver.refusal(native, reason)
+            out = answer_owed(driver, native, owed_to, "no answer in time")
             if out != driver.no_opinion(native):
                 found.setdefault(host, {})[native] = _plain(out)
     return found

@@ -20,7 +20,6 @@ import json
 import os
 import sys
 import time
-import zlib
 
 from hookbus import __version__
 from hookbus.bus.output import HookOutput
@@ -42,7 +41,7 @@ if TYPE_CHECKING:
 
     Freshness = Literal["fresh", "stale", "missing", "unreadable", "refused"]
 
-FORMAT = 7
+FORMAT = 8
 INDEX_DIR = "index"
 
 
@@ -61,8 +60,9 @@ def index_name(files: list[str]) -> str:
     still tells which handlers are guards."""
     from hookbus.local.discover import user_folder
 
-    key = "\0".join([*files, sys.executable, user_folder()])
-    return f"{zlib.crc32(key.encode('utf-8', 'surrogateescape')):08x}.json"
+    key = "\0".join([*files, sys.executable, user_folder()]).encode("utf-8", "surrogateescape")
+    # The client's digest (``hookbus.runtime.warm.client.digest``; a test holds them equal).
+    return f"{int.from_bytes(key, 'big') % ((1 << 64) - 59):016x}.json"
 
 
 def is_fresh(data: IndexData, files: list[str], now: float | None = None) -> bool:
@@ -113,6 +113,22 @@ class Lookup:
             return list(route["handlers"])
         unknown = tool not in tools["known"] and not tool.startswith(tuple(tools["known_prefixes"]))
         return list(route["handlers"]) if tools["unknown"] and unknown else []
+
+    def candidates(self, host: str, native: str, tool: object) -> list[HandlerData]:
+        """Who may want this native event: the handlers routed to it (:meth:`wanted`),
+        then those whose declaration is unknown (they may want any). The one gate every
+        path asks (the cold path, its watchdog and worker, the in-process entry; the
+        warm server's client restates it, ``client._wanted``, and a test holds them
+        equal)."""
+        if self.data is None:
+            return []
+        chosen = [self.data["handlers"][i] for i in self.wanted(host, native, tool)]
+        return chosen + [h for h in self.unknown_handlers() if h not in chosen]
+
+    def nobody(self, host: str, native: str, tool: object) -> bool:
+        """True when the index is fresh and no handler may want this event: the call is
+        answered the host's no-opinion without a worker."""
+        return self.fresh and not self.candidates(host, native, tool)
 
     def refusal(self, host: str, native: str) -> HookOutput | None:
         """The refusal of ``native`` the index encoded when it was compiled (None when it
