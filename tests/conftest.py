@@ -9,9 +9,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import stop_servers
+import support
+from hypothesis import settings
+from servers import last_pid, stop_servers
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A run that leaves the ``stress`` tests out (the unit run) checks each property on a
+    fifth of its examples (:func:`support.examples`, and a profile for the properties that
+    keep hypothesis's default count); a run with them, as CI's, on all of them."""
+    support.PROPERTIES_IN_FULL = support.in_full(config.getoption("markexpr"))
+    if not support.PROPERTIES_IN_FULL:
+        default = settings.get_profile("default").max_examples
+        settings.register_profile("unit", max_examples=support.examples(default))
+        settings.load_profile("unit")
 
 
 @pytest.fixture(autouse=True)
@@ -29,6 +42,8 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
     # No test installs from a registry: OpenCode's and Kilo's npm step is left to the
     # host, unless a test points HOOKBUS_NPM at a fake npm.
     monkeypatch.setenv("HOOKBUS_NPM", "")
+    # Every server the test's hooks start is a process started from here on.
+    started = last_pid()
     yield state
     # The state folder the test ended with (it may have pointed it elsewhere). The client
     # makes its run/ folder before it starts a server: a state folder without one had
@@ -36,7 +51,7 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
     # root removes older runs' folders) may have.
     final = Path(os.environ.get("HOOKBUS_STATE_DIR", state))
     if not final.exists() or (final / "run").exists():
-        stop_servers(final)
+        stop_servers(final, since=started)
 
 
 @pytest.fixture
@@ -98,12 +113,10 @@ def trusted_projects(
 
     original, check, stats = subprocess.Popen.__init__, project_trust.check, compiler.trust_stats
 
-    def trusting(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> None:
-        env = kwargs.get("env")
+    def starting(env: dict[str, str] | None, cwd: Any) -> None:
         roots = [tmp_path]
         # The repository's examples only for a process started in them: trusted into
         # every store, they would change the store (and stale its indexes) at each start.
-        cwd = kwargs.get("cwd")
         if cwd is not None and Path(cwd).resolve().is_relative_to(ROOT / "examples"):
             roots.append(ROOT / "examples")
         # The store of the process's own configuration folder, as hookbus finds it.
@@ -113,6 +126,9 @@ def trusted_projects(
                 os.path.join(env["HOME"], ".config") if env.get("HOME") else None)  # fmt: skip
         for root in roots:
             trust_projects(root, home)
+
+    def trusting(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> None:
+        starting(kwargs.get("env"), kwargs.get("cwd"))
         original(self, *args, **kwargs)
 
     # A configuration loaded, or an index compiled, in the test's own process: trusted
@@ -128,3 +144,9 @@ def trusted_projects(
     monkeypatch.setattr(subprocess.Popen, "__init__", trusting)
     monkeypatch.setattr(project_trust, "check", trusted_check)
     monkeypatch.setattr(compiler, "trust_stats", trusted_stats)
+    # A command run in this process (support.hookbus_inproc) is trusted for as a process
+    # started would be, then runs without these patches, as that process would.
+    monkeypatch.setattr(support, "process_start", starting)
+    monkeypatch.setattr(support, "test_patches", [
+        (subprocess.Popen, "__init__", original), (project_trust, "check", check),
+        (compiler, "trust_stats", stats)])  # fmt: skip

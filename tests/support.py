@@ -4,11 +4,14 @@ of every shape for property tests, and the install tests' project and checks."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +28,11 @@ if TYPE_CHECKING:
 GOLDEN = Path(__file__).parent / "golden" / "claude"
 
 
-#: What the cold path takes of the bus: its vocabulary, none of its machinery.
-BUS_VOCABULARY = frozenset({"hookbus.bus.output", "hookbus.bus.budgets"})
+#: What the cold path takes of the bus: its vocabulary (and the index's shape), none of its
+#: machinery.
+BUS_VOCABULARY = frozenset(
+    {"hookbus.bus.output", "hookbus.bus.budgets", "hookbus.bus.subscriptions"}
+)
 
 
 def client_call(host: str, event: str | None = None, timeout: float | None = None) -> str:
@@ -124,6 +130,221 @@ def hookbus_cli(
     )  # fmt: skip
 
 
+#: Whether this run checks each property on all its examples (:func:`in_full`); set by
+#: ``conftest.py``.
+PROPERTIES_IN_FULL = True
+
+
+def in_full(markexpr: str | None) -> bool:
+    """Whether a run of ``-m markexpr`` checks each property on all its examples: one that
+    includes the ``stress`` tests does (CI's ``-m 'not e2e'``, a run of everything); the
+    unit run (``-m 'not e2e and not stress'``), the edit-and-test loop's, on a fifth."""
+    from _pytest.mark.expression import Expression
+
+    if not markexpr:
+        return True
+    try:  # would a ``stress`` test be selected? (pytest's own reading of ``-m``)
+        return Expression.compile(markexpr).evaluate(
+            lambda name, /, **kwargs: name == "stress" and not kwargs)  # fmt: skip
+    except Exception:  # an expression this cannot read: in full, to be safe
+        return True
+
+
+def examples(full: int) -> int:
+    """The ``max_examples`` of a property whose full count is ``full``, for this run."""
+    return full if PROPERTIES_IN_FULL else max(full // 5, 10)
+
+
+#: The commands :func:`hookbus_inproc` runs: they parse arguments, read and write files and
+#: start processes of their own, and leave nothing behind in the process that ran them
+#: (``run``, ``serve`` and ``try`` install signal handlers, end with ``os._exit`` or
+#: start servers: they run in a process of their own, :func:`hookbus_cli`).
+IN_PROCESS = frozenset({"manifest", "install", "verify", "uninstall", "doctor", "trust"})
+
+#: Set by conftest's ``trusted_projects`` for each test: what it does before a process
+#: starts (trust the test's projects, in the trust store that process would read), and
+#: its patches of this process, which a process of hookbus's own would not have.
+process_start: Callable[[dict[str, str], Path], None] | None = None
+test_patches: list[tuple[object, str, object]] = []
+
+
+def hookbus_inproc(
+    cwd: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+    unset: tuple[str, ...] = (),
+) -> subprocess.CompletedProcess[str]:
+    """:func:`hookbus_cli` run in this process: the same arguments, the same result,
+    without an interpreter's start. As a process of its own would, the command gets its
+    own working folder, environment (``env`` over this one: ``HOME``, ``XDG_*``), ``argv``,
+    file descriptors 0, 1 and 2 (what its children inherit, and what hookbus writes to
+    fd 2 directly) and a fresh start of hookbus's caches; none of the test's patches; and
+    it may import nothing but hookbus and the standard library (a project's handler would
+    stay in ``sys.modules``), nor change ``sys.path``: that fails the test. Everything is
+    put back after it, whatever it raised. ``unset``: variables of this environment the
+    command does not get (unless ``env`` gives them)."""
+    if not args or args[0] not in IN_PROCESS:
+        raise ValueError(f"hookbus {' '.join(args[:1])} runs in a process of its own: hookbus_cli")
+    environ = {**{k: v for k, v in os.environ.items() if k not in unset}, **(env or {})}
+    if process_start is not None:
+        process_start(environ, cwd)
+    with _as_a_process(cwd, environ, stdin or "") as streams:
+        code = _exit_code(list(args))
+    out, err = (_decoded(s) for s in streams)
+    return subprocess.CompletedProcess([sys.executable, "-m", "hookbus", *args], code, out, err)
+
+
+def _exit_code(args: list[str]) -> int:
+    """What ``python -m hookbus ARGS`` would exit with, its traceback (if any) on stderr."""
+    import traceback
+
+    from hookbus.cli import main
+
+    try:
+        return main(args)
+    except SystemExit as exc:  # argparse's usage errors, and sys.exit
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code, file=sys.stderr)
+        return 1
+    except Exception:
+        traceback.print_exc()
+        return 1
+
+
+@contextlib.contextmanager
+def _as_a_process(cwd: Path, environ: dict[str, str], stdin: str) -> Iterator[list[Any]]:
+    """This process made to look like a fresh ``python -m hookbus`` started in ``cwd`` with
+    ``environ`` and ``stdin``; yields the files fd 1 and fd 2 are written to."""
+    import locale
+    import tempfile
+
+    encoding = locale.getpreferredencoding(False)
+    saved_environ, saved_cwd = dict(os.environ), os.getcwd()
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    # What this process imported that a new one would not have (the tests' own modules,
+    # an earlier test's handler module of the same name): out of the way while the
+    # command runs, as the children it forks (the index's compile) would inherit them.
+    stashed = {name: module for name, module in sys.modules.items() if _foreign(module)}
+    modules = set(sys.modules)
+    for stream in saved_streams[1:]:
+        stream.flush()
+    files = [tempfile.TemporaryFile() for _ in range(3)]  # noqa: SIM115 (closed below)
+    files[0].write(stdin.encode(encoding))
+    files[0].seek(0)
+    saved_fds = [os.dup(fd) for fd in (0, 1, 2)]
+    patched = [(obj, name, getattr(obj, name)) for obj, name, _ in test_patches]
+    try:
+        for fd, file in enumerate(files):
+            os.dup2(file.fileno(), fd)
+        sys.stdin = open(0, encoding=encoding, closefd=False)  # noqa: SIM115
+        sys.stdout = open(1, "w", encoding=encoding, closefd=False,  # noqa: SIM115
+                          errors=sys.__stdout__.errors if sys.__stdout__ else "strict")  # fmt: skip
+        sys.stderr = open(2, "w", encoding=encoding, errors="backslashreplace",  # noqa: SIM115
+                          closefd=False)  # fmt: skip
+        os.environ.clear()
+        os.environ.update(environ)
+        os.chdir(cwd)
+        sys.argv = [os.path.join(os.path.dirname(hookbus.__file__), "__main__.py")]
+        for name in stashed:
+            del sys.modules[name]
+        sys.path[:] = [os.getcwd(), *_import_path(environ)]  # what python -m puts first
+        command_path = list(sys.path)
+        for obj, name, original in test_patches:
+            setattr(obj, name, original)
+        _fresh_caches()
+        yield files[1:]
+    finally:
+        for stream in (sys.stdin, sys.stdout, sys.stderr):
+            stream.close()  # not the descriptor: closefd=False
+        for obj, name, value in patched:
+            setattr(obj, name, value)
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        for fd, saved in enumerate(saved_fds):
+            os.dup2(saved, fd)
+            os.close(saved)
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_environ)
+        sys.argv = saved_argv
+        changed_path, sys.path[:] = sys.path != command_path, saved_path
+        foreign = sorted(name for name in set(sys.modules) - modules if _foreign(sys.modules[name]))
+        for name in foreign:
+            del sys.modules[name]
+        sys.modules.update(stashed)
+        _fresh_caches()
+        for file in files[1:]:
+            file.seek(0)
+        files[0].close()
+    assert not foreign and not changed_path, (
+        f"the command imported {foreign} or changed sys.path: run it with hookbus_cli"
+    )
+
+
+def _fresh_caches() -> None:
+    """hookbus's module-level caches as a new process has them: the state root's
+    descriptor, deferred diagnostics, the package file each interpreter imports, the
+    last index parsed, the groups judged private."""
+    from hookbus.hosts.shared import manifest
+    from hookbus.local import diagnostics, state, trust
+    from hookbus.runtime import index
+
+    state.forget()
+    diagnostics._pending = None
+    manifest.hookbus_file.cache_clear()
+    if "hookbus.hosts.hermes.manifest" in sys.modules:
+        sys.modules["hookbus.hosts.hermes.manifest"].interpreter.cache_clear()
+    index._parsed = (b"", None)
+    trust._private_group.clear()
+
+
+def _foreign(module: Any) -> bool:
+    """Whether ``module`` is neither hookbus's nor installed with this Python."""
+    file = getattr(module, "__file__", None)
+    return isinstance(file, str) and not file.startswith(_homes())
+
+
+@functools.cache
+def _homes() -> tuple[str, ...]:
+    """The folders of hookbus's package and of this Python's own modules, as given and as
+    real paths, each ending in a separator."""
+    import sysconfig
+
+    homes = {os.path.dirname(hookbus.__file__), sys.prefix, sys.base_prefix,
+             *sysconfig.get_paths().values()}  # fmt: skip
+    return tuple(os.path.join(p, "") for h in homes for p in {h, os.path.realpath(h)})
+
+
+_PATH_ENV = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE", "HOME")
+
+
+def _import_path(environ: dict[str, str]) -> list[str]:
+    """``sys.path`` of this Python started with ``environ``, but its first entry (the
+    script's folder): asked of a real one once for each value of what it depends on."""
+    return list(_started_path(tuple(environ.get(name) for name in _PATH_ENV)))
+
+
+@functools.cache
+def _started_path(values: tuple[str | None, ...]) -> tuple[str, ...]:
+    env = {k: v for k, v in os.environ.items() if k not in _PATH_ENV}
+    env.update({k: v for k, v in zip(_PATH_ENV, values, strict=True) if v is not None})
+    code = "import json, sys; print(json.dumps(sys.path[1:]))"
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env, check=True, timeout=60).stdout  # fmt: skip
+    return tuple(json.loads(found))
+
+
+def _decoded(file: Any) -> str:
+    """A stream's bytes as ``subprocess.run(text=True)`` decodes them."""
+    import locale
+
+    text: str = file.read().decode(locale.getpreferredencoding(False))
+    file.close()
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 TEXT = st.text(max_size=40)
 #: Any merged reply: every field empty or set, in any combination.
 REPLIES = st.builds(
@@ -182,21 +403,21 @@ JSON_VALUES = st.recursive(
 
 
 def check_round_trip(project: Path, host: str, path: Path, original: bytes) -> dict[str, Any]:
-    """Through the real CLI in an :func:`install_project`: the user's ``path`` holding
-    ``original``, installed, installed again with one handler fewer, verified clean, then
-    found drifted once the handler is back, and uninstalled: ``path`` holds ``original``
-    byte for byte again. Returns the settings as the second install left them."""
+    """Through the CLI (in this process: :func:`hookbus_inproc`) in an
+    :func:`install_project`: the user's ``path`` holding ``original``, installed,
+    installed again with one handler fewer, verified clean, then found drifted once the
+    handler is back, and uninstalled: ``path`` holds ``original`` byte for byte again. Returns the settings as the second install left them."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(original)
-    assert hookbus_cli(project, "install", "--host", host).returncode == 0
+    assert hookbus_inproc(project, "install", "--host", host).returncode == 0
     (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell"]\n')
-    assert hookbus_cli(project, "install", "--host", host).returncode == 0
+    assert hookbus_inproc(project, "install", "--host", host).returncode == 0
     installed: dict[str, Any] = json.loads(path.read_text())
-    assert hookbus_cli(project, "verify", "--host", host).returncode == 0
+    assert hookbus_inproc(project, "verify", "--host", host).returncode == 0
     (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell", "hooks_mod:lifecycle"]\n')
-    drifted = hookbus_cli(project, "verify", "--host", host)
+    drifted = hookbus_inproc(project, "verify", "--host", host)
     assert (drifted.returncode, "missing: SessionStart" in drifted.stdout) == (1, True)
-    done = hookbus_cli(project, "uninstall", "--host", host)
+    done = hookbus_inproc(project, "uninstall", "--host", host)
     assert done.returncode == 0, done.stderr
     assert path.read_bytes() == original
     return installed
@@ -217,7 +438,7 @@ def check_fallback(project: Path, host: str, path: Path, nowhere: Path) -> None:
     run with hookbus nowhere on ``PATH``: the fail-closed PreToolUse's fallback prints the
     Claude-style JSON deny with exit 0; SessionStart's prints nothing (on Claude-style
     hosts plain text there would become context)."""
-    assert hookbus_cli(project, "install", "--host", host, "--command", "path").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", host, "--command", "path").returncode == 0
     hooks = json.loads(path.read_text())["hooks"]
     deny = without_hookbus(hooks["PreToolUse"][-1]["hooks"][0]["command"], nowhere)
     assert deny.returncode == 0

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support import hookbus_inproc
 
 HANDLERS = """
 import hookbus
@@ -39,9 +40,16 @@ def project(tmp_path: Path) -> Path:
 
 
 def hookbus(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """The real CLI in ``project``, with its own home (so ~/.claude is the test's own)."""
+    """The CLI in ``project`` (in this process: :func:`support.hookbus_inproc`), with its
+    own home (so ~/.claude is the test's own)."""
+    return hookbus_inproc(project, *args, env={"HOME": str(project.parent / "home"), **env},
+                          unset=("NO_COLOR", "FORCE_COLOR"))  # fmt: skip
+
+
+def hookbus_process(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """:func:`hookbus` run as a process of its own, as a person runs it."""
     environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
-    environ.update(HOME=str(project.parent / "home"), **env)
+    environ.update(HOME=str(project.parent / "home"))
     return subprocess.run(
         [sys.executable, "-m", "hookbus", *args], cwd=project, env=environ,
         capture_output=True, text=True, timeout=120, check=False,
@@ -63,7 +71,7 @@ def test_a_healthy_install_exits_0(project: Path) -> None:
     """Installed from this interpreter, with every handler loading: exit 0, and the
     installed file, the interpreter, the configuration and the handlers are shown."""
     settings = installed(project)
-    proc = hookbus(project, "doctor")
+    proc = hookbus_process(project, "doctor")  # the real CLI, end to end
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
     assert has_row(out, "project", settings, "server", "3 (PreToolUse")

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import hookbus_cli
+from support import hookbus_cli, hookbus_inproc
 
 GOOD = """
 import hookbus
@@ -101,14 +101,14 @@ def test_install_refuses_a_mistake_and_names_it(project: Path, mistake: str) -> 
         (project / ".hookbus.toml").write_text(files["config"])
     if "module" in files:
         (project / "hooks_mod.py").write_text(files["module"])
-    proc = hookbus_cli(project, "install", "--host", "claude")
+    proc = hookbus_inproc(project, "install", "--host", "claude")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     for text in expected:
         assert text in proc.stderr, (text, proc.stderr)
     assert "--force" in proc.stderr and "not installed" in proc.stderr
     assert not (project / ".claude").exists()
     # verify fails on the same mistake, saying so
-    verify = hookbus_cli(project, "verify", "--host", "claude")
+    verify = hookbus_inproc(project, "verify", "--host", "claude")
     assert verify.returncode == 1
     assert expected[0] in verify.stderr
 
@@ -119,7 +119,7 @@ def test_force_installs_anyway_and_the_broken_guard_denies_naming_its_cause(
     """With --force, a guard whose module does not load still guards: its events are
     registered, and the deny names the syntax error's place, not a timeout."""
     (project / "hooks_mod.py").write_text(GOOD + "\ndef broken(:\n")
-    proc = hookbus_cli(project, "install", "--host", "claude", "--force")
+    proc = hookbus_inproc(project, "install", "--host", "claude", "--force")
     assert proc.returncode == 0, proc.stderr
     hooks = json.loads(settings_file(project).read_text())["hooks"]
     assert "PreToolUse" in hooks
@@ -136,20 +136,20 @@ def test_force_installs_anyway_and_the_broken_guard_denies_naming_its_cause(
 
 
 def test_verify_reports_drift_readably_with_the_fix(project: Path) -> None:
-    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "claude").returncode == 0
     (project / ".hookbus.toml").write_text(
         'enable = ["hooks_mod:shell", "hooks_mod:prompt"]\n'
         '[handlers."hooks_mod:shell"]\nfail_closed = false\n'
     )
-    proc = hookbus_cli(project, "verify", "--host", "claude")
+    proc = hookbus_inproc(project, "verify", "--host", "claude")
     assert proc.returncode == 1
     assert (
         "missing: UserPromptSubmit is not registered, but an enabled handler wants" in proc.stdout
     )
     assert "changed: PreToolUse: its fallback differs" in proc.stdout
     assert proc.stdout.rstrip().endswith("fix: run: hookbus install --host claude")
-    hookbus_cli(project, "install", "--host", "claude")
-    assert hookbus_cli(project, "verify", "--host", "claude").returncode == 0
+    hookbus_inproc(project, "install", "--host", "claude")
+    assert hookbus_inproc(project, "verify", "--host", "claude").returncode == 0
 
 
 # -- scopes ----------------------------------------------------------------------------------
@@ -159,26 +159,26 @@ def test_local_scope_writes_the_uncommitted_settings_and_warns_when_git_would_ad
     project: Path,
 ) -> None:
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    proc = hookbus_cli(project, "install", "--host", "claude", "--scope", "local")
+    proc = hookbus_inproc(project, "install", "--host", "claude", "--scope", "local")
     assert proc.returncode == 0, proc.stderr
     assert settings_file(project, "settings.local.json").exists()
     assert not settings_file(project).exists()
     assert "not ignored by git" in proc.stderr
     assert "this machine's interpreter" not in proc.stderr
     (project / ".gitignore").write_text(".claude/settings.local.json\n")
-    hookbus_cli(project, "uninstall", "--host", "claude", "--scope", "local")
-    again = hookbus_cli(project, "install", "--host", "claude", "--scope", "local")
+    hookbus_inproc(project, "uninstall", "--host", "claude", "--scope", "local")
+    again = hookbus_inproc(project, "install", "--host", "claude", "--scope", "local")
     assert "not ignored by git" not in again.stderr
 
 
 def test_project_scope_warns_about_the_machines_interpreter_and_offers_portable_forms(
     project: Path,
 ) -> None:
-    proc = hookbus_cli(project, "install", "--host", "claude")
+    proc = hookbus_inproc(project, "install", "--host", "claude")
     assert proc.returncode == 0
     assert "its commands name this machine's interpreter" in proc.stderr
     assert sys.executable in proc.stderr and "--command path" in proc.stderr
-    portable = hookbus_cli(project, "install", "--host", "claude", "--command", "path")
+    portable = hookbus_inproc(project, "install", "--host", "claude", "--command", "path")
     assert "this machine's interpreter" not in portable.stderr
     command = pre_tool_command(project)
     assert sys.executable not in command and "; hookbus run --host claude" in command
@@ -187,18 +187,18 @@ def test_project_scope_warns_about_the_machines_interpreter_and_offers_portable_
 def test_the_shared_file_is_said_committed_only_when_git_tracks_it(project: Path) -> None:
     """Not tracked yet: said so, and a portable install suggests ``git add``; tracked:
     committed with the project; outside a repository: neither."""
-    alone = hookbus_cli(project, "install", "--host", "claude")
+    alone = hookbus_inproc(project, "install", "--host", "claude")
     assert "not in a git repository" in alone.stderr
     assert "committed" not in alone.stderr and "git add" not in alone.stderr
-    hookbus_cli(project, "uninstall", "--host", "claude")
+    hookbus_inproc(project, "uninstall", "--host", "claude")
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    untracked = hookbus_cli(project, "install", "--host", "claude")
+    untracked = hookbus_inproc(project, "install", "--host", "claude")
     assert "not tracked by git yet" in untracked.stderr
     assert "committed with the project" not in untracked.stderr
-    portable = hookbus_cli(project, "install", "--host", "claude", "--command", "path")
+    portable = hookbus_inproc(project, "install", "--host", "claude", "--command", "path")
     assert f"git add {settings_file(project)}" in portable.stderr
     subprocess.run(["git", "add", ".claude/settings.json"], cwd=project, check=True)
-    tracked = hookbus_cli(project, "install", "--host", "claude", "--command", "absolute")
+    tracked = hookbus_inproc(project, "install", "--host", "claude", "--command", "absolute")
     assert "is committed with the project" in tracked.stderr
 
 
@@ -227,7 +227,7 @@ def test_a_configurations_names_are_printed_escaped(project: Path) -> None:
     (TOML ``\\u`` escapes) reach the terminal escaped in install's problems."""
     (project / ".hookbus.toml").write_text('enable = ["\\u001b[2Jevil\\u202e:h"]\n')
     for scope in ("project", "local"):
-        done = hookbus_cli(project, "install", "--host", "claude", "--scope", scope)
+        done = hookbus_inproc(project, "install", "--host", "claude", "--scope", scope)
         assert "evil" in done.stderr, done.stderr
         assert "\x1b" not in done.stderr and "\u202e" not in done.stderr
         assert "\\x1b[2Jevil\\u202e" in done.stderr
@@ -244,7 +244,7 @@ def test_user_scope_reads_the_user_configuration_only(
     (user_dir / "mine.py").write_text(GOOD)
     (user_dir / "config.toml").write_text('enable = ["mine:prompt"]\n')
     (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell"]\n')
-    proc = hookbus_cli(project, "install", "--host", "claude", "--scope", "user",
+    proc = hookbus_inproc(project, "install", "--host", "claude", "--scope", "user",
                        env={"HOME": str(home)})  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     hooks = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]
@@ -275,7 +275,7 @@ def test_portable_forms_run_hookbus_found_on_path_and_refuse_without_it(
 ) -> None:
     """With hookbus on PATH the guard answers; without it (no such program, or a python3
     that cannot import hookbus) the command's fallback denies for the fail-closed guard."""
-    assert hookbus_cli(project, "install", "--host", "claude", "--command", form).returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "claude", "--command", form).returncode == 0
     command = pre_tool_command(project)
     venv_bin = tmp_path / "venv-bin"
     venv_bin.mkdir()
@@ -334,17 +334,17 @@ def test_uninstall_after_a_user_edit_keeps_the_edit_and_the_layout(project: Path
     path = settings_file(project)
     path.parent.mkdir()
     path.write_text('{"model":"opus"}')
-    hookbus_cli(project, "install", "--host", "claude")
+    hookbus_inproc(project, "install", "--host", "claude")
     edited = path.read_text().replace('"model":"opus"', '"model":"sonnet","theme":"dark"')
     path.write_text(edited)
-    assert hookbus_cli(project, "uninstall", "--host", "claude").returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "claude").returncode == 0
     assert path.read_text() == '{"model":"sonnet","theme":"dark"}'
 
 
 def test_uninstall_removes_a_file_install_created(project: Path) -> None:
-    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "claude").returncode == 0
     assert settings_file(project).exists()
-    proc = hookbus_cli(project, "uninstall", "--host", "claude")
+    proc = hookbus_inproc(project, "uninstall", "--host", "claude")
     assert "hookbus created it" in proc.stdout
     assert not settings_file(project).exists()
     assert not settings_file(project).with_name("settings.json.hookbus-backup").exists()
@@ -355,7 +355,8 @@ def test_the_module_form_refuses_when_python3_imports_a_broken_hookbus(
 ) -> None:
     """A half-removed install (its package raises at import) is no pass for the guard."""
     assert (
-        hookbus_cli(project, "install", "--host", "claude", "--command", "module").returncode == 0
+        hookbus_inproc(project, "install", "--host", "claude", "--command", "module").returncode
+        == 0
     )
     broken = tmp_path / "broken" / "hookbus"
     broken.mkdir(parents=True)
@@ -379,7 +380,9 @@ def test_a_hookbus_on_path_that_cannot_start_is_no_pass_for_the_guard(
 ) -> None:
     """The path form with a console script whose interpreter is gone (a pipx venv after a
     Python upgrade): the shell says 126/127, and the command's fallback denies."""
-    assert hookbus_cli(project, "install", "--host", "claude", "--command", "path").returncode == 0
+    assert (
+        hookbus_inproc(project, "install", "--host", "claude", "--command", "path").returncode == 0
+    )
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "hookbus").write_text("#!/nonexistent/python3\n")
@@ -397,7 +400,7 @@ def test_a_half_removed_hookbus_is_no_pass_for_the_guard(project: Path, tmp_path
     import hookbus
 
     # a working hook's own answer passes through alone
-    assert hookbus_cli(project, "install", "--host", "claude", "--no-server").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "claude", "--no-server").returncode == 0
     assert run_entry(pre_tool_command(project), project, os.environ["PATH"])[
         "permissionDecisionReason"] == "not that"  # fmt: skip
     # An interpreter whose hookbus is a copy (it takes the command's -E off: the package
@@ -409,7 +412,7 @@ def test_a_half_removed_hookbus_is_no_pass_for_the_guard(project: Path, tmp_path
     python.write_text(f'#!/bin/sh\n[ "$1" = -E ] && shift\nPYTHONPATH={broken} exec '
                       f'{sys.executable} "$@"\n')  # fmt: skip
     python.chmod(0o755)
-    done = hookbus_cli(
+    done = hookbus_inproc(
         project, "install", "--host", "claude", "--no-server", "--python", str(python)
     )
     assert done.returncode == 0, done.stderr
@@ -428,10 +431,10 @@ def test_python_given_by_name_is_written_as_its_absolute_path(project: Path) -> 
     run: it is resolved on PATH and written absolute."""
     name = Path(sys.executable).name
     env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    proc = hookbus_cli(project, "install", "--host", "claude", "--python", name, env=env)
+    proc = hookbus_inproc(project, "install", "--host", "claude", "--python", name, env=env)
     assert proc.returncode == 0, proc.stderr
     assert f"[ -x {sys.executable} ]" in pre_tool_command(project)
-    missing = hookbus_cli(project, "install", "--host", "claude", "--python", "nopython9")
+    missing = hookbus_inproc(project, "install", "--host", "claude", "--python", "nopython9")
     assert missing.returncode == 1 and "no such interpreter" in missing.stderr
 
 
@@ -443,7 +446,7 @@ def test_an_event_that_is_not_a_list_of_groups_is_refused_not_rearranged(
     path.parent.mkdir()
     text = '{"hooks": {"PreToolUse": ' + value + "}}"
     path.write_text(text)
-    proc = hookbus_cli(project, "install", "--host", "claude")
+    proc = hookbus_inproc(project, "install", "--host", "claude")
     assert proc.returncode == 1
     assert "hooks.PreToolUse is not a list" in proc.stderr and "Traceback" not in proc.stderr
     assert path.read_text() == text
@@ -454,7 +457,7 @@ def test_the_backup_is_as_private_as_the_settings_file(project: Path) -> None:
     path.parent.mkdir()
     path.write_text('{"env": {"ANTHROPIC_API_KEY": "sk-secret"}}')
     path.chmod(0o600)
-    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "claude").returncode == 0
     assert (path.stat().st_mode & 0o777, path.with_name("settings.json.hookbus-backup")
             .stat().st_mode & 0o777) == (0o600, 0o600)  # fmt: skip
 
@@ -475,7 +478,7 @@ def test_a_settings_folder_that_cannot_be_written_is_a_message_not_a_traceback(
         (project / ".claude").write_text("not a folder")
     else:
         (project / ".claude").mkdir(mode=0o500)
-    proc = hookbus_cli(project, "install", "--host", "claude")
+    proc = hookbus_inproc(project, "install", "--host", "claude")
     assert proc.returncode == 1
     assert ".claude" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -488,8 +491,8 @@ def test_the_users_empty_containers_come_back_too(project: Path, original: str) 
     path = settings_file(project)
     path.parent.mkdir()
     path.write_text(original)
-    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
-    assert hookbus_cli(project, "uninstall", "--host", "claude").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "claude").returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "claude").returncode == 0
     assert path.read_text() == original
 
 
@@ -498,11 +501,11 @@ def test_uninstall_keeps_an_edit_that_only_changed_a_values_type(project: Path) 
     path = settings_file(project)
     path.parent.mkdir()
     path.write_text('{"spinnerTipsEnabled": 1}')
-    hookbus_cli(project, "install", "--host", "claude")
+    hookbus_inproc(project, "install", "--host", "claude")
     path.write_text(
         path.read_text().replace('"spinnerTipsEnabled": 1', '"spinnerTipsEnabled": true')
     )
-    assert hookbus_cli(project, "uninstall", "--host", "claude").returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "claude").returncode == 0
     assert json.loads(path.read_text()) == {"spinnerTipsEnabled": True}
 
 
@@ -515,10 +518,12 @@ def test_the_committed_settings_follow_the_projects_configuration_alone(
     user_dir.mkdir(parents=True)
     (user_dir / "mine.py").write_text(GOOD)
     (user_dir / "config.toml").write_text('enable = ["mine:prompt"]\n')
-    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "claude").returncode == 0
     assert sorted(json.loads(settings_file(project).read_text())["hooks"]) == [
         "PreSkillShellCommand", "PreToolUse"]  # fmt: skip
-    assert hookbus_cli(project, "install", "--host", "claude", "--scope", "local").returncode == 0
+    assert (
+        hookbus_inproc(project, "install", "--host", "claude", "--scope", "local").returncode == 0
+    )
     local = json.loads(settings_file(project, "settings.local.json").read_text())["hooks"]
     assert "UserPromptSubmit" in local
 
@@ -533,7 +538,7 @@ def test_a_misnamed_configuration_is_named_with_the_rename_that_fixes_it(project
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     (project / ".hookbus.toml").rename(project / "hookbus.toml")
     (project / "src").mkdir()
-    proc = hookbus_cli(project / "src", "install", "--host", "claude")
+    proc = hookbus_inproc(project / "src", "install", "--host", "claude")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     lines = proc.stderr.splitlines()
     assert lines[1:4] == [f"  {project / 'src' / '.hookbus.toml'}: missing",
@@ -549,7 +554,7 @@ def test_scope_user_with_only_a_project_configuration_says_to_install_for_the_pr
 ) -> None:
     """``--scope user`` reads the user configuration alone: with none, install exits 1
     naming the project's file it does not read and the scope that reads it."""
-    proc = hookbus_cli(project, "install", "--host", "claude", "--scope", "user",
+    proc = hookbus_inproc(project, "install", "--host", "claude", "--scope", "user",
                        env={"HOME": str(tmp_path / "home")})  # fmt: skip
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert f"{tmp_path / 'xdg-config' / 'hookbus' / 'config.toml'}: missing" in proc.stderr
@@ -567,7 +572,7 @@ def test_scope_project_with_only_a_user_configuration_offers_the_scopes_that_rea
     user_dir = tmp_path / "xdg-config" / "hookbus"
     user_dir.mkdir(parents=True)
     (user_dir / "config.toml").write_text("")
-    proc = hookbus_cli(project, "install", "--host", "claude")
+    proc = hookbus_inproc(project, "install", "--host", "claude")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert f"{user_dir / 'config.toml'}: not read: the project's committed settings" in proc.stderr
     assert proc.stderr.splitlines()[-1] == (
@@ -579,7 +584,7 @@ def test_scope_project_with_only_a_user_configuration_offers_the_scopes_that_rea
 def test_hookbus_config_naming_no_file_is_said_with_its_fix(project: Path) -> None:
     """``HOOKBUS_CONFIG`` naming a file that does not exist: exit 1, the path and the fix."""
     gone = project / "gone.toml"
-    proc = hookbus_cli(project, "install", "--host", "claude", env={"HOOKBUS_CONFIG": str(gone)})
+    proc = hookbus_inproc(project, "install", "--host", "claude", env={"HOOKBUS_CONFIG": str(gone)})
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert f"fix: create {gone}, or unset HOOKBUS_CONFIG" in proc.stderr
     assert not (project / ".claude").exists()

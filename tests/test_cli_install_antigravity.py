@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import client_call, hookbus_cli
+from support import client_call, hookbus_inproc
 
 from hookbus.hosts.antigravity import manifest
 
@@ -59,7 +59,7 @@ def test_install_writes_one_named_hook_in_agys_shape_and_keeps_the_users(project
     path = hooks_file(project)
     path.parent.mkdir()
     path.write_text(json.dumps({"my-linter": MINE}))
-    done = hookbus_cli(project, "install", "--host", "antigravity")
+    done = hookbus_inproc(project, "install", "--host", "antigravity")
     assert done.returncode == 0, done.stderr
     assert "trusted" in done.stdout
     document = settings(project)
@@ -91,7 +91,7 @@ def test_with_hookbus_gone_each_command_answers_agys_own_json(
     event ``{}``, exit 0: agy would deny on empty output, and abort the turn on a field
     its result message lacks."""
     assert (
-        hookbus_cli(project, "install", "--host", "antigravity", "--command", "path").returncode
+        hookbus_inproc(project, "install", "--host", "antigravity", "--command", "path").returncode
         == 0
     )
     items = settings(project)["hookbus"][event]
@@ -108,7 +108,7 @@ def test_an_unguarded_pre_tool_use_falls_back_to_ask(project: Path, tmp_path: Pa
     (project / "hooks_mod.py").write_text(GUARDS.replace("fail_closed=True", "fail_closed=False"))
     (project / ".hookbus.toml").write_text('enable = ["hooks_mod:guard"]\n')
     assert (
-        hookbus_cli(project, "install", "--host", "antigravity", "--command", "path").returncode
+        hookbus_inproc(project, "install", "--host", "antigravity", "--command", "path").returncode
         == 0
     )
     command = settings(project)["hookbus"]["PreToolUse"][0]["hooks"][0]["command"]
@@ -126,13 +126,13 @@ def test_install_install_uninstall_leaves_the_file_byte_identical(project: Path)
     path = hooks_file(project)
     path.parent.mkdir()
     path.write_bytes(original)
-    assert hookbus_cli(project, "install", "--host", "antigravity").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "antigravity").returncode == 0
     (project / ".hookbus.toml").write_text('enable = ["hooks_mod:guard"]\n')
-    assert hookbus_cli(project, "install", "--host", "antigravity").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "antigravity").returncode == 0
     assert list(settings(project)["hookbus"]) == ["PreToolUse"]
     assert settings(project)["my-linter"] == MINE
-    assert hookbus_cli(project, "verify", "--host", "antigravity").returncode == 0
-    proc = hookbus_cli(project, "uninstall", "--host", "antigravity")
+    assert hookbus_inproc(project, "verify", "--host", "antigravity").returncode == 0
+    proc = hookbus_inproc(project, "uninstall", "--host", "antigravity")
     assert proc.returncode == 0, proc.stderr
     assert path.read_bytes() == original
 
@@ -140,11 +140,11 @@ def test_install_install_uninstall_leaves_the_file_byte_identical(project: Path)
 def test_verify_reports_drift(project: Path) -> None:
     """An entry changed by hand, or an event no longer wanted, is drift: verify fails and
     names the event."""
-    assert hookbus_cli(project, "install", "--host", "antigravity").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "antigravity").returncode == 0
     document = settings(project)
     document["hookbus"]["Stop"][0]["timeout"] = 99
     hooks_file(project).write_text(json.dumps(document))
-    done = hookbus_cli(project, "verify", "--host", "antigravity")
+    done = hookbus_inproc(project, "verify", "--host", "antigravity")
     assert done.returncode != 0
     assert "Stop" in done.stdout + done.stderr and "timeout 99" in done.stdout + done.stderr
 
@@ -168,7 +168,7 @@ def test_an_event_that_is_not_a_list_is_refused(project: Path) -> None:
     path = hooks_file(project)
     path.parent.mkdir()
     path.write_text('{"mine": {"PreToolUse": {"oops": 1}}}')
-    done = hookbus_cli(project, "install", "--host", "antigravity")
+    done = hookbus_inproc(project, "install", "--host", "antigravity")
     assert done.returncode == 1
     assert "mine.PreToolUse is not a list" in done.stderr
     assert path.read_text() == '{"mine": {"PreToolUse": {"oops": 1}}}'

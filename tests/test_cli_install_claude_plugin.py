@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import hookbus_cli, install_project, snapshot
+from support import hookbus_cli, hookbus_inproc, install_project, snapshot
 
-from hookbus.cli.install import compiled_index, config_files
 from hookbus.hosts.claude.plugin import GUARD_WAIT_MS, guard_argv, manifest, plugin_dir
 from hookbus.hosts.shared.manifest import OWNED_MARK
+from hookbus.install.plan import compiled_index, config_files
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def read_json(path: Path) -> dict[str, Any]:
 def test_install_writes_the_plugin_with_the_settings_installs_hooks(project: Path) -> None:
     """plugin.json and hooks/hooks.json, whose hooks are exactly what the settings install
     would merge; no module without the guard; the user's settings file is not created."""
-    done = hookbus_cli(project, "install", "--host", "claude", "--plugin")
+    done = hookbus_inproc(project, "install", "--host", "claude", "--plugin")
     assert done.returncode == 0, done.stderr
     plugin = read_json(folder(project) / ".claude-plugin" / "plugin.json")
     assert plugin["name"] == "hookbus"
@@ -49,7 +49,7 @@ def test_install_writes_the_plugin_with_the_settings_installs_hooks(project: Pat
     hooks = read_json(folder(project) / "hooks" / "hooks.json")
     assert OWNED_MARK in hooks["description"]
     assert "modules" not in hooks
-    settings = hookbus_cli(project, "manifest", "--host", "claude")
+    settings = hookbus_inproc(project, "manifest", "--host", "claude")
     assert hooks["hooks"] == json.loads(settings.stdout)["hooks"]
     assert {"SessionStart", "PreToolUse", "Stop"} <= set(hooks["hooks"])
     assert not (folder(project) / "hooks" / "spawn.js").exists()
@@ -101,16 +101,16 @@ def test_install_twice_is_the_same_and_uninstall_keeps_the_users_files(project: 
     settings.parent.mkdir(parents=True)
     settings.write_text('{"model": "sonnet"}\n')
     before = snapshot(project)
-    assert hookbus_cli(project, "install", "--host", "claude", "--plugin").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "claude", "--plugin").returncode == 0
     once = snapshot(project)
-    again = hookbus_cli(project, "install", "--host", "claude", "--plugin")
+    again = hookbus_inproc(project, "install", "--host", "claude", "--plugin")
     assert again.returncode == 0 and "already up to date" in again.stdout
     assert snapshot(project) == once
     assert settings.read_text() == '{"model": "sonnet"}\n'
-    assert hookbus_cli(project, "verify", "--host", "claude", "--plugin").returncode == 0
+    assert hookbus_inproc(project, "verify", "--host", "claude", "--plugin").returncode == 0
     theirs = folder(project) / "NOTES.md"
     theirs.write_text("mine\n")
-    done = hookbus_cli(project, "uninstall", "--host", "claude", "--plugin")
+    done = hookbus_inproc(project, "uninstall", "--host", "claude", "--plugin")
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in folder(project).iterdir()) == ["NOTES.md"]
     theirs.unlink()
@@ -122,8 +122,8 @@ def test_install_twice_is_the_same_and_uninstall_keeps_the_users_files(project: 
 def test_uninstall_removes_the_folders_install_made(project: Path) -> None:
     """Nothing of the user's in .claude/: uninstall leaves the project as it found it."""
     before = snapshot(project)
-    assert hookbus_cli(project, "install", "--host", "claude", "--plugin").returncode == 0
-    assert hookbus_cli(project, "uninstall", "--host", "claude", "--plugin").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "claude", "--plugin").returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "claude", "--plugin").returncode == 0
     assert snapshot(project) == before
 
 
@@ -132,7 +132,7 @@ def test_a_file_of_the_users_at_a_planned_path_is_refused(project: Path) -> None
     theirs = folder(project) / "hooks" / "hooks.json"
     theirs.parent.mkdir(parents=True)
     theirs.write_text('{"hooks": {}}\n')
-    done = hookbus_cli(project, "install", "--host", "claude", "--plugin")
+    done = hookbus_inproc(project, "install", "--host", "claude", "--plugin")
     assert done.returncode == 1
     assert "not written by hookbus" in done.stderr
     assert theirs.read_text() == '{"hooks": {}}\n'
@@ -141,7 +141,7 @@ def test_a_file_of_the_users_at_a_planned_path_is_refused(project: Path) -> None
 
 def test_dry_run_writes_nothing(project: Path) -> None:
     """--dry-run says what it would write, and writes nothing."""
-    done = hookbus_cli(project, "install", "--host", "claude", "--plugin", "--dry-run")
+    done = hookbus_inproc(project, "install", "--host", "claude", "--plugin", "--dry-run")
     assert done.returncode == 0, done.stderr
     assert "would write" in done.stdout
     assert not (project / ".claude").exists()
@@ -154,7 +154,7 @@ def test_user_scope_is_the_users_skills_folder(project: Path, tmp_path: Path) ->
     (tmp_path / "xdg-config" / "hookbus" / "config.toml").write_text(
         f'python_path = ["{project}"]\n' + (project / ".hookbus.toml").read_text()
     )  # the user config names hooks_mod, in the project's folder
-    done = hookbus_cli(project, "install", "--host", "claude", "--plugin", "--scope", "user")
+    done = hookbus_inproc(project, "install", "--host", "claude", "--plugin", "--scope", "user")
     assert done.returncode == 0, done.stdout + done.stderr
     home = Path(os.environ["HOME"])
     assert plugin_dir("user") == str(home / ".claude" / "skills" / "hookbus")
@@ -168,7 +168,7 @@ def test_user_scope_is_the_users_skills_folder(project: Path, tmp_path: Path) ->
 )  # fmt: skip
 def test_plugin_refuses_what_it_cannot_do(project: Path, args: tuple[str, ...], said: str) -> None:
     """--plugin is Claude's alone, and a plugin folder has no local scope."""
-    done = hookbus_cli(project, "install", *args)
+    done = hookbus_inproc(project, "install", *args)
     assert done.returncode == 1
     assert said in done.stderr
 
@@ -178,8 +178,8 @@ def test_doctor_sees_the_plugin_and_does_not_advise_installing_the_settings(
 ) -> None:
     """Installed with --plugin only: doctor reports the plugin folder installed, exits 0,
     and advises no 'install --host claude', which would run every handler twice."""
-    assert hookbus_cli(project, "install", "--host", "claude", "--plugin").returncode == 0
-    proc = hookbus_cli(project, "doctor", "--json")
+    assert hookbus_inproc(project, "install", "--host", "claude", "--plugin").returncode == 0
+    proc = hookbus_inproc(project, "doctor", "--json")
     assert proc.returncode == 0, proc.stdout
     report = json.loads(proc.stdout)
     installs = next(h for h in report["hosts"] if h["host"] == "claude")["installs"]
@@ -188,7 +188,7 @@ def test_doctor_sees_the_plugin_and_does_not_advise_installing_the_settings(
         "plugin", "project", str(folder(project)))  # fmt: skip
     assert plugin["drift"] == []
     assert not [n for n in report["notes"] if n["area"] == "claude"]
-    text = hookbus_cli(project, "doctor").stdout
+    text = hookbus_inproc(project, "doctor").stdout
     assert "install --host claude" not in text
     assert f"{folder(project)} (plugin)" in text
 
@@ -198,12 +198,12 @@ def test_doctor_names_a_plugin_beside_the_settings_as_a_problem(
 ) -> None:
     """Both installed (the settings entries, and a plugin copied in by hand): doctor exits
     1 and names the plugin, and the command that removes it."""
-    assert hookbus_cli(project, "install", "--host", "claude", "--plugin").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "claude", "--plugin").returncode == 0
     shutil.copytree(folder(project), tmp_path / "kept")
-    assert hookbus_cli(project, "uninstall", "--host", "claude", "--plugin").returncode == 0
-    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "claude", "--plugin").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "claude").returncode == 0
     shutil.copytree(tmp_path / "kept", folder(project))
-    proc = hookbus_cli(project, "doctor", "--json")
+    proc = hookbus_inproc(project, "doctor", "--json")
     assert proc.returncode == 1
     (problem,) = json.loads(proc.stdout)["problems"]
     assert problem["subject"] == str(folder(project))
@@ -222,9 +222,9 @@ def test_install_refuses_a_second_way_that_would_run_every_handler_twice(
 ) -> None:
     """With the plugin installed, installing the settings (or the other way round) is
     refused, nothing is written, and the message names the command that switches."""
-    assert hookbus_cli(project, "install", "--host", "claude", *first).returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "claude", *first).returncode == 0
     before = snapshot(project)
-    done = hookbus_cli(project, "install", "--host", "claude", *then)
+    done = hookbus_inproc(project, "install", "--host", "claude", *then)
     assert done.returncode == 1
     assert "every handler would run twice" in done.stderr
     assert (
@@ -236,8 +236,8 @@ def test_install_refuses_a_second_way_that_would_run_every_handler_twice(
 def test_verify_of_the_settings_names_the_plugins_verify(project: Path) -> None:
     """Installed as a plugin only, 'verify --host claude' does not list every event as
     missing and advise an install: it names 'verify --host claude --plugin'."""
-    assert hookbus_cli(project, "install", "--host", "claude", "--plugin").returncode == 0
-    done = hookbus_cli(project, "verify", "--host", "claude")
+    assert hookbus_inproc(project, "install", "--host", "claude", "--plugin").returncode == 0
+    done = hookbus_inproc(project, "verify", "--host", "claude")
     assert done.returncode == 1
     assert "missing" not in done.stdout
     assert "run 'hookbus verify --host claude --plugin'" in done.stderr
@@ -247,8 +247,8 @@ def test_a_plain_uninstall_removes_the_plugin_too(project: Path) -> None:
     """'uninstall --host claude' removes the plugin of its scope as well: the project is
     as it was."""
     before = snapshot(project)
-    assert hookbus_cli(project, "install", "--host", "claude", "--plugin").returncode == 0
-    done = hookbus_cli(project, "uninstall", "--host", "claude")
+    assert hookbus_inproc(project, "install", "--host", "claude", "--plugin").returncode == 0
+    done = hookbus_inproc(project, "uninstall", "--host", "claude")
     assert done.returncode == 0, done.stderr
     assert f"{folder(project)}/hooks/hooks.json: removed" in done.stdout
     assert snapshot(project) == before
@@ -263,9 +263,9 @@ def test_a_plain_uninstall_names_the_command_for_a_plugin_of_another_scope(
     (tmp_path / "xdg-config" / "hookbus" / "config.toml").write_text(
         f'python_path = ["{project}"]\n' + (project / ".hookbus.toml").read_text()
     )
-    done = hookbus_cli(project, "install", "--host", "claude", "--plugin", "--scope", "user")
+    done = hookbus_inproc(project, "install", "--host", "claude", "--plugin", "--scope", "user")
     assert done.returncode == 0, done.stderr
-    done = hookbus_cli(project, "uninstall", "--host", "claude")
+    done = hookbus_inproc(project, "uninstall", "--host", "claude")
     assert done.returncode == 0, done.stderr
     user = Path(os.environ["HOME"]) / ".claude" / "skills" / "hookbus"
     assert (user / "hooks" / "hooks.json").is_file()
@@ -276,8 +276,8 @@ def test_a_plain_uninstall_names_the_command_for_a_plugin_of_another_scope(
 def test_verify_of_a_drifted_plugin_names_the_plugins_install(project: Path) -> None:
     """The plugin's files differ from the configuration: verify --plugin's fix is
     'install --host claude --plugin', not the settings install (which would refuse)."""
-    assert hookbus_cli(project, "install", "--host", "claude", "--plugin").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "claude", "--plugin").returncode == 0
     (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell"]\n')
-    done = hookbus_cli(project, "verify", "--host", "claude", "--plugin")
+    done = hookbus_inproc(project, "verify", "--host", "claude", "--plugin")
     assert done.returncode == 1
     assert "fix: run: hookbus install --host claude --plugin" in done.stdout

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import hookbus_cli, snapshot
+from support import hookbus_inproc, snapshot
 
 GOOD = """
 import hookbus
@@ -39,7 +39,7 @@ def project(tmp_path: Path, isolated_environment: Path) -> Path:
 
 def test_install_writes_an_executable_per_subscribed_event(project: Path) -> None:
     """Only the subscribed events get a file; each is executable and marked as hookbus's."""
-    result = hookbus_cli(project, "install", "--host", "cline")
+    result = hookbus_inproc(project, "install", "--host", "cline")
     assert result.returncode == 0, result.stderr
     hooks = project / ".clinerules" / "hooks"
     assert sorted(p.name for p in hooks.iterdir()) == ["PreToolUse", "SessionShutdown"]
@@ -51,12 +51,12 @@ def test_install_writes_an_executable_per_subscribed_event(project: Path) -> Non
 
 def test_manifest_prints_each_file_install_would_write_and_writes_nothing(project: Path) -> None:
     """``manifest`` shows a host configured by whole files its files, byte for byte."""
-    printed = hookbus_cli(project, "manifest", "--host", "cline")
+    printed = hookbus_inproc(project, "manifest", "--host", "cline")
     assert printed.returncode == 0, printed.stderr
     assert not (project / ".clinerules").exists()
     hooks = project / ".clinerules" / "hooks"
     assert printed.stdout.startswith(f"# {hooks / 'PreToolUse'} (executable)\n#!/bin/sh\n")
-    assert hookbus_cli(project, "install", "--host", "cline").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "cline").returncode == 0
     expected = "".join(f"# {hooks / name} (executable)\n{(hooks / name).read_text()}"
                        for name in ("PreToolUse", "SessionShutdown"))  # fmt: skip
     assert printed.stdout == expected
@@ -81,7 +81,7 @@ def test_a_subagent_start_handler_gets_the_subagents_own_task_start_only(
     reaches it naming the child and the parent."""
     (project / "subs.py").write_text(SUBAGENTS)
     (project / ".hookbus.toml").write_text('enable = ["subs:child_started"]\n')
-    assert hookbus_cli(project, "install", "--host", "cline").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "cline").returncode == 0
     hooks = project / ".clinerules" / "hooks"
     assert sorted(p.name for p in hooks.iterdir()) == ["TaskStart"]
     for golden in ("TaskStart", "TaskStart.in-subagent"):
@@ -100,7 +100,7 @@ def test_a_subagent_start_handler_gets_the_subagents_own_task_start_only(
 
 def test_installed_file_answers_a_real_payload_with_a_cancel(project: Path) -> None:
     """The installed PreToolUse, run as Cline runs it, cancels a refused command."""
-    assert hookbus_cli(project, "install", "--host", "cline").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "cline").returncode == 0
     payload = json.loads((GOLDEN / "PreToolUse.run_commands.json").read_text())
     payload["tool_call"]["input"] = {"commands": ["rm -rf /"]}
     payload["workspaceRoots"] = [str(project)]  # the project root Cline names
@@ -119,18 +119,18 @@ def test_install_install_uninstall_leaves_clinerules_exactly_as_it_was(project: 
     (hooks / "TaskStart").chmod(0o755)
     before = snapshot(project / ".clinerules")
     for _ in range(2):
-        assert hookbus_cli(project, "install", "--host", "cline").returncode == 0
+        assert hookbus_inproc(project, "install", "--host", "cline").returncode == 0
     assert (hooks / "TaskStart").read_text() == THEIRS
-    verify = hookbus_cli(project, "verify", "--host", "cline")
+    verify = hookbus_inproc(project, "verify", "--host", "cline")
     assert verify.returncode == 0, verify.stdout + verify.stderr
-    assert hookbus_cli(project, "uninstall", "--host", "cline").returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "cline").returncode == 0
     assert snapshot(project / ".clinerules") == before
 
 
 def test_uninstall_removes_the_folders_it_created(project: Path) -> None:
     """Without a ``.clinerules`` before install, none is left after uninstall."""
-    assert hookbus_cli(project, "install", "--host", "cline").returncode == 0
-    assert hookbus_cli(project, "uninstall", "--host", "cline").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "cline").returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "cline").returncode == 0
     assert not (project / ".clinerules").exists()
 
 
@@ -139,7 +139,7 @@ def test_install_refuses_to_replace_a_users_file_and_writes_nothing(project: Pat
     hooks = project / ".clinerules" / "hooks"
     hooks.mkdir(parents=True)
     (hooks / "PreToolUse").write_text(THEIRS)
-    result = hookbus_cli(project, "install", "--host", "cline")
+    result = hookbus_inproc(project, "install", "--host", "cline")
     assert result.returncode == 1
     assert "PreToolUse: not written by hookbus" in result.stderr
     assert sorted(p.name for p in hooks.iterdir()) == ["PreToolUse"]
@@ -148,27 +148,27 @@ def test_install_refuses_to_replace_a_users_file_and_writes_nothing(project: Pat
 
 def test_verify_sees_an_edited_or_missing_file_and_a_stale_one(project: Path) -> None:
     """Drift in owned files: edited, missing, and installed but no longer wanted."""
-    assert hookbus_cli(project, "install", "--host", "cline").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "cline").returncode == 0
     hooks = project / ".clinerules" / "hooks"
     (hooks / "PreToolUse").write_text((hooks / "PreToolUse").read_text() + "echo x\n")
     (hooks / "SessionShutdown").unlink()
     (project / ".hookbus.toml").write_text('enable = ["hooks_mod:bye"]\n')
-    verify = hookbus_cli(project, "verify", "--host", "cline")
+    verify = hookbus_inproc(project, "verify", "--host", "cline")
     assert verify.returncode == 1
     assert "SessionShutdown: missing" in verify.stdout
     assert "PreToolUse: installed but not wanted" in verify.stdout
-    assert hookbus_cli(project, "install", "--host", "cline").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "cline").returncode == 0
     assert sorted(p.name for p in hooks.iterdir()) == ["SessionShutdown"]
-    assert hookbus_cli(project, "verify", "--host", "cline").returncode == 0
+    assert hookbus_inproc(project, "verify", "--host", "cline").returncode == 0
 
 
 def test_doctor_sees_the_hook_files_and_their_drift(project: Path) -> None:
     """``hookbus doctor`` reports the owned files as an install, and an edited one as drift."""
-    assert hookbus_cli(project, "install", "--host", "cline").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "cline").returncode == 0
     hooks = project / ".clinerules" / "hooks"
 
     def report() -> dict[str, object]:
-        proc = hookbus_cli(project, "doctor", "--json", "--host", "cline")
+        proc = hookbus_inproc(project, "doctor", "--json", "--host", "cline")
         data: dict[str, object] = json.loads(proc.stdout)
         return data
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from support import client_call, hookbus_cli
+from support import client_call, hookbus_inproc
 
 from hookbus.hosts.codex import manifest
 
@@ -53,7 +53,7 @@ def test_install_writes_the_projects_hooks_json_keeping_the_users_entry(project:
     path = project / ".codex" / "hooks.json"
     path.parent.mkdir()
     path.write_text(THEIRS)
-    proc = hookbus_cli(project, "install", "--host", "codex")
+    proc = hookbus_inproc(project, "install", "--host", "codex")
     assert proc.returncode == 0, proc.stderr
     assert "/hooks" in proc.stdout and "never approves" in proc.stdout
     assert "this machine's interpreter" in proc.stderr and "--scope local" not in proc.stderr
@@ -66,7 +66,7 @@ def test_install_writes_the_projects_hooks_json_keeping_the_users_entry(project:
     assert client_call("codex", "PreToolUse") in ours["hooks"][0]["command"]
     assert hooks["SessionEnd"][0]["hooks"][0]["timeout"] == 3
     assert all(isinstance(g["hooks"][0]["timeout"], int) for gs in hooks.values() for g in gs)
-    verify = hookbus_cli(project, "verify", "--host", "codex")
+    verify = hookbus_inproc(project, "verify", "--host", "codex")
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
@@ -75,12 +75,12 @@ def test_install_install_uninstall_restores_the_file_byte_for_byte(project: Path
     path = project / ".codex" / "hooks.json"
     path.parent.mkdir()
     path.write_text(THEIRS)
-    assert hookbus_cli(project, "install", "--host", "codex").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "codex").returncode == 0
     once = path.read_bytes()
-    second = hookbus_cli(project, "install", "--host", "codex")
+    second = hookbus_inproc(project, "install", "--host", "codex")
     assert second.returncode == 0 and "already up to date" in second.stdout
     assert path.read_bytes() == once
-    proc = hookbus_cli(project, "uninstall", "--host", "codex")
+    proc = hookbus_inproc(project, "uninstall", "--host", "codex")
     assert proc.returncode == 0, proc.stderr
     assert path.read_text() == THEIRS
     assert not path.with_name("hooks.json.hookbus-backup").exists()
@@ -93,19 +93,19 @@ def test_user_scope_writes_codex_home(project: Path, tmp_path: Path) -> None:
     user_dir.mkdir(parents=True)
     (user_dir / "mine.py").write_text(GOOD)
     (user_dir / "config.toml").write_text('enable = ["mine:shell"]\n')
-    proc = hookbus_cli(project, "install", "--host", "codex", "--scope", "user",
+    proc = hookbus_inproc(project, "install", "--host", "codex", "--scope", "user",
                        env={"CODEX_HOME": str(home)})  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert sorted(json.loads((home / "hooks.json").read_text())["hooks"]) == ["PreToolUse"]
     assert not (project / ".codex").exists()
-    local = hookbus_cli(project, "install", "--host", "codex", "--scope", "local")
+    local = hookbus_inproc(project, "install", "--host", "codex", "--scope", "local")
     assert local.returncode != 0 and "no local settings" in local.stderr
 
 
 def test_the_installed_command_answers_in_codexs_schema(project: Path) -> None:
     """The command as written, run the way Codex runs it (a shell, the payload on stdin):
     the guard's deny, valid for Codex's PreToolUse output schema."""
-    assert hookbus_cli(project, "install", "--host", "codex").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "codex").returncode == 0
     hooks = json.loads((project / ".codex" / "hooks.json").read_text())["hooks"]
     command = hooks["PreToolUse"][0]["hooks"][0]["command"]
     payload = json.loads(
@@ -140,6 +140,6 @@ def test_a_guarded_commands_fallback_is_a_valid_codex_deny() -> None:
 
 def test_matchers_are_anchored_at_both_ends() -> None:
     """Right whether Codex anchors a regex or not: names exactly, MCP servers by prefix."""
-    assert manifest.matcher(None) is None
+    assert manifest.manifest.matcher(None) is None
     tools = {"names": ["apply_patch"], "prefixes": ["mcp__github__"], "unknown": False}
-    assert manifest.matcher(tools) == r"^(?:apply_patch)$|^mcp__github__.*$"  # type: ignore[arg-type]
+    assert manifest.manifest.matcher(tools) == r"^(?:apply_patch)$|^mcp__github__.*$"  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import assert_owned_file_round_trip, client_call, hookbus_cli
+from support import assert_owned_file_round_trip, client_call, hookbus_inproc
 
 from hookbus.hosts.copilot import manifest
 
@@ -48,7 +48,7 @@ def project(tmp_path: Path, isolated_environment: Path) -> Path:
 def test_install_writes_copilots_own_shape(project: Path) -> None:
     """version 1, camelCase events, flat entries with ``bash``, ``timeoutSec`` in whole
     seconds, ``--event`` in each command, a full-match matcher, and the trust note."""
-    proc = hookbus_cli(project, "install", "--host", "copilot")
+    proc = hookbus_inproc(project, "install", "--host", "copilot")
     assert proc.returncode == 0, proc.stderr
     assert "--trust-folder" in proc.stdout
     written = json.loads((project / ".github/hooks/hookbus.json").read_text())
@@ -61,7 +61,7 @@ def test_install_writes_copilots_own_shape(project: Path) -> None:
     assert client_call("copilot", "preToolUse") in entry["bash"]
     assert entry["matcher"].startswith("^(?:") and "bash" in entry["matcher"]
     assert "command" not in entry and "hooks" not in entry
-    verify = hookbus_cli(project, "verify", "--host", "copilot")
+    verify = hookbus_inproc(project, "verify", "--host", "copilot")
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
@@ -80,7 +80,7 @@ def test_user_scope_writes_copilot_home(project: Path, tmp_path: Path) -> None:
     user_dir.mkdir(parents=True)
     (user_dir / "mine.py").write_text(GOOD)
     (user_dir / "config.toml").write_text('enable = ["mine:shell"]\n')
-    proc = hookbus_cli(project, "install", "--host", "copilot", "--scope", "user",
+    proc = hookbus_inproc(project, "install", "--host", "copilot", "--scope", "user",
                        env={"COPILOT_HOME": str(home)})  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert sorted(json.loads((home / "hooks/hookbus.json").read_text())["hooks"]) == ["preToolUse"]
@@ -90,7 +90,7 @@ def test_user_scope_writes_copilot_home(project: Path, tmp_path: Path) -> None:
 def test_the_installed_command_denies_in_copilots_flat_form(project: Path) -> None:
     """The command as written, run as Copilot runs ``bash`` entries (the payload on
     stdin, no event name in it): the guard's flat deny, exit 0."""
-    assert hookbus_cli(project, "install", "--host", "copilot").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "copilot").returncode == 0
     hooks = json.loads((project / ".github/hooks/hookbus.json").read_text())["hooks"]
     command = hooks["preToolUse"][0]["bash"]
     payload = json.loads((GOLDEN / "real/preToolUse.bash.json").read_text())
@@ -126,11 +126,11 @@ def test_install_records_its_hooks_file_and_uninstall_forgets_it(project: Path) 
 
     (project / ".git").mkdir()
     where = {"COPILOT_HOME": "/nonexistent/copilot-home"}
-    assert hookbus_cli(project, "install", "--host", "copilot").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "copilot").returncode == 0
     path = project / ".github" / "hooks" / "hookbus.json"
     assert copilot_handles("PreToolUse", "Bash", str(project), where) == str(path)
     written = path.read_bytes()
-    assert hookbus_cli(project, "uninstall", "--host", "copilot").returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "copilot").returncode == 0
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(written)  # the same bytes, put back by someone else
     assert copilot_handles("PreToolUse", "Bash", str(project), where) is None

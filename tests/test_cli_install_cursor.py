@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import client_call
+from support import client_call, hookbus_inproc
 
 from hookbus.hosts import HOSTS
 from hookbus.hosts.cursor import manifest
@@ -54,11 +54,6 @@ THEIRS = """{
 """
 
 
-def hookbus_cli(cwd: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hookbus", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120, check=False, env={**os.environ, **env})  # fmt: skip
-
-
 @pytest.fixture
 def home(tmp_path: Path) -> dict[str, str]:
     """A home of the test's own: the user's ~/.cursor/hooks.json is looked for there."""
@@ -78,7 +73,7 @@ def project(tmp_path: Path, isolated_environment: Path) -> Path:
 def test_install_writes_only_keys_cursor_documents(project: Path, home: dict[str, str]) -> None:
     """version 1, documented camelCase events, entries of documented keys (``command``,
     ``type``, ``timeout`` in whole seconds, no matcher), ``--event`` in each command."""
-    proc = hookbus_cli(project, "install", "--host", "cursor", env=home)
+    proc = hookbus_inproc(project, "install", "--host", "cursor", env=home)
     assert proc.returncode == 0, proc.stderr
     assert "trusted workspace" in proc.stdout
     written = json.loads((project / ".cursor/hooks.json").read_text())
@@ -91,7 +86,7 @@ def test_install_writes_only_keys_cursor_documents(project: Path, home: dict[str
     (entry,) = written["hooks"]["preToolUse"]
     assert (entry["type"], entry["timeout"]) == ("command", 10)  # the 5 s budget, plus 5
     assert client_call("cursor", "preToolUse") in entry["command"]
-    verify = hookbus_cli(project, "verify", "--host", "cursor", env=home)
+    verify = hookbus_inproc(project, "verify", "--host", "cursor", env=home)
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
@@ -100,12 +95,12 @@ def test_claudes_hooks_are_mentioned_only_where_hookbus_is_installed_for_claude(
 ) -> None:
     """Cursor's install speaks of Claude's settings only once hookbus's Claude entries are
     there to speak of, naming the file."""
-    alone = hookbus_cli(project, "install", "--host", "cursor", env=home)
+    alone = hookbus_inproc(project, "install", "--host", "cursor", env=home)
     assert alone.returncode == 0, alone.stderr
     assert "Claude" not in alone.stdout + alone.stderr
-    assert hookbus_cli(project, "install", "--host", "claude", env=home).returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "claude", env=home).returncode == 0
     (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell"]\n')
-    both = hookbus_cli(project, "install", "--host", "cursor", env=home)
+    both = hookbus_inproc(project, "install", "--host", "cursor", env=home)
     assert f"hooks of Claude's settings ({project / '.claude' / 'settings.json'})" in both.stdout
 
 
@@ -122,31 +117,31 @@ def test_install_install_uninstall_keeps_the_users_file_byte_for_byte(
     theirs = project / ".cursor/hooks.json"
     theirs.parent.mkdir()
     theirs.write_text(THEIRS)
-    assert hookbus_cli(project, "install", "--host", "cursor", env=home).returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "cursor", env=home).returncode == 0
     once = theirs.read_bytes()
     merged = json.loads(once)
     assert merged["hooks"]["afterFileEdit"] == [{"command": "./scripts/format.sh"}]
     assert merged["hooks"]["beforeShellExecution"][0]["command"] == "./scripts/audit.sh"
-    second = hookbus_cli(project, "install", "--host", "cursor", env=home)
+    second = hookbus_inproc(project, "install", "--host", "cursor", env=home)
     assert second.returncode == 0 and "already up to date" in second.stdout
     assert theirs.read_bytes() == once
-    proc = hookbus_cli(project, "uninstall", "--host", "cursor", env=home)
+    proc = hookbus_inproc(project, "uninstall", "--host", "cursor", env=home)
     assert proc.returncode == 0, proc.stderr
     assert theirs.read_text() == THEIRS
 
 
 def test_verify_reports_drift(project: Path, home: dict[str, str]) -> None:
     """An entry of ours edited by hand, or removed, is drift that verify reports."""
-    assert hookbus_cli(project, "install", "--host", "cursor", env=home).returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "cursor", env=home).returncode == 0
     path = project / ".cursor/hooks.json"
     document = json.loads(path.read_text())
     document["hooks"]["preToolUse"][0]["timeout"] = 99
     path.write_text(json.dumps(document))
-    verify = hookbus_cli(project, "verify", "--host", "cursor", env=home)
+    verify = hookbus_inproc(project, "verify", "--host", "cursor", env=home)
     assert verify.returncode != 0 and "preToolUse" in verify.stdout + verify.stderr
     del document["hooks"]["sessionEnd"]
     path.write_text(json.dumps(document))
-    verify = hookbus_cli(project, "verify", "--host", "cursor", env=home)
+    verify = hookbus_inproc(project, "verify", "--host", "cursor", env=home)
     assert verify.returncode != 0 and "sessionEnd" in verify.stdout + verify.stderr
 
 
@@ -156,7 +151,7 @@ def test_user_scope_writes_the_users_cursor_folder(project: Path, home: dict[str
     user_dir.mkdir(parents=True)
     (user_dir / "mine.py").write_text(GOOD)
     (user_dir / "config.toml").write_text('enable = ["mine:shell"]\n')
-    proc = hookbus_cli(project, "install", "--host", "cursor", "--scope", "user", env=home)
+    proc = hookbus_inproc(project, "install", "--host", "cursor", "--scope", "user", env=home)
     assert proc.returncode == 0, proc.stderr
     written = json.loads((Path(home["HOME"]) / ".cursor/hooks.json").read_text())
     assert sorted(written["hooks"]) == ["preToolUse"]
@@ -173,7 +168,7 @@ def run_command(command: str, payload: dict[str, object], cwd: Path, env: dict[s
 def test_the_installed_command_denies_in_cursors_form(project: Path, home: dict[str, str]) -> None:
     """The command as written, run as Cursor runs it (the payload on stdin): the guard's
     permission deny, exit 0."""
-    assert hookbus_cli(project, "install", "--host", "cursor", env=home).returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "cursor", env=home).returncode == 0
     hooks = json.loads((project / ".cursor/hooks.json").read_text())["hooks"]
     payload = json.loads((GOLDEN / "preToolUse.Shell.json").read_text())
     payload["tool_input"]["command"], payload["workspace_roots"] = "rm -rf /", [str(project)]
@@ -239,7 +234,7 @@ def test_cursor_and_claude_installs_together_handle_each_event_once(
     )
     env = {**home, "RUNS_DIR": str(tmp_path), "CURSOR_PROJECT_DIR": str(project)}
     for host in ("claude", "cursor"):
-        proc = hookbus_cli(project, "install", "--host", host, env=env)
+        proc = hookbus_inproc(project, "install", "--host", host, env=env)
         assert proc.returncode == 0, proc.stderr
     claude = json.loads((project / ".claude/settings.json").read_text())["hooks"]
     ours = json.loads((project / ".cursor/hooks.json").read_text())["hooks"]
@@ -254,7 +249,7 @@ def test_cursor_and_claude_installs_together_handle_each_event_once(
         done = run_command(ours[native][0]["command"], payload, project, env)
         assert done.returncode == 0, (native, done)
         assert runs.read_text() == f"{native}\n", native
-    assert hookbus_cli(project, "uninstall", "--host", "cursor", env=env).returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "cursor", env=env).returncode == 0
     runs.unlink()
     payload = json.loads((GOLDEN / "preToolUse.Shell.json").read_text())
     done = run_command(claude["PreToolUse"][0]["hooks"][0]["command"], payload, project, env)

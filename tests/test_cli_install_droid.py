@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import check_fallback, check_round_trip, client_call, hookbus_cli, install_project
+from support import check_fallback, check_round_trip, client_call, hookbus_inproc, install_project
 
 from hookbus.hosts.droid import manifest
 
@@ -39,7 +39,7 @@ def test_install_writes_seconds_anchored_matchers_and_keeps_the_users_hooks(
     path = project / ".factory" / "settings.json"
     path.parent.mkdir()
     path.write_text(json.dumps({"model": "opus", "hooks": {"PreToolUse": [MINE]}}))
-    done = hookbus_cli(project, "install", "--host", "droid")
+    done = hookbus_inproc(project, "install", "--host", "droid")
     assert done.returncode == 0, done.stderr
     assert "/hooks" in done.stdout and "startup" in done.stdout
     hooks = settings(project)["hooks"]
@@ -74,7 +74,7 @@ def test_a_hooks_json_beside_the_settings_is_named_in_a_note(project: Path) -> N
     one exists, the install still writes the settings but says so, naming the file."""
     (project / ".factory").mkdir()
     (project / ".factory" / "hooks.json").write_text('{"PreToolUse": []}\n')
-    done = hookbus_cli(project, "install", "--host", "droid")
+    done = hookbus_inproc(project, "install", "--host", "droid")
     assert done.returncode == 0, done.stderr
     assert f"{project / '.factory' / 'hooks.json'} exists: Droid reads its hooks" in done.stdout
     assert "PreToolUse" in settings(project)["hooks"]
@@ -82,7 +82,7 @@ def test_a_hooks_json_beside_the_settings_is_named_in_a_note(project: Path) -> N
 
 def test_droid_has_no_local_scope(project: Path) -> None:
     """``--scope local`` is refused, naming Droid's scopes; nothing is written."""
-    done = hookbus_cli(project, "install", "--host", "droid", "--scope", "local")
+    done = hookbus_inproc(project, "install", "--host", "droid", "--scope", "local")
     assert done.returncode == 1
     assert "droid has no local settings; scopes: project, user" in done.stderr
     assert not (project / ".factory").exists()

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import client_call, hookbus_cli, install_project
+from support import client_call, hookbus_inproc, install_project
 
 from hookbus.hosts.gemini import manifest
 
@@ -38,7 +38,7 @@ def test_install_writes_milliseconds_anchored_matchers_and_keeps_the_users_hooks
     path = project / ".gemini" / "settings.json"
     path.parent.mkdir()
     path.write_text(json.dumps({"general": {"vimMode": True}, "hooks": {"BeforeTool": [MINE]}}))
-    done = hookbus_cli(project, "install", "--host", "gemini")
+    done = hookbus_inproc(project, "install", "--host", "gemini")
     assert done.returncode == 0, done.stderr
     hooks = settings(project)["hooks"]
     assert list(hooks) == ["BeforeTool", "SessionStart", "AfterAgent"]
@@ -55,7 +55,9 @@ def test_install_writes_milliseconds_anchored_matchers_and_keeps_the_users_hooks
 def test_the_fallback_answers_geminis_json_never_text(project: Path, tmp_path: Path) -> None:
     """With hookbus gone, the fail-closed event's fallback prints Gemini's JSON deny and
     the others '{}', exit 0 (text with exit 127 would be a deny Gemini makes up)."""
-    assert hookbus_cli(project, "install", "--host", "gemini", "--command", "path").returncode == 0
+    assert (
+        hookbus_inproc(project, "install", "--host", "gemini", "--command", "path").returncode == 0
+    )
     hooks = settings(project)["hooks"]
     for event, expected in (
         ("BeforeTool", "deny"),
@@ -80,19 +82,19 @@ def test_install_install_uninstall_leaves_the_file_byte_identical(project: Path)
     path = project / ".gemini" / "settings.json"
     path.parent.mkdir()
     path.write_bytes(original)
-    assert hookbus_cli(project, "install", "--host", "gemini").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "gemini").returncode == 0
     (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell"]\n')
-    assert hookbus_cli(project, "install", "--host", "gemini").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "gemini").returncode == 0
     assert settings(project)["hooks"]["BeforeTool"][0] == MINE
-    assert hookbus_cli(project, "verify", "--host", "gemini").returncode == 0
-    proc = hookbus_cli(project, "uninstall", "--host", "gemini")
+    assert hookbus_inproc(project, "verify", "--host", "gemini").returncode == 0
+    proc = hookbus_inproc(project, "uninstall", "--host", "gemini")
     assert proc.returncode == 0, proc.stderr
     assert path.read_bytes() == original
 
 
 def test_gemini_has_no_local_scope(project: Path) -> None:
     """``--scope local`` is refused, naming Gemini's scopes; nothing is written."""
-    done = hookbus_cli(project, "install", "--host", "gemini", "--scope", "local")
+    done = hookbus_inproc(project, "install", "--host", "gemini", "--scope", "local")
     assert done.returncode == 1
     assert "gemini has no local settings; scopes: project, user" in done.stderr
     assert not (project / ".gemini").exists()
@@ -121,7 +123,7 @@ def test_a_hooks_value_that_is_not_a_list_is_refused(project: Path) -> None:
     path = project / ".gemini" / "settings.json"
     path.parent.mkdir()
     path.write_text('{"hooks": {"BeforeTool": {"oops": 1}}}')
-    done = hookbus_cli(project, "install", "--host", "gemini")
+    done = hookbus_inproc(project, "install", "--host", "gemini")
     assert done.returncode == 1
     assert "hooks.BeforeTool is not a list" in done.stderr
     assert path.read_text() == '{"hooks": {"BeforeTool": {"oops": 1}}}'
@@ -130,10 +132,10 @@ def test_a_hooks_value_that_is_not_a_list_is_refused(project: Path) -> None:
 def test_the_shared_file_warning_offers_only_what_gemini_has(project: Path) -> None:
     """The warning about this machine's interpreter in a committed file offers the portable
     command forms, not a local scope Gemini does not have."""
-    done = hookbus_cli(project, "install", "--host", "gemini")
+    done = hookbus_inproc(project, "install", "--host", "gemini")
     assert done.returncode == 0, done.stderr
     assert "--command path" in done.stderr
     assert "--scope local" not in done.stderr
-    doctor = hookbus_cli(project, "doctor")
+    doctor = hookbus_inproc(project, "doctor")
     assert "install with --command path or module" in doctor.stdout
     assert "--scope local" not in doctor.stdout.split("gemini", 1)[1]

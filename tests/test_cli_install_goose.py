@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import client_call, listing
+from support import client_call, hookbus_inproc, listing
 
 from hookbus.hosts.goose import manifest
 
@@ -31,13 +31,6 @@ def bye(event): ...
 #: A user's own plugin beside ours, as the hooks guide shows one.
 THEIRS = '{"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "./log.sh"}]}]}}\n'
 GOLDEN = Path(__file__).parent / "golden" / "goose"
-
-
-def hookbus_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hookbus", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120, check=False, env={**os.environ},
-    )  # fmt: skip
 
 
 @pytest.fixture
@@ -61,7 +54,7 @@ def test_install_writes_a_plugin_in_gooses_grouped_shape(project: Path) -> None:
     """plugin.json and hooks/hooks.json, both marked as hookbus's; PreToolUse with an
     anchored matcher (never ``*``), whole seconds and ``on_failure: block``; SessionEnd
     with no matcher and no on_failure; verify is clean."""
-    done = hookbus_cli(project, "install", "--host", "goose")
+    done = hookbus_inproc(project, "install", "--host", "goose")
     assert done.returncode == 0, done.stderr
     assert json.loads((plugin(project) / "plugin.json").read_text())["name"] == "hookbus"
     written = hooks(project)
@@ -73,14 +66,14 @@ def test_install_writes_a_plugin_in_gooses_grouped_shape(project: Path) -> None:
     assert client_call("goose", "PreToolUse", 10) in entry["command"]
     (end,) = written["SessionEnd"]
     assert "matcher" not in end and "on_failure" not in end["hooks"][0]
-    verify = hookbus_cli(project, "verify", "--host", "goose")
+    verify = hookbus_inproc(project, "verify", "--host", "goose")
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
 def test_no_fail_closed_handler_means_no_on_failure(project: Path) -> None:
     """``on_failure: block`` is written only where a fail-closed handler wants the event."""
     (project / "hooks_mod.py").write_text(GUARDS.replace("fail_closed=True", "fail_closed=False"))
-    assert hookbus_cli(project, "install", "--host", "goose").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "goose").returncode == 0
     assert "on_failure" not in hooks(project)["PreToolUse"][0]["hooks"][0]
 
 
@@ -90,12 +83,12 @@ def test_install_install_uninstall_keeps_the_users_plugins(project: Path) -> Non
     theirs = project / ".agents" / "plugins" / "mine" / "hooks" / "hooks.json"
     theirs.parent.mkdir(parents=True)
     theirs.write_text(THEIRS)
-    assert hookbus_cli(project, "install", "--host", "goose").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "goose").returncode == 0
     once = (plugin(project) / "hooks" / "hooks.json").read_bytes()
-    again = hookbus_cli(project, "install", "--host", "goose")
+    again = hookbus_inproc(project, "install", "--host", "goose")
     assert again.returncode == 0 and "already up to date" in again.stdout
     assert (plugin(project) / "hooks" / "hooks.json").read_bytes() == once
-    proc = hookbus_cli(project, "uninstall", "--host", "goose")
+    proc = hookbus_inproc(project, "uninstall", "--host", "goose")
     assert proc.returncode == 0, proc.stderr
     assert not plugin(project).exists()
     assert theirs.read_text() == THEIRS
@@ -106,9 +99,9 @@ def test_uninstall_gives_back_a_project_without_the_folders_install_made(project
     """In a project with no ``.agents/``, install makes four folder levels; uninstall
     removes them all, and the project holds exactly what it held before."""
     before = [str(p.relative_to(project)) for p in listing(project)]
-    assert hookbus_cli(project, "install", "--host", "goose").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "goose").returncode == 0
     assert (plugin(project) / "hooks" / "hooks.json").is_file()
-    assert hookbus_cli(project, "uninstall", "--host", "goose").returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "goose").returncode == 0
     assert [str(p.relative_to(project)) for p in listing(project)] == before
     assert project.is_dir()
 
@@ -116,15 +109,15 @@ def test_uninstall_gives_back_a_project_without_the_folders_install_made(project
 def test_verify_reports_an_edited_plugin_and_a_users_file_is_refused(project: Path) -> None:
     """A hooks.json edited by hand is drift; a plugin of the user's named hookbus is
     never overwritten."""
-    assert hookbus_cli(project, "install", "--host", "goose").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "goose").returncode == 0
     path = plugin(project) / "hooks" / "hooks.json"
     path.write_text(path.read_text().replace('"timeout": 10', '"timeout": 99'))
-    verify = hookbus_cli(project, "verify", "--host", "goose")
+    verify = hookbus_inproc(project, "verify", "--host", "goose")
     assert verify.returncode != 0 and "differs" in verify.stdout + verify.stderr
-    assert hookbus_cli(project, "uninstall", "--host", "goose").returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "goose").returncode == 0
     path.parent.mkdir(parents=True)
     path.write_text(THEIRS)
-    done = hookbus_cli(project, "install", "--host", "goose")
+    done = hookbus_inproc(project, "install", "--host", "goose")
     assert done.returncode == 1 and "not written by hookbus" in done.stderr
     assert path.read_text() == THEIRS
 
@@ -133,7 +126,7 @@ def test_the_installed_command_blocks_in_gooses_words(project: Path) -> None:
     """The command as written, run as goose runs it (``sh -c``, the payload on stdin):
     ``{"decision":"block"}`` for the dangerous command (``deny`` would be no decision),
     exit 0 and nothing for a harmless one."""
-    assert hookbus_cli(project, "install", "--host", "goose").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "goose").returncode == 0
     command = hooks(project)["PreToolUse"][0]["hooks"][0]["command"]
     payload = json.loads((GOLDEN / "PreToolUse.developer__shell.json").read_text())
     payload["working_dir"] = str(project)

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import HOST_GUARD, assert_owned_file_round_trip, client_call, hookbus_cli
+from support import HOST_GUARD, assert_owned_file_round_trip, client_call, hookbus_inproc
 
 from hookbus.hosts.grok import manifest
 
@@ -78,7 +78,7 @@ def test_install_writes_groks_own_shape(project: Path) -> None:
     """Grok's snake_case event keys, a group per event with a plain list of Grok tool ids
     as its matcher, ``timeout`` in whole seconds, ``--event`` in each command, the trust
     note; verify agrees."""
-    proc = hookbus_cli(project, "install", "--host", "grok")
+    proc = hookbus_inproc(project, "install", "--host", "grok")
     assert proc.returncode == 0, proc.stderr
     assert "/hooks-trust" in proc.stdout
     hooks = grok_hooks(project / ".grok/hooks/hookbus.json")
@@ -89,7 +89,7 @@ def test_install_writes_groks_own_shape(project: Path) -> None:
     assert entry["type"] == "command"
     assert entry["timeout"] == 10  # the default budget, 5 s, plus 5
     assert client_call("grok", "pre_tool_use") in entry["command"]
-    verify = hookbus_cli(project, "verify", "--host", "grok")
+    verify = hookbus_inproc(project, "verify", "--host", "grok")
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
@@ -103,12 +103,12 @@ def test_install_install_uninstall_leaves_the_users_files_byte_for_byte(project:
 
 def test_verify_reports_an_entry_edited_since_install(project: Path) -> None:
     """A timeout changed by hand is drift: verify says what and fails."""
-    assert hookbus_cli(project, "install", "--host", "grok").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "grok").returncode == 0
     path = project / ".grok/hooks/hookbus.json"
     document = json.loads(path.read_text())
     document["hooks"]["pre_tool_use"][0]["hooks"][0]["timeout"] = 3
     path.write_text(json.dumps(document))
-    verify = hookbus_cli(project, "verify", "--host", "grok")
+    verify = hookbus_inproc(project, "verify", "--host", "grok")
     assert verify.returncode != 0
     assert "changed: pre_tool_use: timeout 3, expected 10" in verify.stdout
 
@@ -120,7 +120,7 @@ def test_user_scope_writes_grok_home(project: Path, tmp_path: Path) -> None:
     user_dir.mkdir(parents=True)
     (user_dir / "mine.py").write_text(GOOD)
     (user_dir / "config.toml").write_text('enable = ["mine:shell"]\n')
-    proc = hookbus_cli(project, "install", "--host", "grok", "--scope", "user",
+    proc = hookbus_inproc(project, "install", "--host", "grok", "--scope", "user",
                        env={"GROK_HOME": str(grok_home)})  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert sorted(grok_hooks(grok_home / "hooks/hookbus.json")) == ["pre_tool_use"]
@@ -129,7 +129,7 @@ def test_user_scope_writes_grok_home(project: Path, tmp_path: Path) -> None:
 
 def test_the_installed_command_denies_in_groks_form(project: Path) -> None:
     """The command as written, run as Grok runs it: ``{"decision": "deny"}``, exit 0."""
-    assert hookbus_cli(project, "install", "--host", "grok").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "grok").returncode == 0
     (group,) = grok_hooks(project / ".grok/hooks/hookbus.json")["pre_tool_use"]
     done = run_as_grok(group["hooks"][0]["command"], dangerous(project), project)  # type: ignore[index]
     assert done.returncode == 0, done.stderr
@@ -163,7 +163,7 @@ def one_config(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def claude_command(project: Path, scope: str) -> str:
-    proc = hookbus_cli(project, "install", "--host", "claude", "--scope", scope)
+    proc = hookbus_inproc(project, "install", "--host", "claude", "--scope", scope)
     assert proc.returncode == 0, proc.stderr
     folder = Path(os.environ["HOME"]) if scope == "user" else project
     settings = json.loads((folder / ".claude/settings.json").read_text())
@@ -200,7 +200,7 @@ def test_a_claude_command_stands_aside_only_where_groks_install_surely_runs(
     itself: handled twice is a nuisance, never handled a hole."""
     project = one_config
     command = claude_command(project, claude_scope)
-    proc = hookbus_cli(project, "install", "--host", "grok", "--scope", grok_scope)
+    proc = hookbus_inproc(project, "install", "--host", "grok", "--scope", grok_scope)
     assert proc.returncode == 0, proc.stderr
     done = run_as_grok(command, dangerous(project), project)
     assert done.returncode == 0, done.stderr

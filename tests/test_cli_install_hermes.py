@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from ruamel.yaml import YAML
-from support import GUARD, SHELL_AND_LIFECYCLE, hookbus_cli
+from support import GUARD, SHELL_AND_LIFECYCLE, hookbus_inproc
 
 import hookbus
 from hookbus.hosts.hermes.driver import ALL_EVENTS
@@ -343,8 +343,8 @@ def test_install_in_a_project_makes_its_trusted_handlers_apply_to_hermes_there(
     project.mkdir()
     (project / "guard.py").write_text(GUARD.replace("PRELUDE", ""))
     (project / ".hookbus.toml").write_text('enable = ["guard:guard"]\n')
-    assert hookbus_cli(project, "trust").returncode == 0
-    done = hookbus_cli(project, "install", "--host", "hermes")
+    assert hookbus_inproc(project, "trust").returncode == 0
+    done = hookbus_inproc(project, "install", "--host", "hermes")
     assert done.returncode == 0, done.stderr
     plugin = user_home / "plugins" / "hookbus" / "__init__.py"
     assert f"{plugin}: written" in done.stdout
@@ -356,13 +356,13 @@ def test_install_in_a_project_makes_its_trusted_handlers_apply_to_hermes_there(
     elsewhere.mkdir()
     assert hermes_session(elsewhere, user_home, "rm -rf build") == [None]
     before = plugin.read_bytes()
-    again = hookbus_cli(elsewhere, "install", "--host", "hermes")
+    again = hookbus_inproc(elsewhere, "install", "--host", "hermes")
     assert again.returncode == 1, again.stderr  # no configuration there: a mistake, said
     assert "no configuration found" in again.stderr
     assert plugin.read_bytes() == before
     assert list(baked(user_home)["wanted"]) == [str(project)]
     assert hermes_session(project, user_home, "rm -rf build") == [deny]
-    assert hookbus_cli(project, "verify", "--host", "hermes").returncode == 0
+    assert hookbus_inproc(project, "verify", "--host", "hermes").returncode == 0
 
 
 @pytest.mark.untrusted_projects
@@ -375,13 +375,13 @@ def test_an_untrusted_project_runs_no_code_of_its_own_in_hermes(
     trusted.mkdir()
     (trusted / "guard.py").write_text(GUARD.replace("PRELUDE", ""))
     (trusted / ".hookbus.toml").write_text('enable = ["guard:guard"]\n')
-    assert hookbus_cli(trusted, "trust").returncode == 0
-    assert hookbus_cli(trusted, "install", "--host", "hermes").returncode == 0
+    assert hookbus_inproc(trusted, "trust").returncode == 0
+    assert hookbus_inproc(trusted, "install", "--host", "hermes").returncode == 0
     clone = tmp_path / "clone"
     clone.mkdir()
     (clone / "guard.py").write_text(GUARD.replace("PRELUDE", ""))
     (clone / ".hookbus.toml").write_text('enable = ["guard:guard"]\n')
-    done = hookbus_cli(clone, "install", "--host", "hermes")
+    done = hookbus_inproc(clone, "install", "--host", "hermes")
     assert done.returncode == 0, done.stderr
     assert "config-untrusted" in done.stderr
     fix = f"cd {clone} && hookbus trust && hookbus install --host hermes"

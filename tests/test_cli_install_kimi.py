@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from support import GUARD, client_call, hookbus_cli
+from support import GUARD, client_call, hookbus_inproc
 
 #: The shared fail-closed shell guard, and a Stop handler.
 GOOD = (
@@ -51,7 +51,7 @@ def share(tmp_path: Path, isolated_environment: Path) -> Path:
 
 
 def kimi(share: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return hookbus_cli(share, *args, "--host", "kimi", "--scope", "user",
+    return hookbus_inproc(share, *args, "--host", "kimi", "--scope", "user",
                        env={"KIMI_SHARE_DIR": str(share)})  # fmt: skip
 
 
@@ -135,10 +135,10 @@ def test_kimi_has_no_project_scope(share: Path) -> None:
     """``--scope project`` is refused, naming the user scope; without ``--scope`` the
     user scope, Kimi's only one, is the one installed."""
     env = {"KIMI_SHARE_DIR": str(share)}
-    proc = hookbus_cli(share, "install", "--host", "kimi", "--scope", "project", env=env)
+    proc = hookbus_inproc(share, "install", "--host", "kimi", "--scope", "project", env=env)
     assert proc.returncode != 0 and "user" in proc.stderr
     assert not (share / "config.toml").exists()
-    assert hookbus_cli(share, "install", "--host", "kimi", env=env).returncode == 0
+    assert hookbus_inproc(share, "install", "--host", "kimi", env=env).returncode == 0
     assert client_call("kimi") in (share / "config.toml").read_text()
 
 

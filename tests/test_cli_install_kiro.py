@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import hookbus_cli, snapshot
+from support import hookbus_cli, hookbus_inproc, snapshot
 
 GOOD = """
 import hookbus
@@ -48,7 +48,7 @@ def installed(project: Path) -> dict[str, object]:
 def test_install_writes_one_hook_per_subscribed_trigger(project: Path) -> None:
     """Only the subscribed triggers are registered, PascalCase, with seconds and an
     anchored matcher of exact built-in ids: a read route never catches an MCP tool."""
-    result = hookbus_cli(project, "install", "--host", "kiro")
+    result = hookbus_inproc(project, "install", "--host", "kiro")
     assert result.returncode == 0, result.stderr
     data = installed(project)
     assert data["version"] == "v1"
@@ -67,7 +67,7 @@ def test_install_writes_one_hook_per_subscribed_trigger(project: Path) -> None:
 def test_installed_hook_blocks_a_read_of_the_secrets_as_kiro_runs_it(project: Path) -> None:
     """The installed PreToolUse command, run as Kiro's IDE 1.x runs it (payload on stdin),
     blocks with exit 2 and the reason on stderr."""
-    assert hookbus_cli(project, "install", "--host", "kiro").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "kiro").returncode == 0
     hooks = installed(project)["hooks"]
     assert isinstance(hooks, list)
     command = hooks[1]["action"]["command"]
@@ -86,18 +86,18 @@ def test_install_install_uninstall_leaves_kiro_hooks_exactly_as_it_was(project: 
     (hooks / "lint.json").write_text(json.dumps(THEIRS, indent=2) + "\n")
     before = snapshot(project / ".kiro")
     for _ in range(2):
-        assert hookbus_cli(project, "install", "--host", "kiro").returncode == 0
+        assert hookbus_inproc(project, "install", "--host", "kiro").returncode == 0
     assert json.loads((hooks / "lint.json").read_text()) == THEIRS
-    verify = hookbus_cli(project, "verify", "--host", "kiro")
+    verify = hookbus_inproc(project, "verify", "--host", "kiro")
     assert verify.returncode == 0, verify.stdout + verify.stderr
-    assert hookbus_cli(project, "uninstall", "--host", "kiro").returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "kiro").returncode == 0
     assert snapshot(project / ".kiro") == before
 
 
 def test_uninstall_removes_the_folders_it_created(project: Path) -> None:
     """Without a ``.kiro`` before install, none is left after uninstall."""
-    assert hookbus_cli(project, "install", "--host", "kiro").returncode == 0
-    assert hookbus_cli(project, "uninstall", "--host", "kiro").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "kiro").returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "kiro").returncode == 0
     assert not (project / ".kiro").exists()
 
 
@@ -106,7 +106,7 @@ def test_install_refuses_to_replace_a_users_hookbus_json(project: Path) -> None:
     hooks = project / ".kiro" / "hooks"
     hooks.mkdir(parents=True)
     (hooks / "hookbus.json").write_text(json.dumps(THEIRS))
-    result = hookbus_cli(project, "install", "--host", "kiro")
+    result = hookbus_inproc(project, "install", "--host", "kiro")
     assert result.returncode == 1
     assert "hookbus.json: not written by hookbus" in result.stderr
     assert json.loads((hooks / "hookbus.json").read_text()) == THEIRS
@@ -114,21 +114,21 @@ def test_install_refuses_to_replace_a_users_hookbus_json(project: Path) -> None:
 
 def test_verify_reports_drift_when_the_file_was_edited(project: Path) -> None:
     """An edited hook file (another timeout) is drift; install puts it back."""
-    assert hookbus_cli(project, "install", "--host", "kiro").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "kiro").returncode == 0
     path = project / ".kiro" / "hooks" / "hookbus.json"
     path.write_text(path.read_text().replace('"timeout": 10', '"timeout": 99'))
-    verify = hookbus_cli(project, "verify", "--host", "kiro")
+    verify = hookbus_inproc(project, "verify", "--host", "kiro")
     assert verify.returncode != 0
     assert "differs from the configuration" in verify.stdout + verify.stderr
-    assert hookbus_cli(project, "install", "--host", "kiro").returncode == 0
-    assert hookbus_cli(project, "verify", "--host", "kiro").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "kiro").returncode == 0
+    assert hookbus_inproc(project, "verify", "--host", "kiro").returncode == 0
 
 
 def test_a_configuration_wanting_nothing_removes_the_file(project: Path) -> None:
     """When no enabled handler wants a Kiro event any more, install removes the file."""
-    assert hookbus_cli(project, "install", "--host", "kiro").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "kiro").returncode == 0
     (project / ".hookbus.toml").write_text("enable = []\n")
-    result = hookbus_cli(project, "install", "--host", "kiro")
+    result = hookbus_inproc(project, "install", "--host", "kiro")
     assert result.returncode == 0, result.stderr
     assert not (project / ".kiro" / "hooks" / "hookbus.json").exists()
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import assert_owned_file_round_trip, hookbus_cli, install_project, snapshot
+from support import assert_owned_file_round_trip, hookbus_inproc, install_project, snapshot
 
 THEIRS = "export const Mine = async () => ({})\n"
 NODE = shutil.which("node")
@@ -45,7 +45,7 @@ def test_install_bakes_only_the_wanted_events_with_their_fallbacks(
 ) -> None:
     """The shell guard's before hook (only for the shell tools, its fallback a block: the
     guard is fail-closed) and the lifecycle handler's session start and stop; nothing else."""
-    result = hookbus_cli(project, "install", "--host", host, "--no-server")
+    result = hookbus_inproc(project, "install", "--host", host, "--no-server")
     assert result.returncode == 0, result.stderr
     path = plugin(project, host)
     assert "hookbus-owned-file" in path.read_text()
@@ -77,9 +77,9 @@ def test_install_twice_then_uninstall_keeps_the_users_plugin(project: Path) -> N
 
 def test_uninstall_removes_the_folders_install_made(project: Path) -> None:
     before = snapshot(project)
-    assert hookbus_cli(project, "install", "--host", "kilo").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "kilo").returncode == 0
     assert plugin(project, "kilo").exists()
-    assert hookbus_cli(project, "uninstall", "--host", "kilo").returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "kilo").returncode == 0
     assert snapshot(project) == before
 
 
@@ -87,7 +87,7 @@ def test_install_refuses_a_hookbus_js_of_the_users(project: Path) -> None:
     path = plugin(project)
     path.parent.mkdir(parents=True)
     path.write_text(THEIRS)
-    result = hookbus_cli(project, "install", "--host", "opencode")
+    result = hookbus_inproc(project, "install", "--host", "opencode")
     assert result.returncode != 0
     assert "not written by hookbus" in result.stdout + result.stderr
     assert path.read_text() == THEIRS
@@ -110,13 +110,13 @@ def test_user_scope_is_the_xdg_config_folder(
 def test_verify_sees_an_edited_plugin_and_nothing_is_planned_without_handlers(
     project: Path,
 ) -> None:
-    assert hookbus_cli(project, "install", "--host", "opencode").returncode == 0
-    assert hookbus_cli(project, "verify", "--host", "opencode").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "opencode").returncode == 0
+    assert hookbus_inproc(project, "verify", "--host", "opencode").returncode == 0
     path = plugin(project)
     path.write_text(path.read_text().replace('"wait_ms": 12000', '"wait_ms": 1'))
-    assert hookbus_cli(project, "verify", "--host", "opencode").returncode == 1
+    assert hookbus_inproc(project, "verify", "--host", "opencode").returncode == 1
     (project / ".hookbus.toml").write_text("enable = []\n")
-    assert hookbus_cli(project, "install", "--host", "opencode").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "opencode").returncode == 0
     assert not path.exists()
 
 
@@ -130,7 +130,7 @@ def installed_package(folder: Path, package: str = "@opencode-ai/plugin") -> Non
 def test_no_note_where_the_package_is_installed(project: Path, tmp_path: Path) -> None:
     for folder in (project / ".opencode", tmp_path / "xdg-config" / "opencode"):
         installed_package(folder)
-    result = hookbus_cli(project, "install", "--host", "opencode")
+    result = hookbus_inproc(project, "install", "--host", "opencode")
     assert result.returncode == 0 and "note:" not in result.stdout
 
 
@@ -167,7 +167,7 @@ def test_install_runs_opencodes_npm_step_ahead_in_each_folder_once(
 ) -> None:
     """The package OpenCode would install at its start (at its own version), into the
     project's and the user's config folder; a second install finds them satisfied."""
-    result = hookbus_cli(project, "install", "--host", "opencode")
+    result = hookbus_inproc(project, "install", "--host", "opencode")
     assert result.returncode == 0, result.stderr
     folders = [project / ".opencode", tmp_path / "xdg-config" / "opencode"]
     calls = fake_npm.read_text().splitlines()
@@ -176,9 +176,9 @@ def test_install_runs_opencodes_npm_step_ahead_in_each_folder_once(
     for folder in folders:
         assert f"{folder}: installed @opencode-ai/plugin with npm" in result.stdout
     assert "note:" not in result.stdout
-    again = hookbus_cli(project, "install", "--host", "opencode")
+    again = hookbus_inproc(project, "install", "--host", "opencode")
     assert again.returncode == 0 and fake_npm.read_text().splitlines() == calls
-    dry = hookbus_cli(project, "install", "--host", "opencode", "--dry-run")
+    dry = hookbus_inproc(project, "install", "--host", "opencode", "--dry-run")
     assert dry.returncode == 0 and fake_npm.read_text().splitlines() == calls
 
 
@@ -186,7 +186,7 @@ def test_an_npm_that_fails_leaves_the_command_to_run_and_the_plugin_installed(
     project: Path, fake_npm: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("NPM_FAILS", "1")
-    result = hookbus_cli(project, "install", "--host", "opencode")
+    result = hookbus_inproc(project, "install", "--host", "opencode")
     assert result.returncode == 0, result.stderr
     assert plugin(project).exists()
     folder = project / ".opencode"
@@ -198,7 +198,7 @@ def test_an_npm_that_fails_leaves_the_command_to_run_and_the_plugin_installed(
 
 
 def test_a_dry_run_says_it_would_install_and_runs_nothing(project: Path, fake_npm: Path) -> None:
-    result = hookbus_cli(project, "install", "--host", "opencode", "--dry-run")
+    result = hookbus_inproc(project, "install", "--host", "opencode", "--dry-run")
     assert result.returncode == 0
     assert f"{project / '.opencode'}: would install @opencode-ai/plugin with npm" in result.stdout
     assert not fake_npm.exists()
@@ -272,7 +272,7 @@ def test_the_shim_blocks_rewrites_in_place_and_appends_context(
     after-tool context is appended to what the model reads."""
     (project / "hooks_mod.py").write_text(REWRITE)
     (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell", "hooks_mod:note"]\n')
-    assert hookbus_cli(project, "install", "--host", "opencode").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "opencode").returncode == 0
     after = ["tool.execute.after", {"tool": "bash", "sessionID": "s", "callID": "c",
              "args": {"command": "ls"}}, {"title": "ls", "output": "a\\n", "metadata": {}}]  # fmt: skip
     results, stderr = drive(project, [bash("rm -rf /"), bash("make"), bash("ls"), after])
@@ -317,7 +317,7 @@ def test_args_json_cannot_hold_are_not_let_through(
     """A cycle or a BigInt in a tool's args reaches the fail-closed guard (a marker, a
     string), which denies; args whose serialising throws get the refusal the guard owes;
     harmless args with a BigInt still pass."""
-    assert hookbus_cli(project, "install", "--host", host).returncode == 0
+    assert hookbus_inproc(project, "install", "--host", host).returncode == 0
     script = project / "drive_odd.mjs"
     script.write_text(DRIVE_ODD)
     done = subprocess.run([NODE or "node", str(script), str(plugin(project, host))], cwd=project,
@@ -340,7 +340,7 @@ def test_hookbus_gone_answers_the_fallback_with_one_diagnostic_each(
     """The interpreter named at install is gone: the fail-closed guard's before hook
     blocks (its baked fallback), the session start changes nothing; each failure writes
     one stderr line and one ``hook-unavailable`` line in the log."""
-    assert hookbus_cli(project, "install", "--host", "opencode").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "opencode").returncode == 0
     path = plugin(project)
     python = shim_config(path)["events"]["tool.execute.before"]["argv"][0]
     path.write_text(
@@ -366,7 +366,7 @@ def test_a_hung_hookbus_is_killed_at_the_bound_with_its_children(
     """hookbus that never answers (and a child of its own): the shim kills the whole
     group at its bound and answers the fallback; nothing is left running."""
     (project / ".hookbus.toml").write_text('enable = ["hooks_mod:lifecycle"]\n')
-    assert hookbus_cli(project, "install", "--host", "opencode").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "opencode").returncode == 0
     marker = tmp_path / "hung-child"
     hung = tmp_path / "hung.sh"
     hung.write_text(
@@ -402,7 +402,7 @@ def test_unwanted_tools_and_events_spawn_nothing(
 ) -> None:
     """A read call (the guard wants the shell only) and a streaming bus event never reach
     hookbus: with hookbus gone, they leave no diagnostic."""
-    assert hookbus_cli(project, "install", "--host", "opencode").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "opencode").returncode == 0
     path = plugin(project)
     python = shim_config(path)["events"]["tool.execute.before"]["argv"][0]
     path.write_text(
@@ -433,7 +433,7 @@ def test_a_child_sessions_calls_carry_its_parent(project: Path, tmp_path: Path) 
     """)
     )
     (project / ".hookbus.toml").write_text('enable = ["hooks_mod:who"]\n')
-    assert hookbus_cli(project, "install", "--host", "opencode").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "opencode").returncode == 0
     child = ["event", {"event": {"type": "session.created", "properties": {
         "sessionID": "ses_child", "info": {"id": "ses_child", "parentID": "ses_main",
                                            "agent": "general"}}}}, None]  # fmt: skip

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import HOST_GUARD, client_call, hookbus_cli
+from support import HOST_GUARD, client_call, hookbus_inproc
 
 from hookbus.hosts.openhands import manifest
 
@@ -54,7 +54,7 @@ def hooks_file(project: Path, text: str | None = None) -> Path:
 def test_install_writes_openhands_native_shape(project: Path) -> None:
     """A new file: flat snake_case keys, a full-match matcher, whole-second timeouts,
     ``--event`` with the PascalCase event, and the note that the file shadows the user's."""
-    proc = hookbus_cli(project, "install", "--host", "openhands")
+    proc = hookbus_inproc(project, "install", "--host", "openhands")
     assert proc.returncode == 0, proc.stderr
     assert "never both" in proc.stdout
     written = json.loads(hooks_file(project).read_text())
@@ -64,7 +64,7 @@ def test_install_writes_openhands_native_shape(project: Path) -> None:
     (entry,) = group["hooks"]
     assert (entry["type"], entry["timeout"]) == ("command", 10)
     assert client_call("openhands", "PreToolUse") in entry["command"]
-    assert hookbus_cli(project, "verify", "--host", "openhands").returncode == 0
+    assert hookbus_inproc(project, "verify", "--host", "openhands").returncode == 0
 
 
 @pytest.mark.parametrize("theirs", [FLAT, WRAPPED], ids=["flat", "wrapped"])
@@ -76,7 +76,7 @@ def test_install_install_uninstall_keeps_the_users_file_byte_for_byte(
     OpenHands refuse the file); a second install is a no-op; uninstall gives their bytes
     back."""
     path = hooks_file(project, theirs)
-    assert hookbus_cli(project, "install", "--host", "openhands").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "openhands").returncode == 0
     once = path.read_bytes()
     document = json.loads(once)
     block = document["hooks"] if theirs is WRAPPED else document
@@ -84,10 +84,10 @@ def test_install_install_uninstall_keeps_the_users_file_byte_for_byte(
     assert sorted(block) == sorted([key, "session_end"])
     assert block[key][0] == json.loads(theirs).get("hooks", json.loads(theirs))[key][0]
     assert client_call("openhands") in block[key][1]["hooks"][0]["command"]
-    second = hookbus_cli(project, "install", "--host", "openhands")
+    second = hookbus_inproc(project, "install", "--host", "openhands")
     assert second.returncode == 0 and "already up to date" in second.stdout
     assert path.read_bytes() == once
-    assert hookbus_cli(project, "uninstall", "--host", "openhands").returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "openhands").returncode == 0
     assert path.read_text() == theirs
 
 
@@ -96,7 +96,7 @@ def test_a_file_with_an_event_in_both_spellings_is_refused(project: Path) -> Non
     and writes nothing."""
     twins = '{"PreToolUse": [], "pre_tool_use": []}\n'
     path = hooks_file(project, twins)
-    proc = hookbus_cli(project, "install", "--host", "openhands")
+    proc = hookbus_inproc(project, "install", "--host", "openhands")
     assert proc.returncode != 0
     assert "two spellings" in proc.stderr
     assert path.read_text() == twins
@@ -104,12 +104,12 @@ def test_a_file_with_an_event_in_both_spellings_is_refused(project: Path) -> Non
 
 def test_verify_reports_an_entry_edited_since_install(project: Path) -> None:
     """A timeout changed by hand is drift: verify says what and fails."""
-    assert hookbus_cli(project, "install", "--host", "openhands").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "openhands").returncode == 0
     path = hooks_file(project)
     document = json.loads(path.read_text())
     document["pre_tool_use"][0]["hooks"][0]["timeout"] = 3
     path.write_text(json.dumps(document))
-    verify = hookbus_cli(project, "verify", "--host", "openhands")
+    verify = hookbus_inproc(project, "verify", "--host", "openhands")
     assert verify.returncode != 0
     assert "changed: pre_tool_use: timeout 3, expected 10" in verify.stdout
 
@@ -117,7 +117,7 @@ def test_verify_reports_an_entry_edited_since_install(project: Path) -> None:
 def test_the_installed_command_denies_as_openhands_runs_it(project: Path) -> None:
     """The command as written, run as ``HookExecutor.execute`` runs it: a JSON deny on
     stdout, exit 0 (OpenHands blocks on it whatever the exit code)."""
-    assert hookbus_cli(project, "install", "--host", "openhands").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "openhands").returncode == 0
     command = json.loads(hooks_file(project).read_text())["pre_tool_use"][0]["hooks"][0]["command"]
     payload = json.loads((GOLDEN / "PreToolUse.terminal.json").read_text())
     payload["tool_input"]["command"], payload["working_dir"] = "rm -rf /", str(project)

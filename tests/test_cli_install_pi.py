@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import listing
+from support import hookbus_cli, hookbus_inproc, listing
 
 GUARDS = """
 import hookbus
@@ -51,15 +51,6 @@ console.log(JSON.stringify({ result: result ?? null, event: ev, ms: Date.now() -
 """
 
 
-def hookbus_cli(
-    cwd: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hookbus", *args], cwd=cwd, capture_output=True, text=True,
-        timeout=120, check=False, env={**os.environ, **(env or {})},
-    )  # fmt: skip
-
-
 @pytest.fixture
 def project(tmp_path: Path, isolated_environment: Path) -> Path:
     root = tmp_path / "proj"
@@ -83,7 +74,7 @@ def test_install_writes_an_extension_with_only_the_wanted_events(project: Path) 
     """hookbus.ts, marked as hookbus's: tool_call for bash alone, by absolute path with
     --timeout, a bound 2 s past it and the fail-closed block as its fallback;
     session_start with no tool filter and {} as its fallback; verify is clean."""
-    done = hookbus_cli(project, "install", "--host", "pi", "--no-server")
+    done = hookbus_inproc(project, "install", "--host", "pi", "--no-server")
     assert done.returncode == 0, done.stderr
     assert "hookbus-owned-file" in extension(project).read_text()
     baked = wanted(project)
@@ -96,7 +87,7 @@ def test_install_writes_an_extension_with_only_the_wanted_events(project: Path) 
     assert call["tools"]["names"] == ["bash"]
     assert call["fallback"]["result"]["block"] is True
     assert (baked["session_start"]["fallback"], baked["session_start"]["tools"]) == ({}, None)
-    verify = hookbus_cli(project, "verify", "--host", "pi")
+    verify = hookbus_inproc(project, "verify", "--host", "pi")
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
@@ -107,13 +98,13 @@ def test_install_install_uninstall_keeps_the_users_extensions(project: Path) -> 
     mine.parent.mkdir(parents=True)
     mine.write_text(MINE)
     (project / ".pi" / "settings.json").write_text('{"theme": "dark"}\n')
-    assert hookbus_cli(project, "install", "--host", "pi").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "pi").returncode == 0
     once = extension(project).read_bytes()
-    again = hookbus_cli(project, "install", "--host", "pi")
+    again = hookbus_inproc(project, "install", "--host", "pi")
     assert again.returncode == 0 and "already up to date" in again.stdout
     assert extension(project).read_bytes() == once
     assert oct(extension(project).stat().st_mode & 0o777) == oct(0o644)
-    assert hookbus_cli(project, "uninstall", "--host", "pi").returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "pi").returncode == 0
     assert not extension(project).exists()
     assert mine.read_text() == MINE
     assert (project / ".pi" / "settings.json").read_text() == '{"theme": "dark"}\n'
@@ -122,8 +113,8 @@ def test_install_install_uninstall_keeps_the_users_extensions(project: Path) -> 
 def test_uninstall_removes_the_folders_install_made(project: Path) -> None:
     """In a project with no ``.pi/``, uninstall gives back exactly what was there."""
     before = [str(p.relative_to(project)) for p in listing(project)]
-    assert hookbus_cli(project, "install", "--host", "pi").returncode == 0
-    assert hookbus_cli(project, "uninstall", "--host", "pi").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "pi").returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "pi").returncode == 0
     assert [str(p.relative_to(project)) for p in listing(project)] == before
 
 
@@ -134,12 +125,12 @@ def test_a_users_own_hookbus_ts_is_refused_and_nothing_wanted_writes_nothing(
     wanting no Pi event writes no file."""
     extension(project).parent.mkdir(parents=True)
     extension(project).write_text(MINE)
-    done = hookbus_cli(project, "install", "--host", "pi")
+    done = hookbus_inproc(project, "install", "--host", "pi")
     assert done.returncode == 1 and "not written by hookbus" in done.stderr
     assert extension(project).read_text() == MINE
     extension(project).unlink()
     (project / ".hookbus.toml").write_text("enable = []\n")
-    assert hookbus_cli(project, "install", "--host", "pi").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "pi").returncode == 0
     assert not extension(project).exists()
 
 
@@ -154,11 +145,11 @@ def test_the_user_scope_follows_pi_coding_agent_dir(project: Path, tmp_path: Pat
         f'python_path = ["{project}"]\nenable = ["hooks_mod:hello"]\n'
     )
     env = {"PI_CODING_AGENT_DIR": str(agent)}
-    done = hookbus_cli(project, "install", "--host", "pi", "--scope", "user", env=env)
+    done = hookbus_inproc(project, "install", "--host", "pi", "--scope", "user", env=env)
     assert done.returncode == 0, done.stderr
     assert (agent / "extensions" / "hookbus.ts").is_file()
     assert (
-        hookbus_cli(project, "uninstall", "--host", "pi", "--scope", "user", env=env).returncode
+        hookbus_inproc(project, "uninstall", "--host", "pi", "--scope", "user", env=env).returncode
         == 0
     )
     assert sorted(p.name for p in agent.rglob("*")) == []
@@ -199,7 +190,7 @@ def test_the_extension_blocks_rewrites_in_place_and_leaves_the_rest(
 ) -> None:
     """Through the real hookbus: a deny is Pi's block; a rewrite replaces ``event.input``'s
     keys in the very object Pi runs; a harmless call and an unwanted tool are untouched."""
-    assert hookbus_cli(project, "install", "--host", "pi").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "pi").returncode == 0
     state = isolated_environment
     denied = drive(project, "tool_call", call("rm -rf /"), state)
     assert denied["result"] == {"block": True, "reason": "not that"}
@@ -230,7 +221,7 @@ def test_hookbus_gone_answers_the_fallback_with_one_diagnostic(
         (project / "hooks_mod.py").write_text(
             GUARDS.replace("fail_closed=True", "fail_closed=False")
         )
-    assert hookbus_cli(project, "install", "--host", "pi").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "pi").returncode == 0
     text = (
         extension(project).read_text().replace(json.dumps(sys.executable), '"/nonexistent/python"')
     )
@@ -264,7 +255,7 @@ def test_the_extension_bounds_its_wait_and_kills_what_it_ran(
     """hookbus that never answers (a program sleeping 60 s in its place): the extension
     answers the fallback when its own bound expires and leaves no process behind."""
     (project / "hooks_mod.py").write_text(GUARDS.replace("fail_closed=True", "fail_closed=False"))
-    assert hookbus_cli(project, "install", "--host", "pi", "--no-server").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "pi", "--no-server").returncode == 0
     marker = tmp_path / "hung-marker"
     sleeper = [sys.executable, "-c", f"import time; open({str(marker)!r}, 'w'); time.sleep(60)"]
     replace_argv(project, "tool_call", sleeper)
@@ -296,7 +287,7 @@ def test_hookbus_try_finds_the_installed_command(project: Path) -> None:
 def test_another_command_form_still_writes_the_absolute_path_and_says_so(project: Path) -> None:
     """``--command path`` cannot apply to an extension that spawns no shell: the absolute
     form is written, with a note."""
-    done = hookbus_cli(project, "install", "--host", "pi", "--command", "path")
+    done = hookbus_inproc(project, "install", "--host", "pi", "--command", "path")
     assert done.returncode == 0, done.stderr
     assert "--command path does not apply" in done.stdout + done.stderr
     assert wanted(project)["tool_call"]["argv"][0] == sys.executable
@@ -330,7 +321,7 @@ def test_every_failure_is_the_fallback_and_one_diagnostic(
     """Whatever goes wrong behind the extension, the call is left alone (no fail-closed
     handler here), and one ``hook-unavailable`` line says what it was."""
     (project / "hooks_mod.py").write_text(GUARDS.replace("fail_closed=True", "fail_closed=False"))
-    assert hookbus_cli(project, "install", "--host", "pi", "--no-server").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "pi", "--no-server").returncode == 0
     replace_argv(project, "tool_call", [a.replace("{python}", sys.executable) for a in argv])
     found = drive(project, "tool_call", call("rm -rf /"), isolated_environment)
     assert (found["result"], found["event"]["input"]["command"]) == (None, "rm -rf /")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import check_fallback, check_round_trip, client_call, hookbus_cli, install_project
+from support import check_fallback, check_round_trip, client_call, hookbus_inproc, install_project
 
 from hookbus.hosts.qoder import manifest
 
@@ -37,7 +37,7 @@ def test_install_writes_seconds_and_claude_matchers_keeping_the_users_hooks(
     path = project / ".qoder" / "settings.json"
     path.parent.mkdir()
     path.write_text(json.dumps({"model": "auto", "hooks": {"PreToolUse": [MINE]}}))
-    done = hookbus_cli(project, "install", "--host", "qoder")
+    done = hookbus_inproc(project, "install", "--host", "qoder")
     assert done.returncode == 0, done.stderr
     hooks = settings(project)["hooks"]
     assert list(hooks) == ["PreToolUse", "SessionStart", "Stop"]  # the user's event first
@@ -68,7 +68,7 @@ def test_install_install_uninstall_leaves_the_file_byte_identical(project: Path)
 
 def test_the_local_scope_is_settings_local_json(project: Path) -> None:
     """``--scope local`` writes ``.qoder/settings.local.json`` and leaves the shared file."""
-    done = hookbus_cli(project, "install", "--host", "qoder", "--scope", "local")
+    done = hookbus_inproc(project, "install", "--host", "qoder", "--scope", "local")
     assert done.returncode == 0, done.stderr
     assert "PreToolUse" in settings(project, "settings.local.json")["hooks"]
     assert not (project / ".qoder" / "settings.json").exists()

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import client_call, hookbus_cli, install_project
+from support import client_call, hookbus_inproc, install_project
 
 from hookbus.hosts.qwen import manifest
 
@@ -38,7 +38,7 @@ def test_install_writes_milliseconds_anchored_matchers_and_keeps_the_users_hooks
     path = project / ".qwen" / "settings.json"
     path.parent.mkdir()
     path.write_text(json.dumps({"general": {"vimMode": True}, "hooks": {"PreToolUse": [MINE]}}))
-    done = hookbus_cli(project, "install", "--host", "qwen")
+    done = hookbus_inproc(project, "install", "--host", "qwen")
     assert done.returncode == 0, done.stderr
     hooks = settings(project)["hooks"]
     assert list(hooks) == ["PreToolUse", "SessionStart", "Stop"]
@@ -55,7 +55,7 @@ def test_install_writes_milliseconds_anchored_matchers_and_keeps_the_users_hooks
 def test_the_fallback_denies_in_json_with_exit_0(project: Path, tmp_path: Path) -> None:
     """With hookbus gone, the fail-closed event's fallback prints Qwen's JSON deny, exit 0;
     the other events answer nothing."""
-    assert hookbus_cli(project, "install", "--host", "qwen", "--command", "path").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "qwen", "--command", "path").returncode == 0
     hooks = settings(project)["hooks"]
     for event, denies in (("PreToolUse", True), ("Stop", False)):
         command = hooks[event][-1]["hooks"][0]["command"]
@@ -79,19 +79,19 @@ def test_install_install_uninstall_leaves_the_file_byte_identical(project: Path)
     path = project / ".qwen" / "settings.json"
     path.parent.mkdir()
     path.write_bytes(original)
-    assert hookbus_cli(project, "install", "--host", "qwen").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "qwen").returncode == 0
     (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell"]\n')
-    assert hookbus_cli(project, "install", "--host", "qwen").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "qwen").returncode == 0
     assert settings(project)["hooks"]["PreToolUse"][0] == MINE
-    assert hookbus_cli(project, "verify", "--host", "qwen").returncode == 0
-    proc = hookbus_cli(project, "uninstall", "--host", "qwen")
+    assert hookbus_inproc(project, "verify", "--host", "qwen").returncode == 0
+    proc = hookbus_inproc(project, "uninstall", "--host", "qwen")
     assert proc.returncode == 0, proc.stderr
     assert path.read_bytes() == original
 
 
 def test_qwen_has_no_local_scope(project: Path) -> None:
     """``--scope local`` is refused, naming Qwen's scopes; nothing is written."""
-    done = hookbus_cli(project, "install", "--host", "qwen", "--scope", "local")
+    done = hookbus_inproc(project, "install", "--host", "qwen", "--scope", "local")
     assert done.returncode == 1
     assert "qwen has no local settings; scopes: project, user" in done.stderr
     assert not (project / ".qwen").exists()

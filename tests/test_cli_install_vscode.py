@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import GUARD, client_call, hookbus_cli
+from support import GUARD, client_call, hookbus_inproc
 
 from hookbus.hosts.vscode import manifest
 
@@ -47,7 +47,7 @@ def project(tmp_path: Path, isolated_environment: Path) -> Path:
 def test_install_writes_vscodes_own_shape(project: Path) -> None:
     """PascalCase events, flat entries with ``command`` and ``timeout`` in whole seconds,
     ``--event`` in each command, no matcher (VS Code ignores them), no version."""
-    proc = hookbus_cli(project, "install", "--host", "vscode")
+    proc = hookbus_inproc(project, "install", "--host", "vscode")
     assert proc.returncode == 0, proc.stderr
     assert "Copilot CLI" in proc.stdout
     written = json.loads((project / OURS).read_text())
@@ -57,7 +57,7 @@ def test_install_writes_vscodes_own_shape(project: Path) -> None:
     assert sorted(entry) == ["command", "timeout", "type"]
     assert entry["timeout"] == 10  # the default budget, 5 s, plus 5
     assert client_call("vscode", "PreToolUse") in entry["command"]
-    verify = hookbus_cli(project, "verify", "--host", "vscode")
+    verify = hookbus_inproc(project, "verify", "--host", "vscode")
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
@@ -67,15 +67,15 @@ def test_install_install_uninstall_leaves_the_users_files_byte_for_byte(project:
     hooks = project / ".github/hooks"
     hooks.mkdir(parents=True)
     (hooks / "format.json").write_text(THEIRS)
-    assert hookbus_cli(project, "install", "--host", "copilot").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "copilot").returncode == 0
     copilots = (hooks / "hookbus.json").read_bytes()
     ours = project / OURS
-    assert hookbus_cli(project, "install", "--host", "vscode").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "vscode").returncode == 0
     once = ours.read_bytes()
-    second = hookbus_cli(project, "install", "--host", "vscode")
+    second = hookbus_inproc(project, "install", "--host", "vscode")
     assert second.returncode == 0 and "already up to date" in second.stdout
     assert ours.read_bytes() == once
-    proc = hookbus_cli(project, "uninstall", "--host", "vscode")
+    proc = hookbus_inproc(project, "uninstall", "--host", "vscode")
     assert proc.returncode == 0, proc.stderr
     assert not ours.exists()
     assert (hooks / "format.json").read_text() == THEIRS
@@ -85,31 +85,31 @@ def test_install_install_uninstall_leaves_the_users_files_byte_for_byte(project:
 
 def test_an_entry_the_user_added_to_our_file_is_kept(project: Path) -> None:
     """An entry of the user's in our file survives a reinstall and the uninstall."""
-    assert hookbus_cli(project, "install", "--host", "vscode").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "vscode").returncode == 0
     ours = project / OURS
     document = json.loads(ours.read_text())
     mine = {"type": "command", "command": "./audit.sh", "timeout": 5}
     document["hooks"]["PreToolUse"].insert(0, mine)
     ours.write_text(json.dumps(document, indent=2))
-    assert hookbus_cli(project, "install", "--host", "vscode").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "vscode").returncode == 0
     assert json.loads(ours.read_text())["hooks"]["PreToolUse"][0] == mine
-    assert hookbus_cli(project, "uninstall", "--host", "vscode").returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "vscode").returncode == 0
     assert json.loads(ours.read_text()) == {"hooks": {"PreToolUse": [mine]}}
 
 
 def test_verify_sees_drift(project: Path) -> None:
     """A changed timeout and a removed event are drift; install repairs both."""
-    assert hookbus_cli(project, "install", "--host", "vscode").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "vscode").returncode == 0
     ours = project / OURS
     document = json.loads(ours.read_text())
     document["hooks"]["PreToolUse"][0]["timeout"] = 99
     del document["hooks"]["Stop"]
     ours.write_text(json.dumps(document))
-    verify = hookbus_cli(project, "verify", "--host", "vscode")
+    verify = hookbus_inproc(project, "verify", "--host", "vscode")
     assert verify.returncode == 1
     assert "PreToolUse: differs" in verify.stdout and "Stop: missing" in verify.stdout
-    assert hookbus_cli(project, "install", "--host", "vscode").returncode == 0
-    assert hookbus_cli(project, "verify", "--host", "vscode").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "vscode").returncode == 0
+    assert hookbus_inproc(project, "verify", "--host", "vscode").returncode == 0
 
 
 def test_user_scope_writes_copilot_hooks_folder(project: Path, tmp_path: Path) -> None:
@@ -119,7 +119,7 @@ def test_user_scope_writes_copilot_hooks_folder(project: Path, tmp_path: Path) -
     user_dir.mkdir(parents=True)
     (user_dir / "mine.py").write_text(GOOD)
     (user_dir / "config.toml").write_text('enable = ["mine:guard"]\n')
-    proc = hookbus_cli(project, "install", "--host", "vscode", "--scope", "user",
+    proc = hookbus_inproc(project, "install", "--host", "vscode", "--scope", "user",
                        env={"HOME": str(home)})  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     written = json.loads((home / ".copilot/hooks/hookbus-vscode.json").read_text())
@@ -131,7 +131,7 @@ def test_the_installed_command_denies_in_vscodes_form(project: Path, tmp_path: P
     """The command as written, run as VS Code runs it (a shell, in the home folder, the
     payload on stdin): the guard's permissionDecision deny, exit 0; a harmless command
     and another tool get nothing."""
-    assert hookbus_cli(project, "install", "--host", "vscode").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "vscode").returncode == 0
     command = json.loads((project / OURS).read_text())["hooks"]["PreToolUse"][0]["command"]
     payload = json.loads((GOLDEN / "PreToolUse.run_in_terminal.json").read_text())
     payload["cwd"] = str(project)

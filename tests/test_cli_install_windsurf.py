@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import client_call
+from support import client_call, hookbus_inproc
 
 from hookbus.hosts.windsurf import manifest
 
@@ -33,13 +33,6 @@ MINE = {"command": "python3 /Users/me/guard.py", "show_output": True}
 GOLDEN = Path(__file__).parent / "golden" / "windsurf"
 
 
-def hookbus_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hookbus", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120, check=False, env={**os.environ},
-    )  # fmt: skip
-
-
 @pytest.fixture
 def project(tmp_path: Path, isolated_environment: Path) -> Path:
     root = tmp_path / "proj"
@@ -57,7 +50,7 @@ def test_install_writes_windsurfs_flat_entries(project: Path) -> None:
     """Only the events whose operation a handler wants (a shell guard: pre_run_command),
     flat entries of ``command`` (with hookbus's own ``--timeout``) and ``show_output``
     where it applies; no matcher, type or timeout field; verify is clean."""
-    done = hookbus_cli(project, "install", "--host", "windsurf")
+    done = hookbus_inproc(project, "install", "--host", "windsurf")
     assert done.returncode == 0, done.stderr
     written = hooks(project)
     assert list(written) == ["pre_run_command", "post_cascade_response"]
@@ -66,7 +59,7 @@ def test_install_writes_windsurfs_flat_entries(project: Path) -> None:
     assert client_call("windsurf", "pre_run_command", 10) in guard["command"]
     (stop,) = written["post_cascade_response"]
     assert set(stop) == {"command"}  # show_output "does not apply" to this hook
-    verify = hookbus_cli(project, "verify", "--host", "windsurf")
+    verify = hookbus_inproc(project, "verify", "--host", "windsurf")
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
@@ -78,43 +71,43 @@ def test_install_install_uninstall_leaves_the_users_file_byte_for_byte(project: 
     path = project / ".windsurf" / "hooks.json"
     path.parent.mkdir()
     path.write_bytes(original)
-    assert hookbus_cli(project, "install", "--host", "windsurf").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "windsurf").returncode == 0
     assert hooks(project)["pre_run_command"][0] == MINE
     (project / ".hookbus.toml").write_text('enable = ["hooks_mod:shell"]\n')
-    assert hookbus_cli(project, "install", "--host", "windsurf").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "windsurf").returncode == 0
     once = path.read_bytes()
-    again = hookbus_cli(project, "install", "--host", "windsurf")
+    again = hookbus_inproc(project, "install", "--host", "windsurf")
     assert again.returncode == 0 and "already up to date" in again.stdout
     assert path.read_bytes() == once
     assert list(hooks(project)) == ["pre_run_command"]
     assert hooks(project)["pre_run_command"][0] == MINE
     assert json.loads(path.read_text())["note"] == "team policy"
-    proc = hookbus_cli(project, "uninstall", "--host", "windsurf")
+    proc = hookbus_inproc(project, "uninstall", "--host", "windsurf")
     assert proc.returncode == 0, proc.stderr
     assert path.read_bytes() == original
 
 
 def test_a_file_hookbus_created_is_removed_on_uninstall(project: Path) -> None:
     """With no hooks.json before, uninstall removes the one install wrote."""
-    assert hookbus_cli(project, "install", "--host", "windsurf").returncode == 0
-    assert hookbus_cli(project, "uninstall", "--host", "windsurf").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "windsurf").returncode == 0
+    assert hookbus_inproc(project, "uninstall", "--host", "windsurf").returncode == 0
     assert not (project / ".windsurf" / "hooks.json").exists()
 
 
 def test_verify_reports_drift(project: Path) -> None:
     """An entry of ours removed by hand, or one no handler wants any more, is drift
     that verify names by event."""
-    assert hookbus_cli(project, "install", "--host", "windsurf").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "windsurf").returncode == 0
     path = project / ".windsurf" / "hooks.json"
     document = json.loads(path.read_text())
     del document["hooks"]["post_cascade_response"]
     path.write_text(json.dumps(document))
-    verify = hookbus_cli(project, "verify", "--host", "windsurf")
+    verify = hookbus_inproc(project, "verify", "--host", "windsurf")
     assert verify.returncode != 0
     assert "post_cascade_response: missing" in verify.stdout + verify.stderr
-    assert hookbus_cli(project, "install", "--host", "windsurf").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "windsurf").returncode == 0
     (project / ".hookbus.toml").write_text('enable = ["hooks_mod:turn"]\n')
-    verify = hookbus_cli(project, "verify", "--host", "windsurf")
+    verify = hookbus_inproc(project, "verify", "--host", "windsurf")
     assert "pre_run_command: not registered" in verify.stdout + verify.stderr
 
 
@@ -122,7 +115,7 @@ def test_the_installed_command_blocks_with_exit_2(project: Path) -> None:
     """The command as written, run as Windsurf runs it (``bash -c``, the payload on
     stdin): exit 2 with the reason on stderr for the dangerous command, exit 0 and
     nothing printed for a harmless one."""
-    assert hookbus_cli(project, "install", "--host", "windsurf").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "windsurf").returncode == 0
     command = hooks(project)["pre_run_command"][0]["command"]
     payload = json.loads((GOLDEN / "pre_run_command.json").read_text())
     for line, code, stderr in (("rm -rf /", 2, "not that\n"), ("ls", 0, "")):
@@ -159,6 +152,6 @@ def test_a_hooks_value_that_is_not_a_list_is_refused(project: Path) -> None:
     path = project / ".windsurf" / "hooks.json"
     path.parent.mkdir()
     path.write_text('{"hooks": {"pre_run_command": {"command": "x"}}}')
-    done = hookbus_cli(project, "install", "--host", "windsurf")
+    done = hookbus_inproc(project, "install", "--host", "windsurf")
     assert done.returncode == 1
     assert path.read_text() == '{"hooks": {"pre_run_command": {"command": "x"}}}'

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import SHELL_AND_LIFECYCLE, hookbus_cli, snapshot
+from support import SHELL_AND_LIFECYCLE, hookbus_cli, hookbus_inproc, snapshot
 
 from hookbus.hosts import HOSTS
+from hookbus.hosts import manifest as load
 from hookbus.hosts.shared import documents
-from hookbus.hosts.shared.manifest import Manifest, Scope, load
+from hookbus.hosts.shared.manifest import Manifest, Scope
 
 #: The configuration: a shell guard and a lifecycle handler, then the guard alone.
 BOTH = 'python_path = ["."]\nenable = ["hooks_mod:shell", "hooks_mod:lifecycle"]\n'
@@ -70,7 +71,8 @@ def users_own_file(host: str, project: Path) -> tuple[Path, bytes]:
     """The settings file of ``host`` and a text of it the user wrote: hooks of their own
     in the host's shape (hookbus's entries with every word of hookbus's replaced), in a
     layout of theirs (compact JSON, no final newline; a comment atop TOML and YAML)."""
-    from hookbus.cli.install import compiled_index, config_files, holds_ours
+    from hookbus.install.plan import compiled_index, config_files
+    from hookbus.install.write import holds_ours
 
     manifest = load(host)
     scope = scope_of(manifest)
@@ -119,11 +121,11 @@ def test_a_backup_holding_hookbus_entries_is_no_original(world: tuple[Path, Path
     """A backup an earlier version made of hookbus's own file (on a changed reinstall) is
     not given back as the user's: uninstall removes the file install created, and it."""
     project, _ = world
-    assert hookbus_cli(project, "install", "--host", "claude").returncode == 0
+    assert hookbus_inproc(project, "install", "--host", "claude").returncode == 0
     settings = project / ".claude" / "settings.json"
     backup = settings.with_name("settings.json.hookbus-backup")
     backup.write_bytes(settings.read_bytes())
-    done = hookbus_cli(project, "uninstall", "--host", "claude")
+    done = hookbus_inproc(project, "uninstall", "--host", "claude")
     assert done.returncode == 0, done.stderr
     assert "hookbus created it" in done.stdout
     assert not (project / ".claude").exists()
@@ -138,7 +140,7 @@ def test_a_folder_the_user_had_stays_though_empty(
     project, home = world
     (project / folder).mkdir()
     before = snapshot(project), snapshot(home)
-    assert hookbus_cli(project, "install", "--host", host).returncode == 0
-    done = hookbus_cli(project, "uninstall", "--host", host)
+    assert hookbus_inproc(project, "install", "--host", host).returncode == 0
+    done = hookbus_inproc(project, "uninstall", "--host", host)
     assert done.returncode == 0, done.stderr
     assert (snapshot(project), snapshot(home)) == before, done.stdout

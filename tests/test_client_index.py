@@ -16,7 +16,7 @@ import test_client
 from fake_server import STDOUT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import GOLDEN, compile_now, guarded_project, pre_tool
+from support import GOLDEN, compile_now, examples, guarded_project, pre_tool
 from test_client import client_imports, run_client, serve
 
 from hookbus import hosts
@@ -289,7 +289,7 @@ LEVELS = ("a", "b", "c", "d")
 PLACED = st.sampled_from(["", "file", "folder", "group", "world", "link"])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     placed=st.lists(PLACED, min_size=4, max_size=4),
     git=st.lists(st.booleans(), min_size=4, max_size=4),

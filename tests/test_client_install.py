@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from fake_server import EXIT, STDERR, STDOUT, FakeServer
-from support import hookbus_cli, pre_tool
+from support import hookbus_cli, hookbus_inproc, pre_tool
 
 import hookbus
 from hookbus.hosts.shared.manifest import CLIENT_LAUNCHER, UNANSWERED_GUARD, interpreter_of
@@ -52,7 +52,7 @@ def project(tmp_path: Path, state: Path) -> Path:
 
 
 def installed_command(project: Path, *flags: str) -> str:
-    done = hookbus_cli(project, "install", "--host", "claude", *flags)
+    done = hookbus_inproc(project, "install", "--host", "claude", *flags)
     assert done.returncode == 0, done.stderr
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     (group,) = settings["hooks"]["PreToolUse"]
@@ -118,7 +118,7 @@ def test_an_install_naming_the_clients_old_folder_is_drift_and_is_replaced(
     settings.write_text(settings.read_text().replace(
         json.dumps(command)[1:-1], json.dumps(old)[1:-1]))  # fmt: skip
     assert interpreter_of(old) == interpreter_of(command)
-    report = json.loads(hookbus_cli(project, "doctor", "--json").stdout)
+    report = json.loads(hookbus_inproc(project, "doctor", "--json").stdout)
     assert any("differ" in p["message"] and "hookbus install --host claude" in p["fix"]
                for p in report["problems"]), report["problems"]  # fmt: skip
     assert installed_command(project) == command  # one entry, the new one
@@ -128,7 +128,7 @@ def test_server_install_verifies_and_switches_back(project: Path) -> None:
     """``verify`` recognises the server form as installed; ``--no-server`` writes the
     cold command back."""
     installed_command(project, "--server")
-    checked = hookbus_cli(project, "verify", "--host", "claude")
+    checked = hookbus_inproc(project, "verify", "--host", "claude")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "up to date" in checked.stdout
     assert CLIENT_LAUNCHER not in installed_command(project, "--no-server")
@@ -136,7 +136,7 @@ def test_server_install_verifies_and_switches_back(project: Path) -> None:
 
 def test_server_goes_with_the_absolute_form_only(project: Path) -> None:
     """``--server`` with ``--command path`` is refused, naming both."""
-    done = hookbus_cli(project, "install", "--host", "claude", "--server", "--command", "path")
+    done = hookbus_inproc(project, "install", "--host", "claude", "--server", "--command", "path")
     assert done.returncode != 0
     assert "--command path" in done.stderr
 
@@ -237,13 +237,13 @@ def test_in_process_hosts_speak_to_the_server_unless_told_not_to(project: Path) 
     env = {"HERMES_HOME": str(hermes), "HOOKBUS_CONFIG": str(project / ".hookbus.toml")}
     for host, path in files.items():
         for flags, server in (((), True), (("--no-server",), False), ((), False)):
-            done = hookbus_cli(project, "install", "--host", host, *flags, env=env)
+            done = hookbus_inproc(project, "install", "--host", host, *flags, env=env)
             assert done.returncode == 0, done.stderr
             assert "does not apply" not in done.stdout  # Pi's note on a form it ignores
             text = path.read_text()
             assert (CLIENT_LAUNCHER in text) is server, (host, flags)
             assert server or "__main__.py" in text  # hookbus run, by path
-            checked = hookbus_cli(project, "verify", "--host", host, env=env)
+            checked = hookbus_inproc(project, "verify", "--host", host, env=env)
             assert checked.returncode == 0, (host, flags, checked.stdout + checked.stderr)
 
 
@@ -253,12 +253,12 @@ def test_hook_files_keep_their_form_and_verify_clean(project: Path) -> None:
     no drift in either form and doctor names it."""
     script = project / ".clinerules" / "hooks" / "PreToolUse"
     for flags, form in (((), "server"), (("--no-server",), "absolute"), ((), "absolute")):
-        done = hookbus_cli(project, "install", "--host", "cline", *flags)
+        done = hookbus_inproc(project, "install", "--host", "cline", *flags)
         assert done.returncode == 0, done.stderr
         assert (CLIENT_LAUNCHER in script.read_text()) == (form == "server")
-        checked = hookbus_cli(project, "verify", "--host", "cline")
+        checked = hookbus_inproc(project, "verify", "--host", "cline")
         assert checked.returncode == 0, checked.stdout + checked.stderr
-        report = json.loads(hookbus_cli(project, "doctor", "--json", "--host", "cline").stdout)
+        report = json.loads(hookbus_inproc(project, "doctor", "--json", "--host", "cline").stdout)
         (install,) = [i for i in report["hosts"][0]["installs"] if i["installed"]]
         assert (install["form"], install["drift"]) == (form, [])
 
@@ -287,7 +287,7 @@ def test_a_guard_enabled_after_install_is_honoured_when_the_server_never_answers
     assert UNANSWERED_GUARD not in command
     short = re.sub(r"--timeout [0-9.]+", "--timeout 3", command)
     (project / ".hookbus.toml").write_text('enable = ["guard_mod:lenient", "guard_mod:guard"]\n')
-    assert hookbus_cli(project, "manifest", "--host", "claude").returncode == 0  # the index
+    assert hookbus_inproc(project, "manifest", "--host", "claude").returncode == 0  # the index
     server = FakeServer(state / "run" / wire.socket_name(), "hang")
     try:
         result = host_runs(short, project, pre_tool("ls", project))

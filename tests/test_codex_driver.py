@@ -13,6 +13,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from hookbus import Reply
 from hookbus.bus.errors import DecodeError
@@ -334,7 +335,7 @@ BASE = {"session_id": "s", "cwd": "/p", "tool_name": "apply_patch",
         "tool_input": {"command": PATCH}}  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     event=st.sampled_from([*codex.ALL_EVENTS, "PreModelRequest"]),
     overrides=st.dictionaries(FIELDS, json_values, max_size=4),
@@ -354,7 +355,7 @@ def test_any_field_values_decode_or_raise_decode_error(
     assert decoded.native == overrides.get("hook_event_name", event)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text())
 def test_any_patch_text_parses_to_changes(patch: str) -> None:
     """Any text as an apply_patch input parses, to changes with a path each."""

@@ -14,6 +14,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from hookbus import Reply
 from hookbus.bus.errors import DecodeError
@@ -276,7 +277,7 @@ BASE = {"sessionId": "s", "session_id": "s", "cwd": "/p", "toolName": "bash",
         "tool_name": "bash", "toolArgs": {"command": "ls"}}  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     event=st.sampled_from([*copilot.ALL_EVENTS, *copilot.CAMEL, "notification"]),
     overrides=st.dictionaries(FIELDS, json_values, max_size=4),

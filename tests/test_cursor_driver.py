@@ -14,7 +14,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import FAIL_CLOSED_SHELL
+from support import FAIL_CLOSED_SHELL, examples
 
 from hookbus import Reply
 from hookbus.bus.errors import DecodeError
@@ -263,7 +263,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     event=st.sampled_from([*cursor.ALL_EVENTS, "PreToolUse", "somethingNew"]),
     overrides=st.dictionaries(FIELDS, json_values, max_size=4),

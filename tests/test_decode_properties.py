@@ -9,6 +9,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import Event
@@ -32,7 +33,7 @@ BASE = {"session_id": "s", "cwd": "/p", "tool_name": "Bash", "tool_input": {"com
 
 
 @pytest.mark.timeout(300)  # hundreds of examples: minutes on a loaded machine
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     event=st.sampled_from([*claude.ALL_EVENTS, "Unknown"]),
     overrides=st.dictionaries(field_names, json_values, max_size=4),
@@ -51,7 +52,7 @@ def test_any_field_values_decode_or_raise_decode_error(
 
 
 @pytest.mark.timeout(300)  # hundreds of examples: minutes on a loaded machine
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.binary(max_size=512))
 def test_arbitrary_bytes_never_escape_as_other_errors(data: bytes) -> None:
     """Random bytes: the cold-path peek says ValueError, the decoder DecodeError."""
@@ -66,7 +67,7 @@ def test_arbitrary_bytes_never_escape_as_other_errors(data: bytes) -> None:
 
 
 @pytest.mark.timeout(300)  # hundreds of examples: minutes on a loaded machine
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     session=st.text(min_size=1),
     command=st.text(),

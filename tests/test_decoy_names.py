@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import GOLDEN, hookbus_cli, wait_for
+from support import GOLDEN, examples, hookbus_cli, wait_for
 
 from hookbus.runtime.peek import top_level
 from hookbus.testing import run_cli
@@ -148,7 +148,7 @@ VALUES = st.recursive(
 WANTED = {"hook_event_name", "hookName", "k"}
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     payload=st.dictionaries(KEYS, VALUES, max_size=6),
     ascii_only=st.booleans(),

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import GOLDEN, compile_now, guarded_project, hookbus_cli, pre_tool, wait_for
+from support import GOLDEN, compile_now, examples, guarded_project, hookbus_cli, pre_tool, wait_for
 
 import hookbus
 from hookbus.hosts import HOSTS
@@ -159,7 +159,7 @@ NAMES = st.sampled_from([*CLAUDE_EVENTS[:6], "preToolUse", "pre_tool_use", "agen
 VALUES = NAMES | st.integers() | st.none()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(payload=st.dictionaries(st.sampled_from(DIALECT_KEYS), VALUES, max_size=6))
 def test_the_client_decides_a_dialect_only_as_hookbus_does(payload: dict[str, object]) -> None:
     """Over payloads mixing every dialect's keys: wherever the client reads a payload as

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,7 @@ FAMILIES: dict[str, tuple[str, str, frozenset[str]]] = {
 }
 
 
+@cache  # a tree's, made for the modules that emit a code only, once
 def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
     return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
 
@@ -99,6 +101,15 @@ def shims(*suffixes: str) -> list[Path]:
     )
 
 
+@cache
+def package_trees() -> tuple[tuple[Path, ast.Module], ...]:
+    """Every module of the package, parsed (once: five scans read them; none changes a
+    tree)."""
+    return tuple((path, ast.parse(path.read_text(encoding="utf-8")))
+                 for path in sorted(PACKAGE.rglob("*.py")))  # fmt: skip
+
+
+@cache  # a scan of every module, asked for by several tests, which only read it
 def emitted_codes() -> dict[str, list[str]]:
     """Every diagnostic code hookbus's source can write -> where (``file:line``)."""
     found: dict[str, list[str]] = {}
@@ -106,9 +117,7 @@ def emitted_codes() -> dict[str, list[str]]:
         for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             for code in SHIM_CODE.findall(text):
                 found.setdefault(code, []).append(f"{path.relative_to(ROOT)}:{number}")
-    for path in sorted(PACKAGE.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        parents = _parents(tree)
+    for path, tree in package_trees():
         for call in ast.walk(tree):
             if not isinstance(call, ast.Call) or not call.args:
                 continue
@@ -117,7 +126,7 @@ def emitted_codes() -> dict[str, list[str]]:
             if name not in EMITTERS:
                 continue
             where = f"{path.relative_to(ROOT)}:{call.lineno}"
-            for text, is_prefix in _strings(call.args[0], _scope(call, parents)):
+            for text, is_prefix in _strings(call.args[0], _scope(call, _parents(tree))):
                 if is_prefix:
                     assert text in FAMILIES, (
                         f"{where}: a code built as f'{text}{{...}}': add the family to FAMILIES"
@@ -301,14 +310,15 @@ def _read_by_name(node: ast.AST) -> str | None:
     return None
 
 
+@cache  # a scan of every module, asked for by several tests, which only read it
 def variables_in_code() -> dict[str, list[str]]:
     """Every environment variable hookbus reads -> where (``file:line``): a name read
     literally (``os.environ.get("NAME")``), a string that is a hookbus or XDG variable's
     name alone (kept in a constant, then read), a shim's ``env.NAME`` or quoted name, and
     the variables the host registry names (a project folder, a payload)."""
     found: dict[str, list[str]] = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for path, tree in package_trees():
+        for node in ast.walk(tree):
             name = _read_by_name(node)
             if name is None and isinstance(node, ast.Constant) and isinstance(node.value, str):
                 name = node.value if re.fullmatch(OWN_VARIABLE, node.value) else None

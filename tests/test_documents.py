@@ -79,6 +79,7 @@ def test_a_missing_file_is_an_empty_document(tmp_path: Path) -> None:
 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from support import examples  # noqa: E402
 
 scalars = st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False,
           allow_infinity=False, width=16) | st.text(max_size=4)  # fmt: skip
@@ -113,7 +114,7 @@ def edits(draw: st.DrawFn) -> tuple[str, dict[str, object], dict[str, object]]:
 
 
 @pytest.mark.timeout(300)  # hundreds of examples: minutes on a loaded machine
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(edits())
 def test_a_json_edit_gives_exactly_the_document_and_keeps_untouched_members(
     case: tuple[str, dict[str, object], dict[str, object]],

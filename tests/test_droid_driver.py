@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import JSON_VALUES, SHORT_TEXT, hook_specific, json_line
+from support import JSON_VALUES, SHORT_TEXT, examples, hook_specific, json_line
 
 from hookbus import Reply
 from hookbus.bus.events import AfterEdit, BeforeTool, Event
@@ -224,7 +224,7 @@ _KNOWN = {"session_id", "cwd", "hook_event_name", "tool_name", "tool_input", "to
 PATCH = "*** Begin Patch\n*** Add File: a\n"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     name=st.sampled_from(droid.ALL_EVENTS),
     tool=st.sampled_from([*droid.TOOLS, "mcp__x__y", "UnknownTool"]),

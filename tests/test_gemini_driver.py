@@ -10,6 +10,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from hookbus import Reply
 from hookbus.bus.errors import DecodeError
@@ -278,7 +279,7 @@ BASE = {"session_id": "s", "cwd": "/p", "tool_name": "run_shell_command",
         "tool_input": {"command": "ls"}, "timestamp": "2026-12-01T12:23:42.213Z"}  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     event=st.sampled_from([*gemini.ALL_EVENTS, "Unknown"]),
     overrides=st.dictionaries(field_names, json_values, max_size=4),
@@ -296,7 +297,7 @@ def test_any_field_values_decode_or_raise_decode_error(
     assert decoded.native == overrides.get("hook_event_name", event)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.binary(max_size=512))
 def test_arbitrary_bytes_never_escape_as_other_errors(data: bytes) -> None:
     """Random bytes: the cold-path peek says ValueError, the decoder DecodeError."""
@@ -310,7 +311,7 @@ def test_arbitrary_bytes_never_escape_as_other_errors(data: bytes) -> None:
         pass
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     session=st.text(min_size=1),
     command=st.text(),

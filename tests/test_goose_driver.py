@@ -11,6 +11,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from hookbus import Reply
 from hookbus.bus.errors import DecodeError
@@ -155,7 +156,7 @@ def test_every_reply_to_every_event_is_a_decision_goose_reads(native: str, reply
 
 
 @pytest.mark.timeout(300)  # hundreds of examples: minutes on a loaded machine
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     native=st.sampled_from([*goose.ALL_EVENTS, "Unknown"]),
     fields=st.dictionaries(

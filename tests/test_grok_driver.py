@@ -12,7 +12,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import every_reply_part, json_values
+from support import every_reply_part, examples, json_values
 
 from hookbus import Reply
 from hookbus.bus.errors import DecodeError
@@ -218,7 +218,7 @@ FIELDS = st.sampled_from(["hookEventName", "sessionId", "cwd", "workspaceRoot", 
                           "stopHookActive", "error", "prompt", "durationMs", "reason"])  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     event=st.sampled_from([*grok.ALL_EVENTS, "subagent_end", "PreToolUse"]),
     overrides=st.dictionaries(FIELDS, json_values(), max_size=4),

@@ -326,6 +326,20 @@ print(json.dumps({"reply": reply, "path": sys.path == path,
     assert set(found["added"]) <= {"hookbus", "msgspec", "typing_extensions"}
 
 
+def test_the_plugin_imports_no_runtime_and_names_the_in_process_entry() -> None:
+    """The plugin file imports nothing of hookbus's runtime (its folder lies below it);
+    the entry point reaches the in-process entry by the name it holds, a module with
+    ``dispatch``."""
+    import ast
+    import importlib
+
+    tree = ast.parse(Path(hermes_plugin.__file__).read_text())
+    imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert not [m for m in imported if m.startswith("hookbus")], imported
+    assert callable(importlib.import_module(hermes_plugin.ENTRY).dispatch)
+
+
 def test_arguments_the_plugin_cannot_serialize_before_any_index_get_hookbuss_refusal(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, isolated_environment: Path
 ) -> None:

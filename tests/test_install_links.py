@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import hookbus_cli
+from support import hookbus_inproc
 
 from hookbus.hosts.shared import folders
 
@@ -51,7 +51,7 @@ def tree(folder: Path) -> dict[str, tuple[str, bytes, int]]:
 
 
 def install(project: Path, host: str, *flags: str) -> None:
-    done = hookbus_cli(project, "install", "--host", host, "--no-server", *flags)
+    done = hookbus_inproc(project, "install", "--host", host, "--no-server", *flags)
     assert done.returncode == 0, done.stderr
 
 
@@ -85,7 +85,7 @@ def test_uninstall_in_the_project_refuses_a_link_to_the_users_claude(
         link, target = project / ".claude" / name, home / ".claude" / "settings.json"
     link.symlink_to(target)
     before = tree(home)
-    done = hookbus_cli(project, "uninstall", "--host", "claude", "--scope", scope)
+    done = hookbus_inproc(project, "uninstall", "--host", "claude", "--scope", scope)
     assert_refused(done, link, "claude")
     assert tree(home) == before
     assert (home / ".claude" / "settings.json").is_file()
@@ -102,7 +102,7 @@ def test_install_in_the_project_refuses_to_write_through_the_link(
     (project / ".claude").symlink_to(home / ".claude")
     before = tree(home), tree(project)
     for flags in ((), ("--dry-run",)):
-        done = hookbus_cli(project, "install", "--host", "claude", "--scope", scope, *flags)
+        done = hookbus_inproc(project, "install", "--host", "claude", "--scope", scope, *flags)
         assert_refused(done, project / ".claude", "claude")
     assert (tree(home), tree(project)) == before
 
@@ -119,7 +119,7 @@ def test_a_hook_file_of_the_users_is_not_removed_through_a_link(
     (project / ".pi").mkdir()
     (project / ".pi" / "extensions").symlink_to(extensions)
     before = tree(home)
-    done = hookbus_cli(project, "uninstall", "--host", "pi")
+    done = hookbus_inproc(project, "uninstall", "--host", "pi")
     assert_refused(done, project / ".pi" / "extensions", "pi")
     assert tree(home) == before
 
@@ -132,7 +132,7 @@ def test_a_link_inside_the_project_is_the_projects_own(world: tuple[Path, Path])
     (project / ".claude").symlink_to(project / "config" / "claude")
     install(project, "claude")
     assert (project / "config" / "claude" / "settings.json").is_file()
-    done = hookbus_cli(project, "uninstall", "--host", "claude")
+    done = hookbus_inproc(project, "uninstall", "--host", "claude")
     assert done.returncode == 0, done.stderr
     assert not (project / "config" / "claude" / "settings.json").exists()
     assert (project / ".claude").is_symlink()
@@ -151,7 +151,7 @@ def test_the_users_claude_may_be_a_link(world: tuple[Path, Path]) -> None:
     install(project, "claude", "--scope", "user")
     assert "hookbus" in (dotfiles / "settings.json").read_text()
     assert (home / ".claude").is_symlink()
-    done = hookbus_cli(project, "uninstall", "--host", "claude", "--scope", "user")
+    done = hookbus_inproc(project, "uninstall", "--host", "claude", "--scope", "user")
     assert done.returncode == 0, done.stderr
     assert tree(home) == before
 

@@ -10,6 +10,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 from test_decode_properties import json_values
 
 from hookbus import Reply
@@ -164,7 +165,7 @@ _FIELDS = st.sampled_from(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     name=st.sampled_from([*kimi.ALL_EVENTS, "MessageDisplay"]),
     tool=st.sampled_from([*kimi.TOOLS, "unknown_tool"]),

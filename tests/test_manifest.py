@@ -105,13 +105,15 @@ def test_manifest_registers_only_subscribed_events_and_tools(project: Path, serv
 
 def test_matchers_are_exact_names_or_anchored_regexes() -> None:
     """Plain names stay a name list; with MCP prefixes the regex is anchored."""
-    assert manifest.matcher({"names": ["Bash"], "prefixes": [], "unknown": False}) == "Bash"
-    regex = manifest.matcher(
+    assert (
+        manifest.manifest.matcher({"names": ["Bash"], "prefixes": [], "unknown": False}) == "Bash"
+    )
+    regex = manifest.manifest.matcher(
         {"names": ["Edit", "Write"], "prefixes": ["mcp__github__"], "unknown": False}
     )
     assert regex == "^(?:Edit|Write)$|^mcp__github__"
-    assert manifest.matcher(None) is None
-    assert manifest.matcher({"names": [], "prefixes": [], "unknown": True}) is None
+    assert manifest.manifest.matcher(None) is None
+    assert manifest.manifest.matcher({"names": [], "prefixes": [], "unknown": True}) is None
 
 
 def test_install_keeps_every_user_entry_and_is_idempotent(project: Path) -> None:

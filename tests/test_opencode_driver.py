@@ -13,6 +13,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from hookbus import Reply
 from hookbus.bus.errors import DecodeError
@@ -201,7 +202,7 @@ def test_a_payload_without_its_hook_is_a_decode_error() -> None:
 
 
 payload_fields = st.fixed_dictionaries(
-    {"hook": st.sampled_from([*opencode.ALL_EVENTS, "chat.params"])},
+    {"hook": st.sampled_from([*opencode.driver.events, "chat.params"])},
     optional={
         "api": st.integers(-2, 3) | st.text(max_size=3),
         "directory": st.text(max_size=8) | st.none(),
@@ -222,7 +223,7 @@ payload_fields = st.fixed_dictionaries(
 
 
 @pytest.mark.timeout(300)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(payload_fields)
 def test_any_shim_payload_decodes_or_raises_decode_error(data: dict[str, Any]) -> None:
     """Wrong types anywhere in what the shim sends give a DecodeError, never a crash."""
@@ -239,3 +240,14 @@ def test_the_samples_carry_the_tool_asked_for() -> None:
                                   session_id=SAMPLE_SESSION)  # fmt: skip
     event = opencode.driver.decode(data)
     assert event.tool.paths == (f"{SAMPLE_CWD}/README.md",)
+
+
+@pytest.mark.parametrize(
+    ("driver", "version"), [(opencode.driver, "1.18.33"), (kilo.driver, "7.7.7")]
+)
+def test_each_hosts_sample_session_names_its_own_version(driver: Any, version: str) -> None:
+    """OpenCode's and Kilo's samples are the shim's, each from its own program's version
+    (as the real goldens are), not Kilo's made from OpenCode's."""
+    data = json.loads(driver.sample("session.created", cwd=SAMPLE_CWD, session_id=SAMPLE_SESSION))
+    assert data["input"]["event"]["properties"]["info"]["version"] == version
+    assert driver.decode(json.dumps(data).encode()).host == driver.name

@@ -11,7 +11,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import every_reply_part, json_values
+from support import every_reply_part, examples, json_values
 
 from hookbus import Reply
 from hookbus.bus.errors import DecodeError
@@ -157,7 +157,7 @@ FIELDS = st.sampled_from(["event_type", "tool_name", "tool_input", "tool_respons
                           "session_id", "working_dir", "metadata"])  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(event=st.sampled_from([*openhands.ALL_EVENTS, "Notification"]),
        overrides=st.dictionaries(FIELDS, json_values(), max_size=4))  # fmt: skip
 def test_any_field_values_decode_or_raise_decode_error(

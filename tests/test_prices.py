@@ -20,7 +20,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import hookbus_cli
+from support import examples, hookbus_cli
 
 from hookbus.handlers.guard import prices
 from hookbus.handlers.guard.prices import convert, dataset
@@ -605,7 +605,7 @@ _CLAUSES = st.recursive(
 # A generated pattern such as "[[" makes re warn (FutureWarning: possible nested set);
 # the suite turns warnings into errors, a hook does not.
 @pytest.mark.filterwarnings("ignore::FutureWarning")
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(clause=_CLAUSES, ref=st.text(max_size=40))
 def test_match_clauses_never_raise(clause: dataset.Clause, ref: str) -> None:
     """Any clause tree (invalid regexes included) on any id answers a bool, and survives
@@ -615,7 +615,7 @@ def test_match_clauses_never_raise(clause: dataset.Clause, ref: str) -> None:
     assert again == clause
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(ref=st.text(max_size=60), provider=st.none() | st.text(max_size=10))
 def test_lookup_never_raises_on_arbitrary_ids(ref: str, provider: str | None) -> None:
     """Any id, any provider name: a Price or None from the real snapshot."""

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import hookbus_cli, install_project, pre_tool, wait_for
+from support import hookbus_inproc, install_project, pre_tool, wait_for
 
 from hookbus.local import project_trust
 from hookbus.runtime.config import load, project_code
@@ -302,7 +302,7 @@ def cloned(root: Path, marker: Path) -> Path:
 
 def user_install(home: Path, *flags: str) -> str:
     """``hookbus install --host claude --scope user``: the PreToolUse command it wrote."""
-    done = hookbus_cli(home, "install", "--host", "claude", "--scope", "user", *flags)
+    done = hookbus_inproc(home, "install", "--host", "claude", "--scope", "user", *flags)
     assert done.returncode == 0, done.stderr
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     (group,) = settings["hooks"]["PreToolUse"]
@@ -339,7 +339,7 @@ def test_a_cloned_repositorys_code_runs_only_once_trusted(
         assert not marker.exists()
 
     nothing_of_it_runs()
-    trusted = hookbus_cli(repo, "trust")
+    trusted = hookbus_inproc(repo, "trust")
     assert trusted.returncode == 0, trusted.stderr
     assert "repo_helper.py" in trusted.stdout
     assert host_runs(command, repo, "ls") is None
@@ -349,10 +349,10 @@ def test_a_cloned_repositorys_code_runs_only_once_trusted(
         (repo / changed).write_text((repo / changed).read_text() + "\n# changed\n")
         marker.unlink()
         nothing_of_it_runs()
-        shown = hookbus_cli(repo, "trust", "--show")
+        shown = hookbus_inproc(repo, "trust", "--show")
         assert shown.returncode == 1
         assert f"CHANGED     {os.path.realpath(repo / changed)}" in shown.stdout
-        assert hookbus_cli(repo, "trust").returncode == 0
+        assert hookbus_inproc(repo, "trust").returncode == 0
         assert host_runs(command, repo, "ls") is None
         assert "called" in marker.read_text()
         assert host_runs(command, repo, "rm -rf build") == "deny"
@@ -391,7 +391,7 @@ def test_a_projects_code_cannot_change_another_projects_answers(tmp_path: Path, 
     (patcher / ".git").mkdir(parents=True)
     (patcher / "patch_hooks.py").write_text(PATCHER)
     (patcher / ".hookbus.toml").write_text('enable = ["patch_hooks:hook"]\n')
-    assert hookbus_cli(patcher, "trust").returncode == 0
+    assert hookbus_inproc(patcher, "trust").returncode == 0
     for _ in range(3):
         host_runs(command, patcher, "rm -rf build")  # its own: whatever it decides
     status = server.server_status()
@@ -406,21 +406,21 @@ def test_the_trust_command_says_what_it_did_and_exits_by_it(tmp_path: Path) -> N
     trusted; ``--revoke`` removes the record (1 when there is none)."""
     root = tmp_path / "proj"
     (root / ".git").mkdir(parents=True)
-    nothing = hookbus_cli(root, "trust")
+    nothing = hookbus_inproc(root, "trust")
     assert nothing.returncode == 1 and "nothing to trust" in nothing.stderr
     (root / ".hookbus.toml").write_text('enable = ["guard"]\n')
-    builtin = hookbus_cli(root, "trust")
+    builtin = hookbus_inproc(root, "trust")
     assert builtin.returncode == 1 and "names no code of its own" in builtin.stderr
     (root / "cli_hooks.py").write_text("def hook(event):\n    return None\n")
     (root / ".hookbus.toml").write_text('enable = ["cli_hooks:hook"]\n')
-    done = hookbus_cli(root, "trust")
+    done = hookbus_inproc(root, "trust")
     assert done.returncode == 0, done.stderr
     digest = project_trust.digest((root / "cli_hooks.py").read_bytes())
     assert f"{digest}  {os.path.realpath(root / 'cli_hooks.py')}" in done.stdout
-    assert hookbus_cli(root, "trust", "--show").returncode == 0
-    assert hookbus_cli(root, "trust", "--revoke").returncode == 0
+    assert hookbus_inproc(root, "trust", "--show").returncode == 0
+    assert hookbus_inproc(root, "trust", "--revoke").returncode == 0
     assert verdict(root / ".hookbus.toml").status == "untrusted"
-    assert hookbus_cli(root, "trust", "--revoke").returncode == 1
+    assert hookbus_inproc(root, "trust", "--revoke").returncode == 1
 
 
 def test_install_in_a_project_trusts_it_after_printing_what_it_trusts(tmp_path: Path) -> None:
@@ -433,13 +433,13 @@ def test_install_in_a_project_trusts_it_after_printing_what_it_trusts(tmp_path: 
         "def hook(event):\n    return None\n"
     )
     (root / ".hookbus.toml").write_text('enable = ["inst_hooks:hook"]\n')
-    first = hookbus_cli(root, "install", "--host", "claude", "--no-server")
+    first = hookbus_inproc(root, "install", "--host", "claude", "--no-server")
     assert first.returncode == 0, first.stderr
     assert os.path.realpath(root / "inst_hooks.py") in first.stdout
     assert verdict(root / ".hookbus.toml").trusted
     settings = json.loads((root / ".claude" / "settings.json").read_text())
     assert "PreToolUse" in settings["hooks"]  # compiled with the trusted handler
-    again = hookbus_cli(root, "install", "--host", "claude", "--no-server")
+    again = hookbus_inproc(root, "install", "--host", "claude", "--no-server")
     assert "inst_hooks.py" not in again.stdout
 
 
@@ -450,7 +450,7 @@ def test_doctor_says_a_projects_code_is_untrusted_and_how_to_trust_it(tmp_path: 
     (root / ".git").mkdir(parents=True)
     (root / "doc_hooks.py").write_text("def hook(event):\n    return None\n")
     (root / ".hookbus.toml").write_text('enable = ["doc_hooks:hook"]\n')
-    report = hookbus_cli(root, "doctor", "--json")
+    report = hookbus_inproc(root, "doctor", "--json")
     (finding,) = [p for p in json.loads(report.stdout)["problems"]
                   if "config-untrusted" in p["message"]]  # fmt: skip
     assert finding["fix"].endswith(f"cd {root} && hookbus trust")
@@ -503,7 +503,7 @@ def test_install_trusts_the_project_for_a_project_scope_only(tmp_path: Path, sco
     home = tmp_path / "home"  # a user-scope install writes the user's own settings
     home.mkdir()
     user_config(tmp_path)
-    done = hookbus_cli(root, "install", "--host", "claude", "--scope", scope, "--no-server",
+    done = hookbus_inproc(root, "install", "--host", "claude", "--scope", scope, "--no-server",
                        env={"HOME": str(home)})  # fmt: skip
     assert done.returncode == 0, done.stderr
     trusted = verdict(root / ".hookbus.toml").trusted
@@ -540,16 +540,16 @@ def test_install_and_doctor_say_when_the_hooks_interpreter_is_inside_the_project
     user_config(tmp_path)
     env = {"HOME": str(home)}
     for scope in ("project", "user"):
-        done = hookbus_cli(root, "install", "--host", "claude", "--scope", scope,
+        done = hookbus_inproc(root, "install", "--host", "claude", "--scope", scope,
                            "--python", str(python), env=env)  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert f"runs {python}" in done.stderr and "pipx install hookbus" in done.stderr
         assert f"inside the project folder {root}" in done.stderr
-    report = json.loads(hookbus_cli(root, "doctor", "--json", env=env).stdout)
+    report = json.loads(hookbus_inproc(root, "doctor", "--json", env=env).stdout)
     assert not report["ok"]
     assert any(f"runs {python}" in p["message"] and "pipx" in p["fix"]
                for p in report["problems"])  # fmt: skip
-    outside = hookbus_cli(root, "install", "--host", "claude", env=env)
+    outside = hookbus_inproc(root, "install", "--host", "claude", env=env)
     assert "inside the project folder" not in outside.stderr
 
 
@@ -584,6 +584,6 @@ def test_an_index_compiled_against_another_trust_store_is_not_used(tmp_path: Pat
     assert hook(first) == b""  # untrusted there: the project's code does not run
     wait_for(lambda: any((Path(os.environ["HOOKBUS_STATE_DIR"]) / "index").glob("*.json")),
              "the first folder's index")  # fmt: skip
-    trusted = hookbus_cli(project, "trust", env={"XDG_CONFIG_HOME": str(second)})
+    trusted = hookbus_inproc(project, "trust", env={"XDG_CONFIG_HOME": str(second)})
     assert trusted.returncode == 0, trusted.stderr
     assert b"from the project" in hook(second)

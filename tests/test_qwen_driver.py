@@ -10,6 +10,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from hookbus import Reply
 from hookbus.bus.events import AfterEdit, BeforeTool, Event, PromptSubmit
@@ -162,7 +163,7 @@ _json = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     name=st.sampled_from(qwen.ALL_EVENTS),
     tool=st.sampled_from([*qwen.TOOLS, "mcp__x__y", "unknown_tool"]),

@@ -361,8 +361,10 @@ def test_concurrent_hooks_share_the_index_and_the_log_without_losses(
     project: Path, isolated_environment: Path
 ) -> None:
     """Twelve hook processes at once, on a cold index: every reply is right, the cached
-    index is whole, and each process's diagnostic line is in the log, intact."""
-    configure(project, 'enable = ["mypkg.hooks:no_force_push"]')
+    index is whole, and each process's diagnostic line is in the log, intact. (The
+    budget is long: 24 cold interpreters at once on a loaded 2-core machine import
+    slowly, and this fail-open handler's timeout would let a deny through, correctly.)"""
+    configure(project, 'budget = 60\nenable = ["mypkg.hooks:no_force_push"]')
     deny = json.dumps(pre_tool("git push --force", project)).encode()
     command = [sys.executable, "-m", "hookbus", "run", "--host", "claude"]
     procs = [

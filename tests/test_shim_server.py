@@ -23,6 +23,7 @@ from support import hookbus_cli, install_project, wait_for
 from test_client import IMPOSTOR
 from test_server import stop_all
 
+from hookbus.hosts.shared import warm
 from hookbus.runtime.warm import client, wire
 
 NODE = shutil.which("node")
@@ -599,3 +600,15 @@ def test_the_shims_path_check_is_the_clients(tmp_path: Path) -> None:
     assert json.loads(done.stdout) == expected
     # mine/run, reached also through a link and through "..", a missing one, and "/".
     assert sum(e is None for e in expected) == 5
+
+
+def test_the_shims_send_the_protocol_the_client_states(tmp_path: Path) -> None:
+    """What a shim is baked to send (proto, version) is read from the client's file, the
+    one statement of each: a client stating another protocol is what the shims then send."""
+    assert warm.server_config() == {"proto": client.PROTO, "version": client.VERSION}
+    assert wire.PROTO == client.PROTO
+    text = Path(client.__file__).read_text()
+    assert text.count("\nPROTO = 1\n") == 1
+    other = tmp_path / "client.py"
+    other.write_text(text.replace("\nPROTO = 1\n", "\nPROTO = 7\n"))
+    assert warm.protocol(str(other)) == (7, client.VERSION)

@@ -19,10 +19,10 @@ from hookbus.testing.contract import DriverContract, ReplyCase
 TOY = Path(__file__).parent / "toy"
 sys.path.append(str(TOY))
 
-from toy_driver import FACTS, PASS  # noqa: E402
+import launcher  # noqa: E402  (registers the toy host here, as in the CLI it starts)
+from toy.facts import FACTS, PASS  # noqa: E402
 
-hosts.register(FACTS)
-LAUNCHER = (str(TOY / "launcher.py"),)
+LAUNCHER = (launcher.__file__,)
 GOLDEN = Path(__file__).parent / "golden" / "toy"
 BLOCK_R = HookOutput(b'{"verdict":"block","why":"R"}\n')
 
@@ -55,6 +55,18 @@ class TestToyContract(DriverContract):
         if native != "Ping":
             assert output.stdout.strip(), "an empty answer would deny"
             assert json.loads(output.stdout)["verdict"] in ("pass", "allow", "block", "again")
+
+
+def test_the_toy_host_is_a_folder_laid_out_as_a_shipped_hosts() -> None:
+    """The toy host is a package laid out as ``hookbus/hosts/<name>/`` is (but the
+    manifest, which the contract suite does not need), registered by its name alone: the
+    registry finds its facts, and through them its driver and samples."""
+    shipped = Path(hosts.__file__).parent / "goose"
+    modules = {p.name for p in (TOY / "toy").glob("*.py")}
+    assert modules == {p.name for p in shipped.glob("*.py")} - {"manifest.py"}
+    assert hosts.facts("toy") is FACTS
+    assert hosts.driver("toy").samples == "toy.samples"
+    assert 'hosts.register("toy")' in Path(launcher.__file__).read_text()
 
 
 GUARD = """

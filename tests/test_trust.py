@@ -12,6 +12,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from hookbus.local import trust
 
@@ -81,7 +82,7 @@ def _leaf(folder: Path, kind: str, top: Path) -> Path:
     return path
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(folders=st.lists(FOLDER, min_size=1, max_size=3), leaf=LEAF, dotdot=st.booleans())
 def test_a_path_is_judged_as_if_resolved_first(folders: list[str], leaf: str, dotdot: bool) -> None:
     with tempfile.TemporaryDirectory() as top:

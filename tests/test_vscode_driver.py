@@ -10,6 +10,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 from test_decode_properties import json_values
 
 from hookbus import Reply
@@ -227,7 +228,7 @@ _FIELDS = st.sampled_from(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     name=st.sampled_from([*vscode.ALL_EVENTS, "FutureEvent"]),
     tool=st.sampled_from([*vscode.TOOLS, "mcp_x_y", "unknown_tool"]),

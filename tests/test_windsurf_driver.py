@@ -11,6 +11,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from hookbus import Reply
 from hookbus.bus.errors import DecodeError
@@ -206,7 +207,7 @@ tool_info = st.dictionaries(
 
 
 @pytest.mark.timeout(300)  # hundreds of examples: minutes on a loaded machine
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     native=st.sampled_from([*windsurf.ALL_EVENTS, "pre_unknown"]),
     info=tool_info,

@@ -8,8 +8,9 @@ What several hosts build on lives in ``shared/``. Adding a host is a folder and 
 :data:`NAMES` (docs/architecture.md, "Adding a host").
 
 A hook reads one host's facts and loads one driver: nothing here imports a host's folder
-before it is asked for by name. The CLI, the subscription index and handler validation
-all take host names from here.
+before it is asked for by name. A host's folder imports no other host's: one that needs
+another's part at run time asks for it here (:func:`driver`, :func:`manifest`). The CLI,
+the subscription index and handler validation all take host names from here.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 
     from hookbus.bus.host import Driver
     from hookbus.hosts.shared.facts import HostFacts
+    from hookbus.hosts.shared.manifest import Manifest
 
 #: Every host hookbus drives, in the order the CLI and the docs list them.
 NAMES: tuple[str, ...] = (
@@ -105,6 +107,26 @@ def driver(host: str) -> Driver:
     return found
 
 
-def register(host: HostFacts) -> None:
-    """Add a host (tests register a toy one through their own launcher, never hooks)."""
-    HOSTS.add(host)
+def manifest(host: str) -> Manifest:
+    """The manifest of ``host`` (what ``install`` writes into its configuration), loaded
+    on first use; KeyError naming the known hosts, or saying that it has none."""
+    import importlib
+
+    module = facts(host).manifest
+    if module is None:
+        raise KeyError(f"hookbus cannot install into {host} yet")
+    return importlib.import_module(module).manifest  # type: ignore[no-any-return]
+
+
+def register(host: HostFacts | str) -> None:
+    """Add a host: its facts, or the importable name of its package, a folder laid out
+    as a host's folder here is (``facts.py`` with ``FACTS``, naming its ``driver`` and
+    ``samples`` modules). Tests register a toy host this way through their own launcher
+    (``hosts.register("toy")``, tests/toy/); hooks never do."""
+    if isinstance(host, str):
+        import importlib
+
+        found: HostFacts = importlib.import_module(f"{host}.facts").FACTS
+        HOSTS.add(found)
+    else:
+        HOSTS.add(host)

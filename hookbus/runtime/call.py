@@ -6,7 +6,14 @@ from __future__ import annotations
 from hookbus.bus.output import HookOutput
 from hookbus.hosts.shared.facts import HostFacts
 from hookbus.runtime.emergency import Emergency
-from hookbus.runtime.index import Lookup
+from hookbus.runtime.index import Lookup, refusal_reason
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from hookbus.bus.host import Driver
+    from hookbus.runtime.index import HandlerData
 
 
 class Call:
@@ -55,12 +62,23 @@ WANTED = "W"
 DIAGNOSTICS = "D"
 
 
-def driver_refusal(host: str, native: str, why: str) -> HookOutput:
-    """The refusal of ``native`` encoded by the host's driver, for the rare answer no index
-    has encoded (the driver, and msgspec, are loaded for it)."""
-    from hookbus import hosts
+def answer_owed(
+    driver: Driver, native: str | None, guards: Sequence[HandlerData | str] | None, why: str
+) -> HookOutput:
+    """What a call no handler answered is owed: the refusal of ``native`` when a
+    fail-closed handler may want it, else the host's no-opinion. ``guards`` are those
+    handlers (names alone where only those are known; empty: none, so the no-opinion;
+    None: nothing says which, so the refusal); ``why``, what kept hookbus from answering.
 
-    return hosts.driver(host).refusal(native, f"{why}; a fail-closed handler may want it")
+    The one place the Python side builds that answer: the index encodes it per event when
+    compiled (:func:`hookbus.runtime.compile.refusals`) for those who load no driver (the
+    watchdog, the warm server's client, the shims), and the worker, the watchdog, the
+    cold path's last resort and the in-process entry ask it for the rest."""
+    if guards is not None and not guards:
+        return driver.no_opinion(native)
+    if guards is None:
+        return driver.refusal(native, f"{why}; a fail-closed handler may want it")
+    return driver.refusal(native, refusal_reason(why, guards))
 
 
 def pack(output: HookOutput, lines: bytes) -> bytes:

@@ -6,7 +6,7 @@ compile), since it imports handler modules.
 A handler whose module fails to load keeps the declaration it had in the previous index
 (same target), so a fail-closed guard whose dependency vanished denies instead of
 silently disappearing; one that never loaded has an unknown declaration, and
-:func:`hookbus.runtime.index.fail_closed` counts it as a guard.
+:func:`hookbus.bus.subscriptions.fail_closed` counts it as a guard.
 """
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ from hookbus import __version__, hosts
 from hookbus.bus.dispatch import Handler
 from hookbus.bus.marks import Subscription, capable
 from hookbus.bus.output import HookOutput
+from hookbus.bus.subscriptions import guards
 from hookbus.hosts.shared.driver import TOOL_EVENT_KINDS
 from hookbus.local import diagnostics, state
+from hookbus.runtime.call import answer_owed
 from hookbus.runtime.config import HandlerRef, Settings
 from hookbus.runtime.config import load as load_config
 from hookbus.runtime.index import (
@@ -33,17 +35,14 @@ from hookbus.runtime.index import (
     INDEX_DIR,
     Lookup,
     Unloaded,
-    guards,
     index_name,
-    refusal_reason,
     stat,
 )
 from hookbus.runtime.load import Unavailable, build_handlers, entry_of, module_files, ref_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.hosts.shared.facts import HostFacts
-    from hookbus.runtime.index import (
+    from hookbus.bus.subscriptions import (
         ClientData,
         HandlerData,
         IndexData,
@@ -52,6 +51,7 @@ if TYPE_CHECKING:
         RouteData,
         Stat,
     )
+    from hookbus.hosts.shared.facts import HostFacts
 
 Emit = Callable[..., None]
 #: A compile with a handler that failed to load is retried at most this often.
@@ -336,12 +336,11 @@ def refusals(owed_to: list[HandlerData]) -> dict[str, dict[str, OutputData]]:
     handler, of ``owed_to``, is or may be a guard)."""
     if not owed_to:
         return {}
-    reason = refusal_reason("no answer in time", owed_to)
     found: dict[str, dict[str, OutputData]] = {}
     for host in hosts.HOSTS:
         driver = hosts.driver(host)
         for native in driver.events:
-            out = driver.refusal(native, reason)
+            out = answer_owed(driver, native, owed_to, "no answer in time")
             if out != driver.no_opinion(native):
                 found.setdefault(host, {})[native] = _plain(out)
     return found

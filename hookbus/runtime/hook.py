@@ -35,7 +35,7 @@ from hookbus.hosts.shared.facts import HostFacts
 from hookbus.local import diagnostics
 from hookbus.local.discover import config_paths
 from hookbus.runtime import index
-from hookbus.runtime.call import Call, driver_refusal
+from hookbus.runtime.call import Call, answer_owed
 from hookbus.runtime.emergency import Emergency
 from hookbus.runtime.intake import Intake, read_payload
 from hookbus.runtime.peek import peek, sniff
@@ -47,6 +47,9 @@ if TYPE_CHECKING:
     #: Runs a call someone may want; its reply (diagnostics recorded, after-reply work
     #: appended to the list).
     Dispatch = Callable[[Call, list[Callable[[], None]]], HookOutput]
+    #: Told the configuration files in effect as soon as they are found, before any
+    #: handler may be imported.
+    Found = Callable[[list[str]], None]
 
 USAGE = "usage: hookbus run --host NAME [--event NATIVE] [--timeout SECONDS]"
 #: The last resort fires this long before the host would kill the hook.
@@ -58,16 +61,36 @@ FLUSH_GRACE = 2.0
 
 
 class Options:
+    """One call as its caller names it: the host, the native event its command names
+    (None: the payload says), the seconds the host gives it (None: the host's default).
+    ``hookbus run`` parses it from its arguments (:func:`parse`); the warm server's child
+    takes it from the client's request, and the client's own cold path from the client's
+    options, with no arguments written and parsed again."""
+
     __slots__ = ("event", "host", "timeout")
 
-    def __init__(self) -> None:
-        self.host = ""
-        self.event: str | None = None
-        self.timeout: float | None = None
+    def __init__(
+        self, host: str = "", event: str | None = None, timeout: float | None = None
+    ) -> None:
+        self.host = host
+        self.event = event
+        self.timeout = timeout
 
 
 #: A timeout beyond this is not a host's (and overflows the interval timer).
 MAX_TIMEOUT = 86_400.0
+
+
+def seconds(value: float | None) -> float | None:
+    """``value`` when it is a timeout a host can give (above 0, up to :data:`MAX_TIMEOUT`),
+    else None (the host's default)."""
+    return value if value is not None and 0 < value <= MAX_TIMEOUT else None
+
+
+def timeout_problem(given: object) -> str:
+    """What is said of a timeout :func:`seconds` refused."""
+    return (f"--timeout takes seconds up to {MAX_TIMEOUT:g}, not {str(given)[:40]!r}; "
+            "the host's default used")  # fmt: skip
 
 
 def parse(argv: list[str]) -> tuple[Options, list[str]]:
@@ -92,32 +115,32 @@ def parse(argv: list[str]) -> tuple[Options, list[str]]:
             opts.event = value
         else:
             try:
-                seconds = float(value)
+                opts.timeout = seconds(float(value))
             except ValueError:
-                seconds = 0.0
-            if 0 < seconds <= MAX_TIMEOUT:
-                opts.timeout = seconds
-            else:
-                problems.append(f"--timeout takes seconds up to {MAX_TIMEOUT:g}, not "
-                                f"{value[:40]!r}; the host's default used")  # fmt: skip
+                opts.timeout = None
+            if opts.timeout is None:
+                problems.append(timeout_problem(value))
     if not opts.host:
         raise ValueError(f"--host is required; {USAGE}")
     return opts, problems
 
 
-def main(argv: list[str], *, intake: Intake | None = None, started: float | None = None) -> int:
-    """Run one hook call; the process's exit code (its reply is written already).
+def main(
+    call: list[str] | Options, *, intake: Intake | None = None, started: float | None = None
+) -> int:
+    """Run one hook call (``hookbus run``'s arguments, or the call already parsed); the
+    process's exit code (its reply is written already).
 
     The warm server's client (:mod:`hookbus.runtime.warm.client`) falling back to this cold path in
-    its own process passes the payload it read already (``intake``) and when it started (a
-    ``time.monotonic()`` value): the deadline is the same call's."""
+    its own process passes its call, the payload it read already (``intake``) and when it
+    started (a ``time.monotonic()`` value): the deadline is the same call's."""
     started = time.monotonic() if started is None else started
     diagnostics.defer()
     emergency = Emergency()
     emergency.install()
     emergency.on_fire = lambda signal: _gave_up(signal, started)
     after_reply: list[Callable[[], None]] = []
-    code = answer(argv, started, emergency, after_reply, intake=intake)
+    code = answer(call, started, emergency, after_reply, intake=intake)
     emergency.disarm()
     # The host waits for the process, not only the reply: the writer's grace ends before
     # the host's own timeout would (Claude's SessionEnd hooks get 1.5 s in all).
@@ -133,21 +156,8 @@ def main(argv: list[str], *, intake: Intake | None = None, started: float | None
     return code
 
 
-class Found:
-    """The configuration a caller has already found in this call for the project folder
-    ``project`` (None: the working folder): its files and their index. The warm server's
-    child looks them up to set the call's environment, and need not twice."""
-
-    __slots__ = ("files", "lookup", "project")
-
-    def __init__(self, project: str | None, files: list[str], lookup: index.Lookup) -> None:
-        self.project = project
-        self.files = files
-        self.lookup = lookup
-
-
 def answer(
-    argv: list[str],
+    call: list[str] | Options,
     started: float,
     emergency: Emergency,
     after: list[Callable[[], None]],
@@ -156,13 +166,14 @@ def answer(
     dispatch: Dispatch | None = None,
     found: Found | None = None,
 ) -> int:
-    """Answer one call through ``emergency`` (which writes the reply, once); the exit
-    code. ``intake`` is the payload when the caller has read it; ``dispatch`` runs a call
-    someone may want (default: the watched worker, :mod:`~hookbus.runtime.watchdog`);
-    ``found``, the configuration already found, used when the call's project folder is
-    its folder. The warm server's child (:mod:`hookbus.runtime.warm.served`) passes all three."""
+    """Answer one call (its arguments, or the call already parsed) through ``emergency``
+    (which writes the reply, once); the exit code. ``intake`` is the payload when the
+    caller has read it; ``dispatch`` runs a call someone may want (default: the watched
+    worker, :mod:`~hookbus.runtime.watchdog`); ``found`` is told the configuration in
+    effect once found (the call finds it once). The warm server's child
+    (:mod:`hookbus.runtime.warm.served`) passes all four."""
     try:
-        return _run(argv, started, emergency, after, intake, dispatch, found)
+        return _run(call, started, emergency, after, intake, dispatch, found)
     except Exception as exc:  # a bug of ours must not become the host's problem
         import traceback
 
@@ -203,7 +214,7 @@ def flush_diagnostics(grace: float, actions: list[Callable[[], None]] | None = N
 
 
 def _run(  # noqa: PLR0917
-    argv: list[str],
+    named: list[str] | Options,
     started: float,
     emergency: Emergency,
     after: list[Callable[[], None]],
@@ -211,13 +222,16 @@ def _run(  # noqa: PLR0917
     dispatch: Dispatch | None = None,
     found: Found | None = None,
 ) -> int:
-    try:
-        opts, problems = parse(argv)
-    except ValueError as exc:
-        diagnostics.emit("usage-invalid", str(exc), argv=argv)
-        return _unknown_host(str(exc))
-    for problem in problems:
-        diagnostics.emit("usage-invalid", problem, argv=argv)
+    if isinstance(named, Options):
+        opts = named
+    else:
+        try:
+            opts, problems = parse(named)
+        except ValueError as exc:
+            diagnostics.emit("usage-invalid", str(exc), argv=named)
+            return _unknown_host(str(exc))
+        for problem in problems:
+            diagnostics.emit("usage-invalid", problem, argv=named)
     facts = HOSTS.get(opts.host)
     if facts is None:
         known = ", ".join(sorted(HOSTS))
@@ -238,7 +252,8 @@ def _run(  # noqa: PLR0917
     try:
         peeked = peek(intake.data, facts, opts.event)
     except ValueError as exc:
-        return _unreadable(intake, facts, opts, str(exc), started, emergency, after, dispatch)
+        return _unreadable(intake, facts, opts, str(exc), started, emergency, after, dispatch,
+                           found)  # fmt: skip
     command, (facts, native, tool) = facts, (peeked.facts, peeked.native, peeked.tool)
     no_opinion = facts.no_opinion_for(native)
     if facts is not command:
@@ -261,14 +276,14 @@ def _run(  # noqa: PLR0917
         diagnostics.emit("input-unclosed", "stdin stayed open after the payload",
                          host=facts.name, native=native)  # fmt: skip
     timeout = opts.timeout or facts.timeout_for(native)
-    project = facts.project_dir(os.environ, peeked.payload)
-    reuse = found if found is not None and found.project == project else None
-    files = reuse.files if reuse is not None else config_paths(project)
+    files = config_paths(facts.project_dir(os.environ, peeked.payload))
+    if found is not None:
+        found(files)
     if not files:
         emergency.set(no_opinion)
         return emergency.answer(no_opinion)
-    lookup = reuse.lookup if reuse is not None else index.read(files)
-    if _nobody(lookup, facts.name, native, tool):
+    lookup = index.read(files)
+    if lookup.nobody(facts.name, native, tool):
         emergency.set(no_opinion)
         return emergency.answer(no_opinion)
     call = Call(facts, native, tool, intake.data, peeked.payload, timeout=timeout,
@@ -288,13 +303,9 @@ def _stood_aside(
     if not files:
         return
     lookup = index.read(files)
-    data = lookup.data
-    if data is None:
-        guards = None
-    else:
-        wanted = [data["handlers"][i] for i in lookup.wanted(facts.name, native, tool)]
-        unknown = [h for h in lookup.unknown_handlers() if h not in wanted]
-        guards = index.fail_closed(wanted + unknown)
+    guards = None
+    if lookup.data is not None:
+        guards = index.fail_closed(lookup.candidates(facts.name, native, tool))
         if not guards:
             return
     who = f"fail-closed {', '.join(guards)}" if guards else "any fail-closed handler"
@@ -313,12 +324,6 @@ def _unknown_host(message: str) -> int:
     return 1
 
 
-def _nobody(lookup: index.Lookup, host: str, native: str, tool: str | None) -> bool:
-    """True when a fresh index says no handler may want this event (and none is of
-    unknown declaration, which may want any)."""
-    return lookup.fresh and not lookup.wanted(host, native, tool) and not lookup.unknown_handlers()
-
-
 def _unreadable(  # noqa: PLR0917
     intake: Intake,
     facts: HostFacts,
@@ -328,6 +333,7 @@ def _unreadable(  # noqa: PLR0917
     emergency: Emergency,
     after: list[Callable[[], None]],
     dispatch: Dispatch | None,
+    found: Found | None,
 ) -> int:
     """Input that cannot be read: the host's no-opinion, or the deny of a fail-closed
     handler that may want the event (a guard is not bypassed by a payload made too large,
@@ -350,6 +356,8 @@ def _unreadable(  # noqa: PLR0917
         known: str = native
         emergency.set_lazy(lambda: _guarded_answer(facts, known, None))
     files = config_paths(facts.project_dir(os.environ, None))
+    if found is not None:
+        found(files)
     lookup = index.read(files) if files else None
     if native is None and lookup is not None and intake.end != "terminal":
         # No --event and no name at the payload's top level: it may be any event, so it
@@ -365,7 +373,7 @@ def _unreadable(  # noqa: PLR0917
     if native is None or lookup is None:
         emergency.set(no_opinion)
         return emergency.answer(no_opinion)
-    if _nobody(lookup, facts.name, native, tool):
+    if lookup.nobody(facts.name, native, tool):
         return emergency.answer(no_opinion)
     call = Call(facts, native, tool, intake.data, None,
                 timeout=opts.timeout or facts.timeout_for(native), started=started,
@@ -391,11 +399,8 @@ def _owed_event(facts: HostFacts, lookup: index.Lookup, seconds: float) -> str |
         return next((n for n in driver.events
                      if driver.refusal(n, reason) != driver.no_opinion(n)), None)  # fmt: skip
     found = index.Lookup(lookup.files, "stale", data)
-    unknown = bool(found.unknown_handlers())
-    for native in data["refusals"].get(facts.name, {}):
-        if unknown or found.wanted(facts.name, native, None):
-            return native
-    return None
+    return next((native for native in data["refusals"].get(facts.name, {})
+                 if found.candidates(facts.name, native, None)), None)  # fmt: skip
 
 
 def _dispatcher(dispatch: Dispatch | None) -> Dispatch:
@@ -415,7 +420,11 @@ def _guarded_answer(facts: HostFacts, native: str, payload: dict[str, object] | 
     if not files:
         return no_opinion
     lookup = index.read(files)
-    if _nobody(lookup, facts.name, native, None):
+    if lookup.nobody(facts.name, native, None):
         return no_opinion
     found = lookup.refusal(facts.name, native)
-    return found or driver_refusal(facts.name, native, "hookbus could not answer in time")
+    if found is not None:
+        return found
+    from hookbus import hosts
+
+    return answer_owed(hosts.driver(facts.name), native, None, "hookbus could not answer in time")

@@ -20,119 +20,28 @@ import json
 import os
 import sys
 import time
-import zlib
 
 from hookbus import __version__
 from hookbus.bus.output import HookOutput
+
+# The index's shape, and who in it counts as a guard, lie below the runtime: the
+# manifests read them too. The runtime's modules that named them here still do.
+from hookbus.bus.subscriptions import fail_closed as fail_closed  # noqa: PLC0414
+from hookbus.bus.subscriptions import guards as guards  # noqa: PLC0414
 from hookbus.local import state
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Literal, NotRequired, TypedDict
+    from typing import Literal
 
-    #: ``[path, mtime_ns, size]``; the last two None when the file is missing.
-    Stat = list[object]
-
-    class ToolsData(TypedDict):
-        names: list[str]
-        prefixes: list[str]
-        unknown: bool
-        known: list[str]
-        known_prefixes: list[str]
-
-    class RouteData(TypedDict):
-        handlers: list[int]
-        #: None: every tool (or the event has no tool).
-        tools: ToolsData | None
-
-    class SubscriptionData(TypedDict, total=False):
-        kinds: list[str]
-        tools: list[str]
-        hosts: list[str]
-        agents: list[str]
-        natives: list[str]
-        priority: int
-        timeout: float | None
-        fail_closed: bool
-        env: list[str]
-        capabilities: dict[str, bool]
-
-    class HandlerData(TypedDict):
-        #: The bus handler's name: the configuration's, or ``<config>.<function>`` for
-        #: a member of a group.
-        name: str
-        #: The configuration name it is enabled as (absent in an index of hookbus 0.1
-        #: before groups: then ``name``), and its function name in a group (else None).
-        config: NotRequired[str]
-        member: NotRequired[str | None]
-        target: str
-        #: Its configuration section (:class:`hookbus.runtime.config.HandlerRef` settings).
-        settings: dict[str, object]
-        #: Its declaration; None when its module never loaded (unknown).
-        subscription: SubscriptionData | None
-        #: Why it is not loaded now (None: it is).
-        unavailable: str | None
-
-    class ProblemData(TypedDict):
-        #: The diagnostic's code (``config-invalid``, ``handler-unavailable``...).
-        code: str
-        #: The handler or file it is about.
-        subject: str
-        message: str
-        #: True when the configuration is wrong (install refuses it); False for a note.
-        invalid: bool
-
-    class OutputData(TypedDict):
-        stdout: str
-        stderr: str
-        exit_code: int
-
-    class ClientData(TypedDict):
-        """One host's facts for the warm server's client (:mod:`hookbus.runtime.warm.client`), which
-        imports nothing of hookbus: enough to answer an event nobody wants by itself,
-        and to send the server exactly the variables the handlers declare."""
-
-        #: :class:`hookbus.hosts.shared.facts.HostFacts`'s paths (its project variables and paths,
-        #: needed to find the index, are in the client itself: ``client.PROJECTS``).
-        event_paths: list[list[str]]
-        tool_paths: list[list[str]]
-        #: The host's own event names (:attr:`hookbus.hosts.shared.facts.HostFacts.events`): a
-        #: payload naming one at its event path is the host's own, but for ``decisive_keys``.
-        events: list[str]
-        #: Payload keys and variables that may mean another host's dialect: with any of
-        #: them present the client leaves the call to hookbus; in a payload naming an
-        #: event of the host's own, only the decisive keys count.
-        dialect_keys: list[str]
-        decisive_keys: list[str]
-        dialect_env: list[str]
-        #: The payload comes from a variable, not stdin (the client never answers then).
-        payload_env: bool
-        #: The no-opinion reply per native event; ``""``: any other event.
-        no_opinion: dict[str, OutputData]
-        #: :meth:`Lookup.declared_env` for this host.
-        env: list[str]
-
-    class IndexData(TypedDict):
-        format: int
-        hookbus: str
-        python: str
-        configs: list[Stat]
-        watch: list[Stat]
-        complete: bool
-        retry_at: float
-        problems: list[ProblemData]
-        settings: dict[str, object]
-        handlers: list[HandlerData]
-        routes: dict[str, dict[str, RouteData]]
-        #: host -> native -> its refusal, when a handler is (or may be) fail-closed.
-        refusals: dict[str, dict[str, OutputData]]
-        #: host -> what the warm server's client reads (see :class:`ClientData`).
-        clients: dict[str, ClientData]
+    from hookbus.bus.subscriptions import HandlerData as HandlerData  # noqa: PLC0414
+    from hookbus.bus.subscriptions import IndexData as IndexData  # noqa: PLC0414
+    from hookbus.bus.subscriptions import Stat
 
     Freshness = Literal["fresh", "stale", "missing", "unreadable", "refused"]
 
-FORMAT = 7
+FORMAT = 8
 INDEX_DIR = "index"
 
 
@@ -151,8 +60,9 @@ def index_name(files: list[str]) -> str:
     still tells which handlers are guards."""
     from hookbus.local.discover import user_folder
 
-    key = "\0".join([*files, sys.executable, user_folder()])
-    return f"{zlib.crc32(key.encode('utf-8', 'surrogateescape')):08x}.json"
+    key = "\0".join([*files, sys.executable, user_folder()]).encode("utf-8", "surrogateescape")
+    # The client's digest (``hookbus.runtime.warm.client.digest``; a test holds them equal).
+    return f"{int.from_bytes(key, 'big') % ((1 << 64) - 59):016x}.json"
 
 
 def is_fresh(data: IndexData, files: list[str], now: float | None = None) -> bool:
@@ -203,6 +113,22 @@ class Lookup:
             return list(route["handlers"])
         unknown = tool not in tools["known"] and not tool.startswith(tuple(tools["known_prefixes"]))
         return list(route["handlers"]) if tools["unknown"] and unknown else []
+
+    def candidates(self, host: str, native: str, tool: object) -> list[HandlerData]:
+        """Who may want this native event: the handlers routed to it (:meth:`wanted`),
+        then those whose declaration is unknown (they may want any). The one gate every
+        path asks (the cold path, its watchdog and worker, the in-process entry; the
+        warm server's client restates it, ``client._wanted``, and a test holds them
+        equal)."""
+        if self.data is None:
+            return []
+        chosen = [self.data["handlers"][i] for i in self.wanted(host, native, tool)]
+        return chosen + [h for h in self.unknown_handlers() if h not in chosen]
+
+    def nobody(self, host: str, native: str, tool: object) -> bool:
+        """True when the index is fresh and no handler may want this event: the call is
+        answered the host's no-opinion without a worker."""
+        return self.fresh and not self.candidates(host, native, tool)
 
     def refusal(self, host: str, native: str) -> HookOutput | None:
         """The refusal of ``native`` the index encoded when it was compiled (None when it
@@ -268,26 +194,6 @@ def read(files: list[str]) -> Lookup:
     if is_fresh(data, files):  # type: ignore[arg-type]
         return Lookup(files, "fresh", data)  # type: ignore[arg-type]
     return Lookup(files, "stale", data, problem="the configuration or a handler changed")  # type: ignore[arg-type]
-
-
-def guards(entries: Sequence[HandlerData]) -> list[HandlerData]:
-    """The fail-closed handlers among ``entries``, counting as fail-closed every handler
-    whose declaration is unknown unless its configuration says it is not (see
-    :class:`Unloaded` for why)."""
-    found = []
-    for entry in entries:
-        configured = entry["settings"].get("fail_closed")
-        sub = entry["subscription"]
-        declared = bool(sub.get("fail_closed")) if sub is not None else None
-        effective = configured if isinstance(configured, bool) else declared
-        if effective or (effective is None and sub is None):
-            found.append(entry)
-    return found
-
-
-def fail_closed(entries: Sequence[HandlerData]) -> list[str]:
-    """Names of :func:`guards`."""
-    return [entry["name"] for entry in guards(entries)]
 
 
 class Unloaded:

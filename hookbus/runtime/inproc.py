@@ -62,10 +62,11 @@ from hookbus.bus.replies import Reply
 from hookbus.local import diagnostics
 from hookbus.local.discover import config_paths
 from hookbus.runtime import load
+from hookbus.runtime.call import answer_owed
 from hookbus.runtime.compile import compile_index, save
 from hookbus.runtime.config import Settings
 from hookbus.runtime.config import load as load_config
-from hookbus.runtime.index import Lookup, guards, is_fresh, read, refusal_reason
+from hookbus.runtime.index import Lookup, guards, is_fresh, read
 from hookbus.runtime.isolate import Channel, Child, Work, run_child
 from hookbus.runtime.load import read_skip, write_skip
 from hookbus.runtime.peek import sniff
@@ -194,8 +195,7 @@ def _dispatch(  # noqa: PLR0917
         owed = _blind_guards(files) if found is None else _routed(found, driver, native)
         if event is not None:
             why = "its handlers could not be loaded in time"
-            return Result(output=_refusal(driver, native, owed, why) if owed else no_opinion,
-                          event=event)  # fmt: skip
+            return Result(output=answer_owed(driver, native, owed, why), event=event)
         diagnostics.emit("input-invalid", problem, host=driver.name, native=native,
                          bytes=len(data), denied_for=[g["name"] for g in owed] or None)  # fmt: skip
         return Result(output=unreadable(driver, native, owed))
@@ -211,7 +211,7 @@ def _dispatch(  # noqa: PLR0917
     if not entries:
         return Result(output=no_opinion, event=event)
     owed = guards(entries)
-    fallback[0] = _refusal(driver, native, owed, "no answer in time") if owed else no_opinion
+    fallback[0] = answer_owed(driver, native, owed, "no answer in time")
     deadline = started + budget(found.settings.budget, host_timeout)
     where: dict[str, Any] = {"host": driver.name, "native": native, "session_id": event.session_id}
     if time.monotonic() >= deadline:
@@ -227,12 +227,6 @@ def _dispatch(  # noqa: PLR0917
     return Result(output=HookOutput.from_frame(answer.output), event=event, dispatch=done)
 
 
-def _refusal(
-    driver: Driver, native: str | None, owed_to: list[HandlerData], why: str
-) -> HookOutput:
-    return driver.refusal(native, refusal_reason(why, owed_to))
-
-
 def _project(driver: Driver, payload: Payload, event: Event | None) -> str | None:
     """The project folder the host names (environment, payload), else the event's working
     directory: a hook command runs there, while this process may be anywhere."""
@@ -246,8 +240,9 @@ def _project(driver: Driver, payload: Payload, event: Event | None) -> str | Non
 def _routed(found: Snapshot, driver: Driver, native: str | None) -> list[HandlerData]:
     """The fail-closed handlers the index routes ``native`` to (any tool), or unknown."""
     lookup = Lookup(found.files, "fresh", found.data)
-    routed = lookup.wanted(driver.name, native, None) if native else []
-    return guards([found.data["handlers"][i] for i in routed] + lookup.unknown_handlers())
+    if native is None:  # any event: who may want every one
+        return guards(lookup.unknown_handlers())
+    return guards(lookup.candidates(driver.name, native, None))
 
 
 def _blind_guards(files: list[str]) -> list[HandlerData]:

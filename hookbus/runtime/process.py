@@ -21,7 +21,7 @@ from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import Event
 from hookbus.bus.host import Driver
 from hookbus.bus.output import HookOutput
-from hookbus.runtime.index import refusal_reason
+from hookbus.runtime.call import answer_owed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -106,9 +106,7 @@ def unreadable(
 ) -> HookOutput:
     """The answer to input hookbus could not read: the refusal ``guards`` (fail-closed
     handlers that may want the event) owe it, else the host's no-opinion."""
-    if not guards:
-        return driver.no_opinion(native)
-    return driver.refusal(native, refusal_reason("could not read this event", guards))
+    return answer_owed(driver, native, guards, "could not read this event")
 
 
 def process(

@@ -32,7 +32,7 @@ from hookbus.runtime.call import (
     IMPORTING,
     WANTED,
     Call,
-    driver_refusal,
+    answer_owed,
     unpack,
 )
 from hookbus.runtime.index import fail_closed
@@ -52,15 +52,9 @@ WORKER_AFTERLIFE = 30.0
 
 
 def candidates(call: Call) -> list[HandlerData]:
-    """The index's handlers that may want this event: those routed to it, and those whose
-    declaration is unknown (they may want any)."""
-    data = call.lookup.data
-    if data is None:
-        return []
-    wanted = [
-        data["handlers"][i] for i in call.lookup.wanted(call.facts.name, call.native, call.tool)
-    ]
-    return wanted + [h for h in call.lookup.unknown_handlers() if h not in wanted]
+    """The index's handlers that may want this call
+    (:meth:`hookbus.runtime.index.Lookup.candidates`)."""
+    return call.lookup.candidates(call.facts.name, call.native, call.tool)
 
 
 def configured_budget(files: list[str]) -> float:
@@ -162,8 +156,10 @@ def _wanted(call: Call, notes: dict[str, bytes]) -> list[str] | None:
 def _refusal(call: Call) -> HookOutput:
     """The refusal owed when nothing says who wants the event (the index is not fresh,
     and the worker said nothing before it was stopped)."""
+    from hookbus import hosts
+
     why = "hookbus: no answer in time and no subscription index to say who wants this"
-    return driver_refusal(call.facts.name, call.native, why)
+    return answer_owed(hosts.driver(call.facts.name), call.native, None, why)
 
 
 def _remember_hang(files: list[str], name: str, why: str) -> None:

@@ -22,7 +22,7 @@ nobody traces pays one dictionary lookup in a process that is already decoding.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -31,14 +31,14 @@ from hookbus import hosts
 from hookbus.bus.dispatch import Bus, Handler, Outcome
 from hookbus.bus.errors import DecodeError
 from hookbus.bus.events import Event
-from hookbus.bus.host import Driver, Dropped
+from hookbus.bus.host import Dropped
 from hookbus.bus.output import HookOutput
 from hookbus.bus.replies import Reply
 from hookbus.local import diagnostics
 from hookbus.runtime import load
-from hookbus.runtime.call import DIAGNOSTICS, FALLBACK, IMPORTING, WANTED, Call, pack
+from hookbus.runtime.call import DIAGNOSTICS, FALLBACK, IMPORTING, WANTED, Call, answer_owed, pack
 from hookbus.runtime.config import Settings
-from hookbus.runtime.index import Lookup, Unloaded, guards, refusal_reason
+from hookbus.runtime.index import Lookup, Unloaded, guards
 from hookbus.runtime.isolate import Channel
 from hookbus.runtime.process import Result, decode, process_event, unreadable
 
@@ -101,25 +101,13 @@ def candidates(call: Call) -> Candidates:
     declaration the old index knew (unknown for new ones)."""
     lookup = call.lookup
     data = lookup.data
-    wanted = lookup.wanted(call.facts.name, call.native, call.tool)
     if lookup.fresh and data is not None:
-        chosen = [data["handlers"][i] for i in wanted]
-        chosen += [h for h in lookup.unknown_handlers() if h not in chosen]
+        chosen = lookup.candidates(call.facts.name, call.native, call.tool)
         return Candidates(chosen, msgspec.convert(data["settings"], Settings))
+    wanted = lookup.wanted(call.facts.name, call.native, call.tool)
     routed = {data["handlers"][i]["name"] for i in wanted} if data else set()
     entries, settings = load.configured(call.files, data, routed)
     return Candidates(entries, settings)
-
-
-def _fallback(
-    driver: Driver,
-    native: str,
-    owed_to: Sequence[HandlerData | str],
-    why: str = "no answer in time",
-) -> HookOutput:
-    if not owed_to:
-        return driver.no_opinion(native)
-    return driver.refusal(native, refusal_reason(why, owed_to))
 
 
 def _unloaded(entries: list[HandlerData], loaded: list[Handler]) -> dict[str, str]:
@@ -176,7 +164,8 @@ class _Job:
 
     def refine(self, found: Candidates) -> None:
         """Tell the watchdog the exact fallback (and who wants the event) as soon as known."""
-        self.fallback = _fallback(self.driver, self.call.native, found.guards)
+        self.fallback = answer_owed(self.driver, self.call.native, found.guards,
+                                    "no answer in time")  # fmt: skip
         self.channel.note(FALLBACK, self.fallback.to_frame())
         self.wanted = [e["name"] for e in found.entries]
         self.channel.note(WANTED, msgspec.json.encode(self.wanted))
@@ -206,7 +195,7 @@ class _Job:
             # guard): until this worker's own compile says, any handler may be a guard.
             everyone = [ref.name for ref in found.settings.handlers]
             why = "no answer in time while its handlers were being loaded"
-            self.fallback = _fallback(driver, native, everyone, why)
+            self.fallback = answer_owed(driver, native, everyone, why)
             self.channel.note(FALLBACK, self.fallback.to_frame())
         where = {"host": driver.name, "native": native}
         if not call.lookup.fresh:

@@ -77,7 +77,7 @@ def malformed_inputs(event_key: str) -> dict[str, bytes]:
 
 
 HANGING_HANDLERS = """
-import re
+import ctypes
 import hookbus
 
 @hookbus.handler("before-tool")
@@ -86,8 +86,11 @@ def refuses(event):
 
 @hookbus.handler("before-tool", timeout=1)
 def hangs(event):
-    # Catastrophic backtracking: _sre holds the GIL, so only the process watchdog can end it.
-    re.match(r"(a+)+$", "a" * 64 + "b")
+    # Stuck in C code holding the GIL (a ctypes.PyDLL call keeps it), so only the process
+    # watchdog can end it, as a runaway regex would be; asleep rather than spinning, it
+    # leaves the CPU to the other tests.
+    while True:
+        ctypes.PyDLL(None).sleep(3600)
 """
 
 

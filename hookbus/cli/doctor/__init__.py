@@ -26,8 +26,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from hookbus.bus.subscriptions import IndexData
     from hookbus.cli.doctor.report import Report
-    from hookbus.runtime.index import IndexData
 
 
 def add_arguments(commands: Any) -> None:

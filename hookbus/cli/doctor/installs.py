@@ -12,10 +12,10 @@ from hookbus.cli.doctor.report import strings
 from hookbus.local.interpreter import python_argv
 
 if TYPE_CHECKING:
+    from hookbus.bus.subscriptions import IndexData
     from hookbus.cli.doctor.report import Findings, HostData, InstallData, InterpreterData
     from hookbus.hosts.shared.manifest import CommandForm, Manifest, Scope
     from hookbus.hosts.shared.variants import Variant
-    from hookbus.runtime.index import IndexData
 
 #: Run with ``-P``, as the absolute command runs, importing hookbus as its ``__main__.py``
 #: does (:mod:`hookbus.__main__`); its argument is that ``__main__.py``.
@@ -35,8 +35,8 @@ def host_installs(
     """Every file of every way hookbus installs into ``host`` (its settings, Claude's
     plugin: :mod:`hookbus.hosts.shared.variants`) in each scope, checked (a note when none
     has hookbus)."""
-    from hookbus.cli.install import config_files
     from hookbus.hosts.shared.variants import variants
+    from hookbus.install.plan import config_files
 
     installs: list[InstallData] = []
     for variant in variants(host):
@@ -78,8 +78,8 @@ def _unregistered(
     handlers never run (a note when hookbus is installed nowhere for the host, a problem
     when it is installed, but not for them: a guard of the user's enabled after a
     project-only install, say)."""
-    from hookbus.cli.install import config_files
-    from hookbus.hosts.shared.manifest import load
+    from hookbus import hosts
+    from hookbus.install.plan import config_files
     from hookbus.local.discover import config_paths
 
     index = indexes.get(tuple(config_paths()))
@@ -87,7 +87,7 @@ def _unregistered(
     registered = {event for i in installs for event in i["events"]}
     # What an installed scope's own configuration wants but it lacks is its drift,
     # reported as such: only what no installed scope would register is left.
-    manifest = load(host)
+    manifest = hosts.manifest(host)
     for item in installs:
         files = config_files(item["scope"], manifest)
         scoped = indexes.get(tuple(files)) if item["installed"] else None
@@ -116,9 +116,9 @@ def _installs(
 ) -> list[InstallData]:
     """What ``variant`` installed in each file of ``scope``, checked."""
     from hookbus.bus.errors import HostConfigError
-    from hookbus.cli.install import installed_form
     from hookbus.hosts.shared import documents
     from hookbus.hosts.shared.manifest import interpreter_of
+    from hookbus.install.plan import installed_form
 
     manifest = variant.manifest
     host = manifest.facts.name
@@ -164,9 +164,9 @@ def _installs(
                 if "local" in manifest.scopes
                 else "install with "
             )  # Codex has no local scope
-            from hookbus.cli.install import git_tracks, shared_file
+            from hookbus.install import git
 
-            found.note(host, path, f"{shared_file(git_tracks(path))}, and its commands name "
+            found.note(host, path, f"{git.shared_file(git.tracks(path))}, and its commands name "
                        "this machine's interpreter: elsewhere they answer their fallback",
                        f"{local}--command path or module (any machine with hookbus)")  # fmt: skip
     return installs
@@ -200,9 +200,9 @@ def _owned_installs(
     one install, with drift."""
     import os
 
-    from hookbus.cli.install import owned_form
     from hookbus.hosts.shared import owned
     from hookbus.hosts.shared.manifest import owned_text
+    from hookbus.install.plan import owned_form
 
     manifest = variant.manifest
     host = manifest.facts.name
@@ -234,10 +234,11 @@ def _drifted(host: str, where: str, what: str, drift: list[str], *, index: Index
     events said in one line (as ``verify`` says them); while the configuration itself has
     a problem, its fix comes first: install would refuse, and the difference may be that
     problem's (a handler that did not load may want every event)."""
-    from hookbus.cli.install import drift_fix, grouped
+    from hookbus.install.plan import invalid as planned_invalid
+    from hookbus.install.verify import drift_fix, grouped
 
     lines = grouped(drift)
-    invalid = sum(p["invalid"] for p in index["problems"]) if index else 0
+    invalid = planned_invalid(index)
     n = len(drift)
     found.problem(host, where, f"the installed {what} differ from the configuration "
                   f"({n} difference{'s' if n != 1 else ''}: {lines[0]}"
@@ -245,15 +246,14 @@ def _drifted(host: str, where: str, what: str, drift: list[str], *, index: Index
                   drift_fix(invalid, fix.removeprefix("run: ")))  # fmt: skip
 
 
-def _install_command(variant: Variant, scope: str, form: CommandForm) -> str:
-    from hookbus.cli.install import form_flags
+def _install_command(variant: Variant, scope: Scope, form: CommandForm) -> str:
+    from hookbus.install.plan import install_command
 
-    flags = variant.flag + (f" --scope {scope}" if scope != "project" else "")
-    flags += form_flags(variant.manifest, form)
-    return f"run: hookbus install --host {variant.manifest.facts.name}{flags}"
+    manifest = variant.manifest
+    return f"run: {install_command(manifest.facts.name, scope, form, manifest, variant.flag)}"
 
 
-def _interpreter_fix(variant: Variant, scope: str, form: CommandForm) -> str:
+def _interpreter_fix(variant: Variant, scope: Scope, form: CommandForm) -> str:
     absolute = _install_command(variant, scope, "absolute" if form != "server" else form)
     if form in ("absolute", "server"):
         return (f"{absolute} (it writes {sys.executable}), or install with --python naming "

@@ -7,6 +7,7 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from hookbus.bus.subscriptions import IndexData
     from hookbus.cli.doctor.report import (
         ConfigurationData,
         DiagnosticsData,
@@ -16,7 +17,6 @@ if TYPE_CHECKING:
         ServerData,
         StateData,
     )
-    from hookbus.runtime.index import IndexData
 
 #: How many of the log's last lines doctor shows (``hookbus log`` shows the rest).
 LAST_DIAGNOSTICS = 5
@@ -148,7 +148,7 @@ def compiled(
     """The compiled index of ``files`` (once per set of files), its configuration
     problems reported (a handler that does not load is :func:`handlers`'s)."""
     from hookbus.bus.errors import HostConfigError
-    from hookbus.cli.install import compiled_index
+    from hookbus.install.plan import compiled_index
 
     key = tuple(files)
     if key in cache:
@@ -179,7 +179,8 @@ def compiled(
 
 
 def handlers(index: IndexData | None, found: Findings) -> list[HandlerFact]:
-    from hookbus.runtime.index import Unloaded, fail_closed
+    from hookbus.bus.subscriptions import fail_closed
+    from hookbus.runtime.index import Unloaded
 
     facts: list[HandlerFact] = []
     for handler in index["handlers"] if index else []:

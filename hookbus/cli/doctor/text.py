@@ -108,7 +108,7 @@ def _host(
                                + (f" (hookbus {i['hookbus']})" if i["hookbus"] else "")
                                for i in item["interpreters"])])  # fmt: skip
     lines = section(style(host["host"], "bold"), rows)
-    from hookbus.cli.install import grouped
+    from hookbus.install.verify import grouped
 
     drift = [[style("drift", "red"), i["scope"], d] for i in host["installs"]
              for d in grouped(i["drift"])]  # fmt: skip

@@ -7,7 +7,7 @@
    ``install`` does) when it is missing or stale: the hook then runs as an installed one
    does, and ``try`` can say who wants the event.
 3. The hook itself, as a subprocess, exactly as the host starts it: the command's argv
-   in the form installed for the host (:func:`hookbus.cli.install.form_in_effect`): the
+   in the form installed for the host (:func:`hookbus.install.plan.form_in_effect`): the
    warm server's client (:func:`hookbus.hosts.shared.manifest.client_argv`), which asks the
    server, or ``hookbus run`` (:func:`hookbus.hosts.shared.manifest.hook_argv`), with the
    ``--timeout`` the host's manifest writes for the event; the payload on stdin, the
@@ -39,8 +39,9 @@ import msgspec
 from hookbus.bus.errors import HookbusError
 
 if TYPE_CHECKING:
+    from hookbus.bus.subscriptions import IndexData
     from hookbus.hosts.shared.facts import HostFacts
-    from hookbus.runtime.index import IndexData, Lookup
+    from hookbus.runtime.index import Lookup
     from hookbus.runtime.worker import Trace
 
 
@@ -320,10 +321,11 @@ def _command_timeout(
     Read from the manifest's own plan, so that it is what ``install`` would write."""
     import shlex
 
-    from hookbus.hosts.shared.manifest import hook_argv, load
+    from hookbus import hosts
+    from hookbus.hosts.shared.manifest import hook_argv
 
     try:
-        manifest = load(facts.name)
+        manifest = hosts.manifest(facts.name)
     except KeyError:
         return None, None
     plan = manifest.plan(data, python=sys.executable, scope="project")
@@ -346,11 +348,11 @@ def _command_timeout(
 
 def _form(facts: HostFacts, data: IndexData | None) -> str:
     """The form of the command the host runs (``server``: the warm server's client)."""
-    from hookbus.cli.install import form_in_effect
-    from hookbus.hosts.shared.manifest import load
+    from hookbus import hosts
+    from hookbus.install.plan import form_in_effect
 
     try:
-        manifest = load(facts.name)
+        manifest = hosts.manifest(facts.name)
     except KeyError:
         return "absolute"
     return form_in_effect(manifest, data)

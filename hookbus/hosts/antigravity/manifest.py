@@ -34,7 +34,7 @@ from hookbus.hosts.shared.manifest import CommandForm, Scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import IndexData, ToolsData
+    from hookbus.bus.subscriptions import IndexData, ToolsData
 
 HOST = "antigravity"
 #: The hook name hookbus's entries are written under.

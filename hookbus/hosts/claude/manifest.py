@@ -22,7 +22,7 @@ from hookbus.hosts.shared.manifest import CommandForm, Scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import IndexData, ToolsData
+    from hookbus.bus.subscriptions import IndexData, ToolsData
 
 HOST = "claude"
 #: Claude gives SessionEnd hooks 1.5 s in all; a timeout here would raise that budget for
@@ -45,14 +45,6 @@ def settings_path(scope: str, project_dir: str | None = None) -> str:
     return os.path.join(project_dir or project_root(), ".claude", FILES[scope])
 
 
-def matcher(tools: ToolsData | None) -> str | None:
-    """Claude matcher for an index route's tools: plain names stay an exact name list;
-    with prefixes, an anchored regex. None registers the event for every tool."""
-    if tools is not None and not tools.get("unknown") and not tools["prefixes"]:
-        return "|".join(tools["names"]) or None
-    return grouped.anchored(tools)
-
-
 class ClaudeManifest(grouped.GroupedManifest):
     """Claude Code's ``hooks`` block in ``.claude/settings.json`` (project),
     ``.claude/settings.local.json`` (local) or ``~/.claude/settings.json`` (user)."""
@@ -66,7 +58,7 @@ class ClaudeManifest(grouped.GroupedManifest):
         return settings_path(scope, project_dir)
 
     def matcher(self, tools: ToolsData | None) -> str | None:
-        return matcher(tools)
+        return grouped.name_list_or_anchored(tools)
 
     def timeouts(self, native: str, budget: float) -> tuple[float | None, float | None]:
         if native in NO_TIMEOUT:

@@ -43,7 +43,7 @@ from hookbus.hosts.shared.manifest import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import IndexData
+    from hookbus.bus.subscriptions import IndexData
 
 NAME = "hookbus"
 #: Project and user plugin folders: both are machine-specific (the commands name this

@@ -24,8 +24,8 @@ from hookbus.hosts.shared.manifest import OWNED_MARK, CommandForm, Scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hookbus.bus.subscriptions import IndexData, ToolsData
     from hookbus.hosts.shared.manifest import Plan
-    from hookbus.runtime.index import IndexData, ToolsData
 
 HOST = "cline"
 #: The project's folder is committed with it; the user's is theirs alone.

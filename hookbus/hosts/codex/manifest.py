@@ -19,7 +19,6 @@ documented), so the ones written here are anchored at both ends: right either wa
 from __future__ import annotations
 
 import os
-import re
 
 from hookbus.hosts.codex.driver import ALL_EVENTS, driver
 from hookbus.hosts.codex.facts import FACTS
@@ -29,7 +28,7 @@ from hookbus.hosts.shared.manifest import CommandForm, Scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import ToolsData
+    from hookbus.bus.subscriptions import ToolsData
 
 HOST = "codex"
 Hooks = grouped.Hooks
@@ -54,17 +53,6 @@ def hooks_path(scope: str, project_dir: str | None = None) -> str:
     return os.path.join(project_dir or project_root(), ".codex", "hooks.json")
 
 
-def matcher(tools: ToolsData | None) -> str | None:
-    """An anchored Codex matcher for an index route's tools, anchored at both ends (a
-    prefix runs to the end too); None: every tool."""
-    if tools is None or tools.get("unknown"):
-        return None
-    names, prefixes = list(tools["names"]), list(tools["prefixes"])
-    alternatives = [f"^(?:{'|'.join(map(re.escape, names))})$"] if names else []
-    alternatives += [f"^{re.escape(p)}.*$" for p in prefixes]
-    return "|".join(alternatives) or None
-
-
 class CodexManifest(grouped.GroupedManifest):
     """Codex's ``.codex/hooks.json`` (project) or ``$CODEX_HOME/hooks.json`` (user)."""
 
@@ -77,7 +65,7 @@ class CodexManifest(grouped.GroupedManifest):
         return hooks_path(scope, project_dir)
 
     def matcher(self, tools: ToolsData | None) -> str | None:
-        return matcher(tools)
+        return grouped.anchored_at_both_ends(tools)
 
     def timeouts(self, native: str, budget: float) -> tuple[float | None, float | None]:
         # Whole seconds; SessionEnd and Interrupt are clamped by Codex to 3 s anyway.

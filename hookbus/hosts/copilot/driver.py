@@ -253,9 +253,11 @@ def _for_both(name: str, reply: Reply, flat: Encoded) -> Encoded:
     Copilot CLI 1.0.102 and Claude Code 2.1.332, ``docs/hosts/copilot.md``): each ignores
     the other's keys, both block a PreToolUse on either's deny and a UserPromptSubmit on
     ``decision: "block"``. A part is dropped only when neither form carries it."""
-    from hookbus.hosts.claude import driver as claude  # here: only a Claude-named event pays for it
+    # Claude's driver, asked of the registry by name (a host's folder imports no other
+    # host's), here: only a Claude-named event pays for loading it.
+    from hookbus.hosts import driver
 
-    theirs = claude.encode(name, reply)
+    theirs = driver("claude").encode(name, reply)
     out = {**_fields(theirs), **_fields(flat)}
     unsent = {d.field for d in theirs.dropped}
     stdout = msgspec.json.encode(out) + b"\n" if out else b""

@@ -6,10 +6,6 @@ from __future__ import annotations
 from hookbus.bus.output import HookOutput
 from hookbus.hosts.shared.facts import HostFacts
 
-#: Cursor's no-opinion: valid JSON on every event (a permission hook whose output is not
-#: JSON is a failure, and ``failClosed`` turns that into a block), never a grant.
-_CURSOR_QUIET = HookOutput(b"{}\n")
-
 # Cursor (cursor.com/docs/hooks, 2026-08): every input names its event in
 # hook_event_name (camelCase); hooks get CURSOR_PROJECT_DIR (and CLAUDE_PROJECT_DIR),
 # else the first workspace root. "{}" is the no-opinion, except where an answer is
@@ -23,7 +19,9 @@ FACTS = HostFacts(
     tool_paths=(("tool_name",),),
     project_env=("CURSOR_PROJECT_DIR",),
     project_paths=(("workspace_roots",), ("cwd",)),
-    no_opinion=_CURSOR_QUIET,
+    # Valid JSON on every event (a permission hook whose output is not JSON is a failure,
+    # and failClosed turns that into a block), never a grant.
+    no_opinion=HookOutput(b"{}\n"),
     no_opinion_by_event={
         "subagentStart": HookOutput(b'{"permission":"allow"}\n'),
         "beforeSubmitPrompt": HookOutput(b'{"continue":true}\n'),

@@ -30,8 +30,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from hookbus.bus.subscriptions import IndexData
     from hookbus.hosts.shared.manifest import CommandForm, Plan
-    from hookbus.runtime.index import IndexData
 
 HOST = "cursor"
 Hooks = flat.Hooks
@@ -60,18 +60,24 @@ def claude_installed(project_dir: str | None) -> str | None:
     """The first of Claude's settings files Cursor also runs the hooks of (cursor.com/docs/
     hooks: the project's, its local one, the user's) that holds hookbus's entries; None
     when hookbus is not installed for Claude (a note about it would only puzzle)."""
+    import sys
+
+    from hookbus import hosts
     from hookbus.bus.errors import HostConfigError
-    from hookbus.hosts.claude import manifest as claude
     from hookbus.hosts.shared import documents
 
-    for scope in claude.SCOPES:
-        path = claude.settings_path(scope, project_dir)
-        try:
-            _, settings = documents.read(path, "json")
-        except HostConfigError:
-            continue
-        if claude.manifest.commands(settings):
-            return path
+    # Claude's manifest, asked of the registry (a host's folder imports no other host's):
+    # its settings file in each of its scopes is the document its plan writes there.
+    claude = hosts.manifest("claude")
+    for scope in claude.scopes:
+        plan = claude.plan(None, python=sys.executable, scope=scope, project_dir=project_dir)
+        for document in plan.documents:
+            try:
+                _, settings = documents.read(document.path, document.format)
+            except HostConfigError:
+                continue
+            if claude.commands(settings):
+                return document.path
     return None
 
 

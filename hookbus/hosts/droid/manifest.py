@@ -34,7 +34,7 @@ from hookbus.hosts.shared.manifest import CommandForm, Plan, Scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import IndexData
+    from hookbus.bus.subscriptions import IndexData
 
 HOST = "droid"
 Hooks = grouped.Hooks

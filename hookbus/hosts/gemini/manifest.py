@@ -31,7 +31,7 @@ from hookbus.hosts.shared.manifest import Scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import ToolsData
+    from hookbus.bus.subscriptions import ToolsData
 
 HOST = "gemini"
 Hooks = grouped.Hooks

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 
-from hookbus.hosts.claude.manifest import matcher
 from hookbus.hosts.grok.driver import ALL_EVENTS, driver
 from hookbus.hosts.grok.facts import FACTS
 from hookbus.hosts.shared import grouped
@@ -29,7 +28,7 @@ from hookbus.hosts.shared.native_install import GROK_FILE, grok_home
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import ToolsData
+    from hookbus.bus.subscriptions import ToolsData
 
 HOST = "grok"
 SCOPES: dict[Scope, bool] = {"project": True, "user": False}
@@ -58,7 +57,7 @@ class GrokManifest(grouped.GroupedManifest):
         return hooks_path(scope, project_dir)
 
     def matcher(self, tools: ToolsData | None) -> str | None:
-        return matcher(tools)
+        return grouped.name_list_or_anchored(tools)
 
     def notes(self, hooks: grouped.Hooks) -> tuple[str, ...]:
         return (TRUST_NOTE,) if hooks else ()

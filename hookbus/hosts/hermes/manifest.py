@@ -51,8 +51,8 @@ from hookbus.hosts.shared.manifest import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hookbus.bus.subscriptions import IndexData, ToolsData
     from hookbus.hosts.shared.manifest import Plan
-    from hookbus.runtime.index import IndexData, ToolsData
 
 HOST = "hermes"
 PLUGIN = "hookbus"
@@ -213,7 +213,7 @@ class HermesManifest:
     #: ``hookbus run`` only (its shell hooks are ``hookbus run`` in every form).
     server_default = True
     #: Its one install, in the user's Hermes home, serves every project: each call asks
-    #: hookbus with its working folder (:func:`hookbus.cli.install.config_files`).
+    #: hookbus with its working folder (:func:`hookbus.install.plan.config_files`).
     every_project = True
 
     def installed_via(self) -> Via:

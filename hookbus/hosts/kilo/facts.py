@@ -6,9 +6,6 @@ from __future__ import annotations
 from hookbus.bus.output import HookOutput
 from hookbus.hosts.shared.facts import HostFacts
 
-#: What the OpenCode and Kilo shim reads as "change nothing".
-_OPENCODE_QUIET = HookOutput(b"{}\n")
-
 # Kilo CLI 7.7.7, an OpenCode descendant: the same plugin API and the same shim,
 # from .kilo/plugin/ (docs/hosts/kilo.md).
 FACTS = HostFacts(
@@ -18,6 +15,6 @@ FACTS = HostFacts(
     event_paths=(("hook",),),
     tool_paths=(("input", "tool"),),
     project_paths=(("directory",),),
-    no_opinion=_OPENCODE_QUIET,
+    no_opinion=HookOutput(b"{}\n"),  # the shim changes nothing
     default_timeout=10.0,
 )

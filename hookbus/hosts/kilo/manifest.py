@@ -1,4 +1,4 @@
-"""Kilo's plugin: OpenCode's manifest (:mod:`hookbus.hosts.opencode.manifest`) with Kilo's
+"""Kilo's plugin: hookbus's shim (:mod:`hookbus.hosts.shared.opencode_plugin`) in Kilo's
 folders. Kilo CLI 7.7.7 loads plugins from ``.kilo/plugin/`` (project) and
 ``~/.config/kilo/plugin/`` (user), and installs ``@kilocode/plugin`` into each of its
 config folders the way OpenCode installs ``@opencode-ai/plugin``."""
@@ -9,10 +9,10 @@ from typing import ClassVar
 
 from hookbus.hosts.kilo.driver import driver
 from hookbus.hosts.kilo.facts import FACTS
-from hookbus.hosts.opencode.manifest import OpenCodeManifest
+from hookbus.hosts.shared.opencode_plugin import OpenCodePluginManifest
 
 
-class KiloManifest(OpenCodeManifest):
+class KiloManifest(OpenCodePluginManifest):
     facts = FACTS
     driver = driver
     folder: ClassVar[str] = ".kilo"

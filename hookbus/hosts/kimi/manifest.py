@@ -32,7 +32,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from hookbus.runtime.index import IndexData
+    from hookbus.bus.subscriptions import IndexData
 
 HOST = "kimi"
 Hooks = flat.Hooks

@@ -32,8 +32,8 @@ from hookbus.hosts.shared.manifest import OWNED_MARK, CommandForm, Scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hookbus.bus.subscriptions import IndexData
     from hookbus.hosts.shared.manifest import Plan
-    from hookbus.runtime.index import IndexData
 
 HOST = "kiro"
 FILE = "hookbus.json"

@@ -6,9 +6,6 @@ from __future__ import annotations
 from hookbus.bus.output import HookOutput
 from hookbus.hosts.shared.facts import HostFacts
 
-#: What the OpenCode and Kilo shim reads as "change nothing".
-_OPENCODE_QUIET = HookOutput(b"{}\n")
-
 # OpenCode 1.18.33 (plugin API v1; docs/hosts/opencode.md): plugins run in its own
 # process, so hookbus's plugin (hookbus/hosts/shared/opencode.js) hands each hook to the
 # command as one JSON object naming it in "hook", with the project in "directory"
@@ -21,6 +18,6 @@ FACTS = HostFacts(
     event_paths=(("hook",),),
     tool_paths=(("input", "tool"),),
     project_paths=(("directory",),),
-    no_opinion=_OPENCODE_QUIET,
+    no_opinion=HookOutput(b"{}\n"),
     default_timeout=10.0,
 )

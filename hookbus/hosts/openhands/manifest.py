@@ -24,7 +24,6 @@ import os
 import re
 from typing import Any
 
-from hookbus.hosts.codex.manifest import matcher
 from hookbus.hosts.openhands.driver import ALL_EVENTS, driver
 from hookbus.hosts.openhands.facts import FACTS
 from hookbus.hosts.shared import grouped
@@ -35,7 +34,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from hookbus.runtime.index import IndexData, ToolsData
+    from hookbus.bus.subscriptions import IndexData, ToolsData
 
 HOST = "openhands"
 SCOPES: dict[Scope, bool] = {"project": True, "user": False}
@@ -81,7 +80,7 @@ class OpenHandsManifest(grouped.GroupedManifest):
         return hooks_path(scope, project_dir)
 
     def matcher(self, tools: ToolsData | None) -> str | None:
-        return matcher(tools)
+        return grouped.anchored_at_both_ends(tools)
 
     def plan(
         self,

@@ -36,8 +36,8 @@ from hookbus.hosts.shared.manifest import OWNED_MARK, CommandForm, Scope, fallba
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hookbus.bus.subscriptions import IndexData
     from hookbus.hosts.shared.manifest import Plan
-    from hookbus.runtime.index import IndexData
 
 HOST = "pi"
 FILE = "hookbus.ts"
@@ -74,7 +74,7 @@ def extension(wanted: Mapping[str, Any], server: Mapping[str, Any] | None = None
     ``server``: what a request to the warm server carries (None: the server path is off)."""
     import shlex
 
-    from hookbus.hosts.opencode.manifest import with_server_client
+    from hookbus.hosts.shared.shims import with_server_client
 
     baked = json.dumps(wanted, indent=2, sort_keys=True)  # JSON is a JavaScript literal
     commands = "\n".join(f"//   {shlex.join(spec['argv'])}" for spec in wanted.values())

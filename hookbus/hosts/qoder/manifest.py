@@ -3,7 +3,8 @@
 Qoder copied Claude Code's shape (``{"hooks": {EVENT: [{"matcher", "hooks": [...]}]}}``,
 handled by :mod:`hookbus.hosts.shared.grouped`; https://docs.qoder.com/en/cli/hooks):
 ``timeout`` is in seconds; a matcher is ``*``, an exact value, a ``|`` list
-(``Write|Edit``) or a regex (``mcp__.*``), Claude's syntax, so Claude's matchers serve.
+(``Write|Edit``) or a regex (``mcp__.*``), Claude's syntax, so Claude's matchers serve
+(:func:`~hookbus.hosts.shared.grouped.name_list_or_anchored`).
 Its three files are "loaded and merged together": the project's ``.qoder/settings.json``
 (committed), the project's ``.qoder/settings.local.json`` (to be git-ignored) and the
 user's ``~/.qoder/settings.json``. Edits "take effect immediately".
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import os
 
-from hookbus.hosts.claude import manifest as claude
 from hookbus.hosts.qoder.driver import ALL_EVENTS, driver
 from hookbus.hosts.qoder.facts import FACTS
 from hookbus.hosts.shared import grouped
@@ -27,7 +27,7 @@ from hookbus.hosts.shared.manifest import Scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import ToolsData
+    from hookbus.bus.subscriptions import ToolsData
 
 HOST = "qoder"
 #: The project's file is shared; its local one and the user's are not.
@@ -55,7 +55,7 @@ class QoderManifest(grouped.GroupedManifest):
         return settings_path(scope, project_dir)
 
     def matcher(self, tools: ToolsData | None) -> str | None:
-        return claude.matcher(tools)
+        return grouped.name_list_or_anchored(tools)
 
 
 manifest = QoderManifest()

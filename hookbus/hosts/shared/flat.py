@@ -18,8 +18,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from hookbus.bus.subscriptions import IndexData
     from hookbus.hosts.shared.manifest import CommandForm
-    from hookbus.runtime.index import IndexData
 
 Hooks = grouped.Hooks
 #: One entry of a hooks list (and one generated group).

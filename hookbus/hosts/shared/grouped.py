@@ -13,11 +13,11 @@ from typing import Any, ClassVar
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hookbus.bus.subscriptions import IndexData, RouteData, ToolsData
     from hookbus.hosts.shared.documents import Format
     from hookbus.hosts.shared.driver import BaseDriver
     from hookbus.hosts.shared.facts import HostFacts
     from hookbus.hosts.shared.manifest import CommandForm, Plan, Scope
-    from hookbus.runtime.index import IndexData, RouteData, ToolsData
 
 Hooks = dict[str, list[dict[str, Any]]]
 IsOurs = Callable[[object], bool]
@@ -283,18 +283,37 @@ class GroupedManifest:
                                       "groups; fix it, nothing changed")  # fmt: skip
 
 
-def anchored(tools: ToolsData | None) -> str | None:
+def anchored(tools: ToolsData | None, *, to_end: bool = False) -> str | None:
     """A regex matching exactly an index route's tool names and prefixes, anchored (a
-    host testing it unanchored must not catch ``NotebookEdit`` for ``Edit``); None for
+    host testing it unanchored must not catch ``NotebookEdit`` for ``Edit``); with
+    ``to_end``, a prefix's alternative runs to the end too (``^mcp__.*$``). None for
     every tool."""
     import re
 
     if tools is None or tools.get("unknown"):
         return None
     names, prefixes = list(tools["names"]), list(tools["prefixes"])
+    tail = ".*$" if to_end else ""
     alternatives = [f"^(?:{'|'.join(map(re.escape, names))})$"] if names else []
-    alternatives += [f"^{re.escape(p)}" for p in prefixes]
+    alternatives += [f"^{re.escape(p)}{tail}" for p in prefixes]
     return "|".join(alternatives) or None
+
+
+def name_list_or_anchored(tools: ToolsData | None) -> str | None:
+    """A matcher in Claude Code's syntax, which Grok and Qoder copied: a string of
+    letters, digits, ``_`` and ``|`` is a list of exact tool names, anything else an
+    *unanchored* regex. So plain names stay a name list (``Bash|Edit``), and with
+    prefixes it is an :func:`anchored` regex; None for every tool."""
+    if tools is not None and not tools.get("unknown") and not tools["prefixes"]:
+        return "|".join(tools["names"]) or None
+    return anchored(tools)
+
+
+def anchored_at_both_ends(tools: ToolsData | None) -> str | None:
+    """A matcher for hosts that may match a regex in full (OpenHands) or may search it
+    (Codex, which does not say): every alternative :func:`anchored` at both ends, a
+    prefix running to the end, right either way; None for every tool."""
+    return anchored(tools, to_end=True)
 
 
 def project_root(start: str | None = None) -> str:
@@ -315,7 +334,7 @@ def wanted(
     """(native, its route, whether a fail-closed handler wants it, the budget) for each of
     ``events`` that ``index`` subscribes ``host`` to, in that order. A handler whose
     declaration is unknown (it did not load) counts as a guard on every refusable event."""
-    from hookbus.runtime.index import fail_closed
+    from hookbus.bus.subscriptions import fail_closed
 
     routes = dict(index["routes"].get(host, {})) if index else {}
     unknown = [h for h in index["handlers"] if h["subscription"] is None] if index else []

@@ -32,7 +32,7 @@ from hookbus.local.interpreter import FLAGS, IMPORT_ENV, python_argv
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import IndexData
+    from hookbus.bus.subscriptions import IndexData
 
 #: Where a host's settings live: the project's committed file, the project's local one
 #: (uncommitted, where the host has it), the user's own.
@@ -105,7 +105,7 @@ class Manifest(Protocol):
     server_default: bool
     #: Whether its one install, in the user's home, serves every project by each call's
     #: working folder (Hermes), so that install follows the configuration in effect where
-    #: it is run (:func:`hookbus.cli.install.config_files`).
+    #: it is run (:func:`hookbus.install.plan.config_files`).
     every_project: bool
 
     def plan(
@@ -144,18 +144,6 @@ class Manifest(Protocol):
         """The highest folder uninstall may remove once removing hookbus's files left it
         empty (None: the files' folder and its parent)."""
         ...
-
-
-def load(host: str) -> Manifest:
-    """The manifest of ``host``; KeyError when it has none."""
-    import importlib
-
-    from hookbus.hosts import facts
-
-    module = facts(host).manifest
-    if module is None:
-        raise KeyError(f"hookbus cannot install into {host} yet")
-    return importlib.import_module(module).manifest  # type: ignore[no-any-return]
 
 
 # -- the hook command ------------------------------------------------------------------

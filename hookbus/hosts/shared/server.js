@@ -52,27 +52,18 @@ function socketDir() {
   return join(root, "run")
 }
 
-// client.py IDENTITY_ENV and identity: the CRC-32 of the variables that decide which
-// configuration and state a call uses (unset is not empty), in the server's file names.
+// client.py IDENTITY_ENV, identity and digest: the variables that decide which
+// configuration and state a call uses (unset is not empty), their bytes read as one
+// big-endian integer modulo the largest prime below 2**64, in the server's file names.
 const IDENTITY_ENV = ["HOME", "HOOKBUS_CONFIG", "HOOKBUS_STATE_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME"]
-let crcTable = null
-function crc32(bytes) {
-  if (!crcTable) {
-    crcTable = new Int32Array(256)
-    for (let n = 0; n < 256; n++) {
-      let c = n
-      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
-      crcTable[n] = c
-    }
-  }
-  let crc = -1
-  for (const byte of bytes) crc = crcTable[(crc ^ byte) & 0xff] ^ (crc >>> 8)
-  return (crc ^ -1) >>> 0
+const PRIME = (1n << 64n) - 59n
+function digest(bytes) {
+  return (BigInt(`0x${bytes.toString("hex") || "0"}`) % PRIME).toString(16).padStart(16, "0")
 }
 function serverFile(kind) {
   const env = process.env
   const text = IDENTITY_ENV.map((name) => (env[name] === undefined ? `${name}\0` : `${name}=${env[name]}\0`)).join("")
-  return `server-${crc32(Buffer.from(text, "utf8")).toString(16).padStart(8, "0")}.${kind}`
+  return `server-${digest(Buffer.from(text, "utf8"))}.${kind}`
 }
 
 // client.py dir_problem, the same rule (hookbus serve binds only where it holds): why the

@@ -53,10 +53,9 @@ def variants(host: str) -> tuple[Variant, ...]:
     when it has no manifest)."""
     import importlib
 
-    from hookbus.hosts import facts
-    from hookbus.hosts.shared.manifest import load
+    from hookbus.hosts import facts, manifest
 
-    found = [Variant("default", load(host))]
+    found = [Variant("default", manifest(host))]
     plugin = facts(host).plugin
     if plugin is not None:
         found.append(Variant("plugin", importlib.import_module(plugin).manifest))

@@ -13,9 +13,10 @@ would. With ``--no-server`` the configuration carries ``None`` and the shims spa
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from hookbus.hosts.shared.manifest import client_argv
+from hookbus.hosts.shared.manifest import client_argv, client_file
 
 
 def shim_argv(python: str, host: str, native: str, seconds: float | None) -> list[str]:
@@ -31,7 +32,31 @@ def timeout_of(argv: list[str]) -> float:
 
 def server_config() -> dict[str, Any]:
     """What the shim sends besides the call (and, as the client, its host's whole
-    environment): the protocol and this hookbus's version."""
-    from hookbus.runtime.warm import client
+    environment): the protocol and this hookbus's version, as the client sends them
+    (:func:`protocol`)."""
+    import hookbus
 
-    return {"proto": client.PROTO, "version": client.VERSION}
+    proto, version = protocol(client_file(os.path.dirname(hookbus.__file__ or "")))
+    return {"proto": proto, "version": version}
+
+
+def protocol(path: str) -> tuple[int, str]:
+    """``PROTO`` and ``VERSION`` as the client's file at ``path`` states them. The client
+    imports nothing, so it states the protocol itself, once; a shim speaks it as the
+    client's peer, and its manifest, on the floor below the runtime, reads the two
+    constants from the client's text (the file every installed command names by path)
+    rather than importing the runtime."""
+    import ast
+
+    with open(path, encoding="utf-8") as file:
+        tree = ast.parse(file.read(), path)
+    found: dict[str, object] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in {"PROTO", "VERSION"}:
+                found[name] = ast.literal_eval(node.value)
+    proto, version = found["PROTO"], found["VERSION"]
+    if not isinstance(proto, int) or not isinstance(version, str):
+        raise TypeError(f"{path}: PROTO and VERSION are not a number and a string")
+    return proto, version

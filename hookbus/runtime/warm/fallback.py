@@ -15,24 +15,21 @@ from hookbus.local import diagnostics
 from hookbus.runtime import hook
 from hookbus.runtime.intake import Intake
 
+#: The call as ``hookbus run`` takes it, which the client makes of its own options.
+Call = hook.Options
 #: A start lock older than this is from a start that failed: take it over.
 LOCK_STALE = 10.0
 
 
-def run_argv(host: str, event: str | None, timeout: float | None) -> list[str]:
-    """``hookbus run``'s arguments for the client's call."""
-    argv = ["--host", host]
-    if event is not None:
-        argv += ["--event", event]
-    if timeout is not None:
-        argv += ["--timeout", f"{timeout:g}"]
-    return argv
-
-
 def cold(
-    argv: list[str], data: bytes, end: str, started: float, why: tuple[str, str] | None
+    call: list[str] | Call,
+    data: bytes,
+    end: str,
+    started: float,
+    why: tuple[str, str] | None,
 ) -> int:
-    """``hookbus run`` in this process, given the payload the client read (``end`` is how
+    """``hookbus run`` in this process for ``call`` (the client's options, or its
+    arguments when it could not read them), given the payload the client read (``end`` is how
     its read ended; ``unread``: it read nothing, and the cold path reads stdin itself);
     ``why``: the socket and the reason a server there did not answer (a
     ``client-fallback`` diagnostic, written after the reply as the cold path's own are)."""
@@ -42,7 +39,7 @@ def cold(
         message = f"the warm server at {where} did not answer ({reason}); the cold path answered"
         diagnostics.emit("client-fallback", message, socket=where, reason=reason)
     intake = None if end == "unread" else Intake(data, end)
-    return hook.main(argv, intake=intake, started=started)
+    return hook.main(call, intake=intake, started=started)
 
 
 def start_server(lock: str, package: str) -> None:

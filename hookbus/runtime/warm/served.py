@@ -28,11 +28,11 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from hookbus.bus.output import HookOutput
-from hookbus.hosts import HOSTS
 from hookbus.local import diagnostics, state
 from hookbus.runtime import hook
 from hookbus.runtime.call import Call
 from hookbus.runtime.emergency import Emergency
+from hookbus.runtime.index import Lookup
 from hookbus.runtime.intake import MAX_INPUT, Intake
 from hookbus.runtime.isolate import Channel, Child, Work
 from hookbus.runtime.warm import wire
@@ -128,10 +128,23 @@ def drop_later() -> None:
     _later.clear()
 
 
-def _dispatch(call: Call, after: list[Callable[[], None]]) -> HookOutput:
-    from hookbus.runtime.watchdog import dispatch_guarded
+class Dispatch:
+    """Runs a call someone wants in this child (:func:`run_inline`); keeps the call,
+    whose configuration and index tell the server what to keep warm (:func:`_report`)."""
 
-    return dispatch_guarded(call, after, run=run_inline)
+    __slots__ = ("call", "lookup")
+
+    def __init__(self) -> None:
+        self.call: Call | None = None
+        #: The index as the call found it (the worker replaces the call's own when it
+        #: compiles one: saved only after the reply, so not the server's to trust yet).
+        self.lookup: Lookup | None = None
+
+    def __call__(self, call: Call, after: list[Callable[[], None]]) -> HookOutput:
+        from hookbus.runtime.watchdog import dispatch_guarded
+
+        self.call, self.lookup = call, call.lookup
+        return dispatch_guarded(call, after, run=run_inline)
 
 
 class Warm:
@@ -154,23 +167,13 @@ class Warm:
                 sys.modules.pop(name, None)
 
 
-def set_environment(req: wire.Request, warm: Warm | None = None) -> hook.Found:
+def set_environment(req: wire.Request) -> None:
     """The request's environment, exactly (the calling hook's: not a variable of the
-    server's, nor of an earlier call's, is left), and its working folder. Returns the
-    configuration in effect and its index (what the call's handlers may change: its
-    working folder is not kept)."""
-    facts = HOSTS[req.host]
+    server's, nor of an earlier call's, is left), and its working folder. The call's
+    configuration is found once, by the call itself (:func:`hookbus.runtime.hook.answer`)."""
     exactly(req.env)
     state.forget()  # the request's state root, not the server's
     os.chdir(req.cwd)
-    from hookbus.local.discover import config_paths
-    from hookbus.runtime import index
-
-    project = facts.project_dir(req.env, None)
-    files = config_paths(project)
-    if warm is not None:
-        warm.keep_only(files)
-    return hook.Found(project, files, index.read(files))
 
 
 def exactly(env: dict[str, str]) -> None:
@@ -217,13 +220,13 @@ def raw_environ() -> dict[bytes, bytes] | None:
     return None
 
 
-def argv_of(req: wire.Request) -> list[str]:
-    argv = ["--host", req.host]
-    if req.event is not None:
-        argv += ["--event", req.event]
-    if req.timeout is not None:
-        argv += ["--timeout", repr(req.timeout)]
-    return argv
+def call_of(req: wire.Request) -> hook.Options:
+    """The call the request names, as ``hookbus run`` takes it (a timeout no host gives
+    is said, and the host's default used, as ``hookbus run`` does with its argument)."""
+    timeout = hook.seconds(req.timeout)
+    if req.timeout is not None and timeout is None:
+        diagnostics.emit("usage-invalid", hook.timeout_problem(req.timeout))
+    return hook.Options(req.host, req.event, timeout)
 
 
 def prepare() -> None:
@@ -247,7 +250,7 @@ def answer_one(
     diagnostics.take()
     diagnostics.defer()
     try:
-        found = set_environment(req, warm)
+        set_environment(req)
     except OSError as exc:
         refusal = wire.Refusal(refused="bad-request", message=f"cannot serve here: {exc}")
         _send(conn, [_encode(refusal)])
@@ -258,13 +261,14 @@ def answer_one(
     capture = Capture()
     after: list[Callable[[], None]] = []
     intake = Intake(payload[: MAX_INPUT + 1], "eof")
-    hook.answer(
-        argv_of(req), started, capture, after, intake=intake, dispatch=_dispatch, found=found
-    )
+    dispatch = Dispatch()
+    hook.answer(call_of(req), started, capture, after, intake=intake, dispatch=dispatch,
+                found=warm.keep_only)  # fmt: skip
     output = capture.reply or HookOutput()
     _send(conn, [_encode(wire.Answer(exit=output.exit_code)), output.stdout, output.stderr])
     conn.close()
-    _report(report_fd, before, found.files)
+    if dispatch.call is not None and dispatch.lookup is not None:
+        _report(report_fd, before, dispatch.call.files, dispatch.lookup)
     data = diagnostics.take()
     if data:
         diagnostics.write(data)
@@ -304,17 +308,17 @@ def _send(conn: socket.socket, frames: list[bytes]) -> None:
         pass
 
 
-def _report(fd: int, before: int, files: list[str]) -> None:
-    """Tell the server the handler modules this child imported (the index's targets, in
-    time: the reply is out) with the configuration files and the handlers' path;
-    ``before`` is how many modules were loaded when the call began."""
+def _report(fd: int, before: int, files: list[str], lookup: Lookup) -> None:
+    """Tell the server the handler modules this child imported (the targets of the index
+    the call read, in time: the reply is out) with the configuration files and the
+    handlers' path; ``before`` is how many modules were loaded when the call began."""
     if len(sys.modules) <= before:
         return  # imported nothing (the usual case once the server is warm)
     from itertools import islice
 
     from hookbus.runtime import index
 
-    data = index.read(files).data
+    data = lookup.data
     if data is None:
         return
     imported = set(islice(sys.modules, before, None))

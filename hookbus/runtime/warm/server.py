@@ -327,7 +327,7 @@ class Server:
             return None
         if header.op == "run":
             # Its socket's name already keeps calls of another identity away (it is a
-            # CRC: one can be forged); a call whose configuration or state is not this
+            # digest: one can be forged); a call whose configuration or state is not this
             # server's would load code picked by its own caller into a process that
             # serves this user's every call: its cold path answers it.
             other = [n for n, v in self.identity.items() if header.env.get(n) != v]

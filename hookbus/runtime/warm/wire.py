@@ -2,7 +2,8 @@
 
 One place for the protocol's facts. The stdlib-only client (``hookbus/runtime/warm/client.py``) must
 not import this module (it would load msgspec): it keeps its own copies of the
-constants, and a test holds them equal.
+constants, and a test holds them equal; the protocol's number it states for everyone
+(:data:`PROTO`, taken from it here; the shims read it from its file).
 
 A Unix stream socket; every frame is a 4-byte big-endian length, then that many bytes;
 a frame over :data:`MAX_FRAME` is refused.
@@ -25,9 +26,11 @@ from typing import Literal
 
 import msgspec
 
+from hookbus.runtime.warm import client
 from hookbus.runtime.warm.client import server_file
 
-PROTO = 1
+#: The protocol's number: the client states it (it can import nothing), the rest read it.
+PROTO = client.PROTO
 #: The largest frame either side sends or accepts.
 MAX_FRAME = 4 << 20
 LENGTH_BYTES = 4

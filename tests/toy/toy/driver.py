@@ -1,5 +1,5 @@
-"""A test-only host with every awkward trait the real ones have, to prove the contract
-suite and the runtime host-neutral: its payloads never name their event (``--event``
+"""The toy driver: a test-only host with every awkward trait the real ones have, to prove
+the contract suite and the runtime host-neutral: its payloads never name their event (``--event``
 does), the tool name is nested (``call.tool.name``), "no opinion" is not empty
 (``{"verdict":"pass"}``) and an empty answer means deny, the project root is a payload
 field, and a second dialect (a ``legacy`` key) reaches the same command."""
@@ -14,24 +14,7 @@ from hookbus.bus.host import Capabilities, Dropped, Encoded
 from hookbus.bus.output import HookOutput
 from hookbus.bus.replies import Reply
 from hookbus.hosts.shared.driver import BaseDriver
-from hookbus.hosts.shared.facts import HostFacts
-
-PASS = HookOutput(b'{"verdict":"pass"}\n')
-
-FACTS = HostFacts(
-    "toy",
-    driver="toy_driver",
-    event_paths=(),
-    event_required=True,
-    tool_paths=(("call", "tool", "name"),),
-    project_paths=(("roots",),),
-    no_opinion=PASS,
-    # On Ping nothing is ever expected back.
-    no_opinion_by_event={"Ping": HookOutput()},
-    default_timeout=20.0,
-    timeouts={"Halt": 3.0},
-    timeout_unit="ms",
-)
+from toy.facts import FACTS
 
 EVENTS = ("Begin", "BeforeCall", "AfterCall", "Halt", "Ping")
 KINDS = {"Begin": "session-start", "BeforeCall": "before-tool", "AfterCall": "after-tool",
@@ -67,6 +50,7 @@ class ToyDriver(BaseDriver):
     kinds = KINDS
     tools = TOOLS
     mcp_prefix = "mcp/"
+    samples = "toy.samples"
 
     def decode_payload(self, data: bytes, native: str | None) -> ev.Event:
         if native is None:
@@ -100,25 +84,6 @@ class ToyDriver(BaseDriver):
         if kind == "stop":
             return ev.Stop(**common)
         return ev.Other(**common)
-
-    def sample_payload(
-        self,
-        native: str,
-        tool: str | None,
-        tool_input: dict[str, object] | None,
-        *,
-        cwd: str,
-        session_id: str,
-    ) -> dict[str, object]:
-        payload: dict[str, object] = {"session": session_id, "roots": [cwd]}
-        if self.kind_of(native) in ("before-tool", "after-tool"):
-            name = tool or "sh"
-            args = tool_input if tool_input is not None else {"cmd": "ls"}
-            call: dict[str, object] = {"tool": {"name": name, "args": args}, "id": "call-1"}
-            if native == "AfterCall":
-                call["result"] = "done"
-            payload["call"] = call
-        return payload
 
     def encode(self, native: str, reply: Reply) -> Encoded:
         dropped: list[Dropped] = []

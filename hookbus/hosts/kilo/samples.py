@@ -1,0 +1,9 @@
+"""Realistic Kilo payloads, one per native event, for ``hookbus try``: the shim's
+(:mod:`hookbus.hosts.shared.opencode_samples`) from Kilo CLI 7.7.7."""
+
+from functools import partial
+
+from hookbus.hosts.shared import opencode_samples
+
+TOOL_EVENTS = opencode_samples.TOOL_EVENTS
+payload = partial(opencode_samples.payload, version="7.7.7")

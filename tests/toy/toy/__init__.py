@@ -1,0 +1,1 @@
+"""The toy host (a test's, never shipped): its facts, driver and samples (:mod:`hookbus.hosts`)."""
