@@ -67,6 +67,27 @@ def no_server_was_asked_nor_started(state: Path) -> bool:
 # -- what the client restates -----------------------------------------------------------
 
 
+#: Spaces JSON allows, and some it does not that ``str.strip()`` takes.
+SPACES = st.sampled_from([" ", "\t", "\n", "\r", "\u00a0", "\x1c", "\x85", "\u2028", "\u3000"])
+
+
+@settings(max_examples=examples(300))
+@given(before=st.lists(SPACES, max_size=3), after=st.lists(SPACES, max_size=3),
+       value=st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5), max_size=3))  # fmt: skip
+def test_the_client_reads_what_json_reads(before: list[str], after: list[str],
+                                          value: dict[str, object]) -> None:  # fmt: skip
+    """A payload the client reads is one ``json.loads`` (the peek of ``hookbus run``) reads,
+    to the same value: whitespace JSON does not allow makes both refuse it."""
+    data = ("".join(before) + json.dumps(value, ensure_ascii=False) + "".join(after)).encode()
+    try:
+        expected: object = json.loads(data)
+    except ValueError:
+        with pytest.raises(ValueError, match=r"not JSON|extra data"):
+            client.loads(data)
+    else:
+        assert client.loads(data) == expected
+
+
 def test_the_clients_tables_are_hookbus_own() -> None:
     """The project variables and paths, the index format and its file name are the ones
     hookbus uses (the client cannot import them)."""
@@ -222,14 +243,18 @@ def test_a_wanted_event_carries_the_whole_environment(
     assert sent["OLD_NAME"] == "x"
 
 
-@pytest.mark.parametrize("case", ["stale", "group-writable", "dialect", "unknown-host"])
+@pytest.mark.parametrize(
+    "case", ["stale", "group-writable", "dialect", "unknown-host", "not-json-whitespace"]
+)
 def test_where_the_client_cannot_tell_the_server_decides(
     case: str, project: Path, state: Path
 ) -> None:
     """An index older than the configuration, a configuration hookbus may trust by the
     user's private group, a payload that may be another host's dialect (Cursor's key in a
-    Claude payload), a host the index does not know: the event nobody would want still
-    goes to the server, which decides as ``hookbus run`` does."""
+    Claude payload), a host the index does not know, a payload padded with a space JSON
+    does not allow (which ``hookbus run`` cannot read, so owes any fail-closed handler of
+    the event its refusal): the event nobody would want still goes to the server, which
+    decides as ``hookbus run`` does."""
     payload = read_call(project)
     host = "claude"
     if case == "stale":
@@ -241,6 +266,8 @@ def test_where_the_client_cannot_tell_the_server_decides(
         payload = json.dumps({**json.loads(payload), "cursor_version": "2.0"}).encode()
     if case == "unknown-host":
         host = "no-such-host"
+    if case == "not-json-whitespace":
+        payload = "\u00a0".encode() + payload  # Unicode's no-break space, not JSON's
     argv = [sys.executable, "-I", "-S", str(client.__file__), "--host", host,
             "--event", "PreToolUse", "--timeout", "10"]  # fmt: skip
     with stand_in(state) as server:

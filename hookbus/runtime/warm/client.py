@@ -196,9 +196,15 @@ class _Context:
 _scan = _json.make_scanner(_Context())  # type: ignore[arg-type]
 
 
+#: The whitespace JSON allows around a value (``str.strip()``'s would also take Unicode's,
+#: which ``json.loads`` refuses: a payload ``hookbus run`` cannot read must not be one
+#: this process reads and answers).
+_WHITESPACE = " \t\n\r"
+
+
 def loads(data: bytes) -> object:
     # JSON ``data`` decoded; ValueError when it is not one whole JSON value.
-    text = data.decode("utf-8").strip()
+    text = data.decode("utf-8").strip(_WHITESPACE)
     try:
         value, end = _scan(text, 0)
     except StopIteration:
