@@ -12,8 +12,8 @@ import pytest
 from support import client_call
 
 import hookbus
-from hookbus.hosts.claude import manifest
 from hookbus import hosts
+from hookbus.hosts.claude import manifest
 from hookbus.hosts.shared.manifest import CLIENT_LAUNCHER, client_argv
 
 HANDLERS = """

@@ -196,8 +196,10 @@ def project_word(word: str) -> tuple[list[str], list[list[str]]] | None:
 
 
 def project_dir(
-    project: tuple[list[str], list[list[str]]], get: "Callable[[str], str | None]", payload: dict
-) -> str | None:  # type: ignore[type-arg]
+    project: tuple[list[str], list[list[str]]],
+    get: "Callable[[str], str | None]",
+    payload: dict[str, object],
+) -> str | None:
     # ``HostFacts.project_dir`` restated (a test holds them equal): the first of the
     # variables ``get`` gives, then of the payload's paths (a string, or a list whose
     # first item is one), that holds a non-empty path.
