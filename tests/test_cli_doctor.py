@@ -110,7 +110,7 @@ def _drift(project: Path, state: Path) -> None:
 
 
 def _old_form(project: Path, state: Path) -> None:
-    """The commands as versions before 0.3 wrote them: no ``--project`` for the client."""
+    """The commands as earlier versions wrote them: no ``--project`` for the client."""
     settings = project / ".claude" / "settings.json"
     text = settings.read_text()
     assert " --project CLAUDE_PROJECT_DIR: " in text

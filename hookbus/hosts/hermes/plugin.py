@@ -298,8 +298,8 @@ def client(plugin: dict[str, Any]) -> Any:
 
 def options(found: Any, native: str, timeout: float, plugin: dict[str, Any]) -> Any:
     """The client's options for one call of ``native``: the project's whereabouts as
-    installed (``"project"``, as the client's ``--project``; a plugin of before 0.3 has
-    none, and its calls then read no index: hookbus finds the project)."""
+    installed (``"project"``, as the client's ``--project``; a plugin an earlier hookbus
+    installed has none, and its calls then read no index: hookbus finds the project)."""
     opts = found.Options()
     opts.host, opts.event, opts.timeout = "hermes", native, timeout
     if "project" in plugin:

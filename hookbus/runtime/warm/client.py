@@ -1,8 +1,8 @@
 # The warm server's client: what an installed hook runs when the server path is enabled.
 #
 # ``'<python>' -I -S -c LAUNCHER '<hookbus>' --host H --project P --event E --timeout T`` (the
-# launcher imports
-# this file from ``<hookbus>/runtime/warm``: :data:`hookbus.hosts.shared.manifest.CLIENT_LAUNCHER`)
+# launcher imports this file from ``<hookbus>/runtime/warm``:
+# :data:`hookbus.hosts.shared.manifest.CLIENT_LAUNCHER`)
 #
 # A host starts a fresh process per hook call, so this file is the whole warm path: it
 # imports nothing of hookbus and only builtin modules (``_socket`` not ``socket``, whose
@@ -151,8 +151,8 @@ class Options:
         #: the server, which took it and gave no answer; no server is asked again.
         self.unanswered = False
         #: ``--project``: the host's project variables and payload paths
-        #: (:func:`project_word`). None: a command of before 0.3 that names none, whose
-        #: project this process cannot tell, so it reads no index (:func:`consult`).
+        #: (:func:`project_word`). None: a command an earlier hookbus installed names
+        #: none; this process cannot tell its project, so it reads no index (:func:`consult`).
         self.project: tuple[list[str], list[list[str]]] | None = None
 
 
