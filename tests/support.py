@@ -19,6 +19,7 @@ import msgspec
 from hypothesis import strategies as st
 
 import hookbus
+from hookbus import hosts
 from hookbus.bus.replies import Reply
 from hookbus.hosts.shared.manifest import CLIENT_LAUNCHER, client_folder
 
@@ -37,9 +38,11 @@ BUS_VOCABULARY = frozenset(
 
 def client_call(host: str, event: str | None = None, timeout: float | None = None) -> str:
     """The words of install's default command (the warm server's client) that name the
-    client's launcher, this hookbus's package, ``host`` and, when given, ``event`` and the
+    client's launcher, this hookbus's package, ``host`` and where it names its project
+    (``--project``, pinned per host by ``test_manifest``) and, when given, ``event`` and the
     client's ``--timeout``, as the shell reads them."""
-    words = [CLIENT_LAUNCHER, client_folder(str(Path(hookbus.__file__).parent)), "--host", host]
+    words = [CLIENT_LAUNCHER, client_folder(str(Path(hookbus.__file__).parent)), "--host", host,
+             "--project", hosts.facts(host).project_word]  # fmt: skip
     if event is not None:
         words += ["--event", event]
     if timeout is not None:

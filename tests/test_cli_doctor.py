@@ -109,6 +109,14 @@ def _drift(project: Path, state: Path) -> None:
     )
 
 
+def _old_form(project: Path, state: Path) -> None:
+    """The commands as earlier versions wrote them: no ``--project`` for the client."""
+    settings = project / ".claude" / "settings.json"
+    text = settings.read_text()
+    assert " --project CLAUDE_PROJECT_DIR: " in text
+    settings.write_text(text.replace(" --project CLAUDE_PROJECT_DIR: ", " "))
+
+
 def _invalid_toml(project: Path, state: Path) -> None:
     (project / ".hookbus.toml").write_text("enable = [\n")
 
@@ -122,6 +130,8 @@ BROKEN: list[tuple[Callable[[Path, Path], None], list[str]]] = [
     (_group_writable_state, ["is writable by group", "fix: chmod 700"]),
     (_drift, ["missing: UserPromptSubmit is not registered",
               "fix: run: hookbus install --host claude"]),
+    (_old_form, ["changed: PreToolUse: its command differs",
+                "fix: run: hookbus install --host claude"]),
     (_invalid_toml, [".hookbus.toml: config-invalid: unreadable", "TOMLDecodeError"]),
 ]  # fmt: skip
 

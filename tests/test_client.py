@@ -24,6 +24,8 @@ import hookbus
 from hookbus.runtime.warm import client, fallback, wire
 
 CLIENT = Path(client.__file__).resolve()
+#: Where Claude Code names its project, as its installed command tells the client.
+PROJECT = ("--project", "CLAUDE_PROJECT_DIR:")
 #: What the project's fail-closed guard answers for ``rm -rf`` (from the cold path).
 DENY = {
     "hookSpecificOutput": {
@@ -67,7 +69,7 @@ def server(request: pytest.FixtureRequest, state: Path) -> Iterator[FakeServer]:
 def run_client(
     cwd: Path, payload: bytes, *args: str, timeout: float = 10.0, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[bytes]:
-    argv = [sys.executable, "-I", "-S", str(CLIENT), "--host", "claude",
+    argv = [sys.executable, "-I", "-S", str(CLIENT), "--host", "claude", *PROJECT,
             "--event", "PreToolUse", "--timeout", f"{timeout:g}", *args]  # fmt: skip
     return subprocess.run(argv, input=payload, capture_output=True, cwd=cwd, timeout=60,
                           env={**os.environ, **(env or {})}, check=False)  # fmt: skip
@@ -273,7 +275,7 @@ def test_runtime_folder_is_preferred_when_it_is_the_users(
 def test_signal_while_waiting_exits_1_with_no_output(project: Path, server: FakeServer) -> None:
     """The host's SIGTERM while the server still owes the reply: exit 1, nothing written,
     never a traceback (the shell fallback answers)."""
-    argv = [sys.executable, "-I", "-S", str(CLIENT), "--host", "claude", "--event",
+    argv = [sys.executable, "-I", "-S", str(CLIENT), "--host", "claude", *PROJECT, "--event",
             "PreToolUse", "--timeout", "30"]  # fmt: skip
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, cwd=project)  # fmt: skip
@@ -318,7 +320,7 @@ def client_imports(
 ) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
     """The client run on ``payload`` as a Claude Code PreToolUse hook, and the modules it
     imported beyond those ``python -I -S -c pass`` imports."""
-    argv = [sys.executable, "-I", "-S", "-X", "importtime", str(CLIENT), "--host", "claude",
+    argv = [sys.executable, "-I", "-S", "-X", "importtime", str(CLIENT), "--host", "claude", *PROJECT,
             "--event", "PreToolUse", "--timeout", "10"]  # fmt: skip
     result = subprocess.run(argv, input=payload, capture_output=True, cwd=cwd, timeout=60,
                             check=False)  # fmt: skip
@@ -483,7 +485,7 @@ def test_an_alarm_that_lands_before_the_read_begins_still_gets_an_answer(
     never exit 1 with nothing written."""
     argv = ["strace", "-qq", "-o", "/dev/null", "-e", "trace=setitimer",
             "-e", "inject=setitimer:delay_exit=200000", sys.executable, "-I", "-S",
-            str(CLIENT), "--host", "claude", "--event", "PreToolUse", "--timeout", "30"]  # fmt: skip
+            str(CLIENT), "--host", "claude", *PROJECT, "--event", "PreToolUse", "--timeout", "30"]  # fmt: skip
     result = subprocess.run(argv, input=pre_tool("rm -rf /", project), capture_output=True,
                             cwd=project, timeout=120, check=False)  # fmt: skip
     assert_cold_deny(result)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -89,11 +90,8 @@ def test_the_client_reads_what_json_reads(before: list[str], after: list[str],
 
 
 def test_the_clients_tables_are_hookbus_own() -> None:
-    """The project variables and paths, the index format and its file name are the ones
-    hookbus uses (the client cannot import them)."""
-    expected = {name: (f.project_env, f.project_paths) for name, f in hosts.HOSTS.items()
-                if f.driver.startswith("hookbus.hosts.")}  # not a test's toy host  # fmt: skip
-    assert expected == client.PROJECTS
+    """The index format and its file name are the ones hookbus uses (the client cannot
+    import them)."""
     assert client.INDEX_FORMAT == index.FORMAT
     import random
 
@@ -209,8 +207,8 @@ def test_a_hosts_own_no_opinion_is_answered(project: Path, state: Path) -> None:
     data = json.loads((CURSOR_GOLDEN / "beforeReadFile.json").read_text())
     data["workspace_roots"] = [str(project)]  # where Cursor's hooks find the project
     payload = json.dumps(data).encode()
-    argv = [sys.executable, "-I", "-S", str(client.__file__), "--host", "cursor",
-            "--event", "beforeReadFile", "--timeout", "10"]  # fmt: skip
+    argv = [sys.executable, "-I", "-S", str(client.__file__), "--host", "cursor", "--project",
+            "CURSOR_PROJECT_DIR:workspace_roots,cwd", "--event", "beforeReadFile", "--timeout", "10"]  # fmt: skip
     answered = subprocess.run(argv, input=payload, capture_output=True, cwd=project,
                               timeout=60, check=False)  # fmt: skip
     expected = cold(project, payload, "cursor", "beforeReadFile")
@@ -268,7 +266,7 @@ def test_where_the_client_cannot_tell_the_server_decides(
         host = "no-such-host"
     if case == "not-json-whitespace":
         payload = "\u00a0".encode() + payload  # Unicode's no-break space, not JSON's
-    argv = [sys.executable, "-I", "-S", str(client.__file__), "--host", host,
+    argv = [sys.executable, "-I", "-S", str(client.__file__), "--host", host, *test_client.PROJECT,
             "--event", "PreToolUse", "--timeout", "10"]  # fmt: skip
     with stand_in(state) as server:
         answered = subprocess.run(argv, input=payload, capture_output=True, cwd=project,
@@ -369,3 +367,95 @@ def _place(path: Path, what: str, base: Path) -> None:
         path.mkdir()
     elif what == "link":
         path.symlink_to(base / "target.toml")
+
+
+# -- where the project is ------------------------------------------------------------------
+
+#: Every project variable and payload key of every host, and values a host (or a hostile
+#: payload) may put there: relative paths, empty strings, lists, non-strings.
+PROJECT_NAMES = sorted({n for f in hosts.HOSTS.values() for n in f.project_env} | {"OTHER"})
+PROJECT_KEYS = sorted({p[0] for f in hosts.HOSTS.values() for p in f.project_paths} | {"other"})
+PATHS = st.sampled_from(["", "/abs", "rel/dir", ".", "~/x", "//net", "/a b:c,d.e"])
+VALUES = st.recursive(
+    st.one_of(PATHS, st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False)),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(PROJECT_KEYS), inner, max_size=2),
+    max_leaves=6,
+)  # fmt: skip
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(
+    host=st.sampled_from(hosts.NAMES),
+    environ=st.dictionaries(st.sampled_from(PROJECT_NAMES), PATHS, max_size=3),
+    payload=st.dictionaries(st.sampled_from(PROJECT_KEYS), VALUES, max_size=4),
+)
+def test_the_clients_project_is_hookbus_own(
+    host: str, environ: dict[str, str], payload: dict[str, object]
+) -> None:
+    """Given the word its host's installed command carries, the client finds the project
+    folder ``HostFacts.project_dir`` finds, for every host, whatever the variables and
+    the payload hold (the project decides the configuration, so its guards)."""
+    facts = hosts.facts(host)
+    word = client.project_word(facts.project_word)
+    assert word == (list(facts.project_env), [list(path) for path in facts.project_paths])
+    assert client.project_dir(word, environ.get, payload) == facts.project_dir(environ, payload)
+
+
+def test_tricky_payloads_find_the_same_project() -> None:
+    """A relative path, an empty string or list, a non-string and a list's first item:
+    the client reads each as hookbus does."""
+    cases: list[tuple[str, dict[str, str], dict[str, object]]] = [
+        ("cursor", {"CURSOR_PROJECT_DIR": ""}, {"workspace_roots": [], "cwd": "rel"}),
+        ("cursor", {}, {"workspace_roots": [7, "/ws"], "cwd": "/c"}),
+        ("cursor", {}, {"workspace_roots": ["", "/ws"], "cwd": "/c"}),
+        ("copilot", {"COPILOT_PROJECT_DIR": "", "CLAUDE_PROJECT_DIR": "rel"}, {"cwd": "/c"}),
+        ("grok", {}, {"workspaceRoot": {"cwd": "/x"}, "cwd": ["/first", "/second"]}),
+        ("windsurf", {"CLAUDE_PROJECT_DIR": "/c"}, {"cwd": "/c"}),
+        ("cline", {}, {"workspaceRoots": "/single"}),
+    ]
+    for host, environ, payload in cases:
+        facts = hosts.facts(host)
+        word = client.project_word(facts.project_word)
+        assert word is not None
+        expected = facts.project_dir(environ, payload)
+        assert client.project_dir(word, environ.get, payload) == expected, (host, payload)
+
+
+BYE = """
+import hookbus
+
+@hookbus.handler("session-end")
+def bye(event):
+    return None
+"""
+
+
+def test_a_command_naming_no_project_leaves_the_project_to_hookbus(
+    tmp_path: Path, state: Path, project: Path
+) -> None:
+    """A command installed before ``--project`` existed: the client cannot tell where the
+    host names its project, so it reads no index and guesses no project. Its working
+    folder is another project whose index wants no Bash, while ``CLAUDE_PROJECT_DIR``
+    names the guarded one: the cold path answers the guard's deny, as ``hookbus run``
+    does; and a call nobody would want goes to the server, which decides."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / ".git").mkdir(parents=True)
+    (elsewhere / "bye.py").write_text(BYE)
+    (elsewhere / ".hookbus.toml").write_text('enable = ["bye:bye"]\n')
+    compile_now(elsewhere)
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project)}
+    old = [sys.executable, "-I", "-S", str(client.__file__), "--host", "claude",
+           "--event", "PreToolUse", "--timeout", "10"]  # fmt: skip
+    with stand_in(state) as server:
+        asked = subprocess.run(old, input=read_call(project), capture_output=True,
+                               cwd=project, timeout=60, check=False)  # fmt: skip
+    assert asked.stdout == STDOUT
+    assert len(server.requests) == 1
+    payload = pre_tool("rm -rf /", elsewhere)
+    answered = subprocess.run(old, input=payload, capture_output=True, cwd=elsewhere, env=env,
+                              timeout=60, check=False)  # fmt: skip
+    expected = subprocess.run([sys.executable, "-m", "hookbus", "run", "--host", "claude",
+                               "--event", "PreToolUse"], input=payload, capture_output=True,
+                              cwd=elsewhere, env=env, timeout=60, check=False)  # fmt: skip
+    assert json.loads(expected.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert (answered.returncode, answered.stdout) == (expected.returncode, expected.stdout)

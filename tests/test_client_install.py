@@ -94,7 +94,7 @@ def test_server_install_runs_the_client(project: Path) -> None:
     command = installed_command(project, "--server")
     assert CLIENT_LAUNCHER in command
     assert "-I -S -c" in command
-    assert "--host claude --event PreToolUse --timeout " in command
+    assert "--host claude --project CLAUDE_PROJECT_DIR: --event PreToolUse --timeout " in command
     assert "--env" not in command
     program, main = interpreter_of(command) or ("", None)
     assert program.endswith("python")

@@ -110,6 +110,23 @@ def test_the_project_dir_is_the_hosts_documented_variable_else_the_cwd(
     assert context(event, readers=load_driver(host), environ=environ).project_dir == expected
 
 
+def test_ctx_project_dir_takes_the_first_absolute_of_the_facts_rule() -> None:
+    """``ctx.project_dir`` is ``HostFacts.project_dir`` (the rule the cold path and the
+    client find the configuration by) keeping absolute paths only: a relative variable or
+    field is passed over for the next one."""
+    copilot = load_driver("copilot").facts
+    both = {"COPILOT_PROJECT_DIR": "rel", "CLAUDE_PROJECT_DIR": "/c"}
+    assert (copilot.project_dir(both, None), copilot.project_dir(both, None, absolute=True)) == (
+        "rel", "/c")  # fmt: skip
+    cursor = load_driver("cursor")
+    payload = {"workspace_roots": ["rel"], "cwd": "/ws"}
+    assert cursor.facts.project_dir({}, payload) == "rel"
+    assert cursor.facts.project_dir({}, payload, absolute=True) == "/ws"
+    raw = msgspec.Raw(json.dumps(payload).encode())
+    event = msgspec.structs.replace(stop(cwd="/elsewhere"), host="cursor", raw=raw)
+    assert context(event, readers=cursor, environ={}).project_dir == "/ws"
+
+
 def test_the_project_dir_falls_back_to_the_processs_folder() -> None:
     """An event without a cwd and no variable: the process's working directory."""
     ctx = context(stop(cwd=""), readers=load_driver("claude"), environ={})

@@ -30,7 +30,8 @@ from hookbus.testing import run_cli
 #: Keys other hosts send that a future Claude might send as well.
 ADDED = {"sessionId": "s", "hookEventName": "PreToolUse", "conversation_id": "c"}
 CLIENT = [sys.executable, "-I", "-S", "-c", CLIENT_LAUNCHER, client_folder(str(Path(hookbus.__file__).parent)),
-          "--host", "claude", "--event", "PreToolUse", "--timeout", "10"]  # fmt: skip
+          "--host", "claude", "--project", "CLAUDE_PROJECT_DIR:", "--event", "PreToolUse",
+          "--timeout", "10"]  # fmt: skip
 
 
 def with_added(payload: bytes) -> bytes:

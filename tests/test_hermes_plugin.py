@@ -28,8 +28,10 @@ DENY = 'import hookbus\n@hookbus.handler("before-tool", tools="shell")\ndef deny
 
 
 BLOCK = '{"action":"block","message":"hookbus could not run"}\n'
-#: What the plugin loads hookbus's client from, and whose index it reads (this hookbus's).
-CLIENT = {"python": sys.executable, "client": client_file(str(Path(hookbus.__file__).parent))}
+#: What the plugin loads hookbus's client from, whose index it reads (this hookbus's), and
+#: where Hermes names the project (install bakes it: the client's ``--project``).
+CLIENT = {"python": sys.executable, "client": client_file(str(Path(hookbus.__file__).parent)),
+          "project": ":cwd"}  # fmt: skip
 
 
 def callbacks(monkeypatch: pytest.MonkeyPatch, baked: dict[str, Any] | None) -> dict[str, Any]:
@@ -93,6 +95,28 @@ def test_a_call_nobody_wants_in_its_folder_spawns_nothing(
     assert not marker.exists()
     monkeypatch.chdir(project)
     hooks["pre_tool_call"](tool_name="terminal", args={})
+    assert marker.exists()
+
+
+def test_a_plugin_baked_without_the_projects_whereabouts_leaves_it_to_hookbus(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A plugin installed before ``"project"`` was baked reads no index of a project (it
+    cannot tell where Hermes names it): a call its project's handler does not want runs
+    the command, which lets hookbus decide, rather than being answered on a guess."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "m.py").write_text(DENY)
+    (project / ".hookbus.toml").write_text('enable = ["m:deny"]\n')
+    compiled = subprocess.run([sys.executable, "-m", "hookbus", "manifest", "--host", "hermes"],
+                              cwd=project, capture_output=True, timeout=120, check=False)  # fmt: skip
+    assert compiled.returncode == 0, compiled.stderr
+    marker = tmp_path / "ran"
+    argv = [sys.executable, "-c", f"open({str(marker)!r}, 'w')"]
+    before = {k: v for k, v in CLIENT.items() if k != "project"}
+    hooks = callbacks(monkeypatch, {**before, "events": {"pre_tool_call": event(argv)}})
+    monkeypatch.chdir(project)
+    hooks["pre_tool_call"](tool_name="read_file", args={})
     assert marker.exists()
 
 

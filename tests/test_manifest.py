@@ -12,8 +12,9 @@ import pytest
 from support import client_call
 
 import hookbus
+from hookbus import hosts
 from hookbus.hosts.claude import manifest
-from hookbus.hosts.shared.manifest import CLIENT_LAUNCHER
+from hookbus.hosts.shared.manifest import CLIENT_LAUNCHER, client_argv
 
 HANDLERS = """
 import hookbus
@@ -76,7 +77,8 @@ def test_manifest_registers_only_subscribed_events_and_tools(project: Path, serv
         launcher = shlex.quote(CLIENT_LAUNCHER)
         client = folder / "runtime" / "warm"
         checks = f"if [ -x {python} ] && [ -f {client / 'client.py'} ]; then"
-        command = f"{checks} {python} -I -S -c {launcher} {client} --host claude --event"
+        command = (f"{checks} {python} -I -S -c {launcher} {client} --host claude "
+                   "--project CLAUDE_PROJECT_DIR: --event")  # fmt: skip
         end, tail = "SessionEnd --timeout 1.5", ""
     else:
         main = folder / "__main__.py"
@@ -259,3 +261,26 @@ def test_a_handler_of_one_tool_by_name_registers_only_that_tool(tmp_path: Path) 
     hooks = json.loads(proc.stdout)["hooks"]
     assert sorted(hooks) == ["PreToolUse"]
     assert [g["matcher"] for g in hooks["PreToolUse"]] == ["SubagentHandback"]
+
+
+#: Where each host names its project, as its client command says it (``--project``).
+PROJECT_WORDS = {
+    "claude": "CLAUDE_PROJECT_DIR:", "codex": ":cwd", "gemini": "GEMINI_PROJECT_DIR:cwd",
+    "cline": ":workspaceRoots", "qwen": "QWEN_PROJECT_DIR:cwd",
+    "copilot": "COPILOT_PROJECT_DIR,CLAUDE_PROJECT_DIR:cwd", "vscode": ":cwd", "kimi": ":cwd",
+    "cursor": "CURSOR_PROJECT_DIR:workspace_roots,cwd", "antigravity": ":workspacePaths",
+    "droid": "FACTORY_PROJECT_DIR:cwd", "qoder": ":cwd", "kiro": ":cwd", "windsurf": ":",
+    "goose": ":working_dir", "grok": "GROK_WORKSPACE_ROOT:workspaceRoot,cwd",
+    "openhands": "OPENHANDS_PROJECT_DIR:working_dir", "pi": ":cwd", "hermes": ":cwd",
+    "opencode": ":directory", "kilo": ":directory",
+}  # fmt: skip
+
+
+def test_each_client_command_names_where_its_host_names_the_project() -> None:
+    """The server form's command carries its host's project variables and payload paths
+    in one word no shell needs quoted, so the client keeps no table of hosts."""
+    assert set(PROJECT_WORDS) == set(hosts.NAMES)
+    for host, word in PROJECT_WORDS.items():
+        argv = client_argv(sys.executable, host, "E", 10)
+        assert argv[argv.index("--project") + 1] == word
+        assert shlex.quote(word) == word

@@ -112,7 +112,7 @@ def test_the_client_parses_reads_and_discovers_once(
     probes.count(client, "config_files", "discover")
     stdin_r, stdin_w = os.pipe()
     os.write(stdin_w, payload)  # and kept open: the read ends at the whole object
-    argv = ["--host", "codex", "--event", "PreToolUse", "--timeout", "20"]
+    argv = ["--host", "codex", "--project", ":cwd", "--event", "PreToolUse", "--timeout", "20"]
 
     def run() -> int:
         os.dup2(stdin_r, 0)

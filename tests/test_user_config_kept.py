@@ -28,7 +28,8 @@ ROOT = os.geteuid() == 0
 COLD = [sys.executable, "-m", "hookbus", "run", "--host", "claude", "--event", "PreToolUse",
         "--timeout", "10"]  # fmt: skip
 CLIENT = [sys.executable, "-I", "-S", "-c", CLIENT_LAUNCHER, client_folder(str(Path(hookbus.__file__).parent)),
-          "--host", "claude", "--event", "PreToolUse", "--timeout", "10"]  # fmt: skip
+          "--host", "claude", "--project", "CLAUDE_PROJECT_DIR:", "--event", "PreToolUse",
+          "--timeout", "10"]  # fmt: skip
 
 
 class User:

@@ -78,7 +78,7 @@ if TYPE_CHECKING:
         and to send the server exactly the variables the handlers declare."""
 
         #: :class:`hookbus.hosts.shared.facts.HostFacts`'s paths (its project variables and paths,
-        #: needed to find the index, are in the client itself: ``client.PROJECTS``).
+        #: needed to find the index, are in the client's command: ``--project``).
         event_paths: list[list[str]]
         tool_paths: list[list[str]]
         #: The host's own event names (:attr:`hookbus.hosts.shared.facts.HostFacts.events`): a

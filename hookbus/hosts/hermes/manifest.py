@@ -277,6 +277,7 @@ class HermesManifest:
                 "bound": float(BOUND),
                 "python": interpreter(python),
                 "client": client_file(os.path.dirname(hookbus_file(python))),
+                "project": self.facts.project_word,
                 "events": {n: {"argv": served[n]} for n in ALL_EVENTS},
                 "wanted": installs(index, events, installed),
             }

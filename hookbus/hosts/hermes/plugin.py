@@ -59,7 +59,8 @@ from typing import Any
 
 #: Written by ``hookbus install --host hermes`` into the copy it installs (see the module
 #: docstring): ``{"bound": seconds, "python": hookbus's interpreter, "client": its
-#: client.py, "events": {native: {"argv": [...]}}, "wanted": {project folder ("": none):
+#: client.py, "project": where Hermes names the project (the client's ``--project``),
+#: "events": {native: {"argv": [...]}}, "wanted": {project folder ("": none):
 #: {native: {"fallback": its answer, "tools": regex or None}}}}``, and with the server
 #: form ``"server": {"timeout": seconds}``. None here: the entry point, dispatching
 #: in-process.
@@ -295,10 +296,14 @@ def client(plugin: dict[str, Any]) -> Any:
     return _CLIENT[0]
 
 
-def options(found: Any, native: str, timeout: float) -> Any:
-    """The client's options for one call of ``native``."""
+def options(found: Any, native: str, timeout: float, plugin: dict[str, Any]) -> Any:
+    """The client's options for one call of ``native``: the project's whereabouts as
+    installed (``"project"``, as the client's ``--project``; a plugin an earlier hookbus
+    installed has none, and its calls then read no index: hookbus finds the project)."""
     opts = found.Options()
     opts.host, opts.event, opts.timeout = "hermes", native, timeout
+    if "project" in plugin:
+        opts.project = found.project_word(plugin["project"])
     return opts
 
 
@@ -309,7 +314,7 @@ def consulted(native: str, data: bytes, plugin: dict[str, Any]) -> Any:
     configuration the client leaves to hookbus, hookbus's file gone): hookbus decides."""
     try:
         found = client(plugin)
-        gate = found.consult(options(found, native, ANSWER_WITHIN), data, "eof")
+        gate = found.consult(options(found, native, ANSWER_WITHIN, plugin), data, "eof")
         if gate is None and found.config_files(json.loads(data)["cwd"] or None) == []:
             # No configuration at all in effect there (a folder of no project, and no
             # configuration of the user's): nothing to ask, as ``hookbus run`` finds.
@@ -332,7 +337,7 @@ def warm(native: str, data: bytes, gate: Any, plugin: dict[str, Any], bound: flo
         found = client(plugin)
     except Exception:  # hookbus's file gone or broken: the command's fallback says so
         return None
-    opts = options(found, native, float(plugin["server"]["timeout"]))
+    opts = options(found, native, float(plugin["server"]["timeout"]), plugin)
     wait = min(bound, max(0.05, opts.timeout - found.MARGIN))
     folder = found.socket_dir()
     if found.dir_problem(folder) is not None:

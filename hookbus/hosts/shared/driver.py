@@ -298,20 +298,16 @@ class BaseDriver:
 
     def project_dir(self, event: ev.Event, environ: Mapping[str, str], /) -> str:
         """The project root as the host names it: the first of its project variables
-        (:attr:`HostFacts.project_env`, Claude Code's ``CLAUDE_PROJECT_DIR``) that holds
-        an absolute path, else the payload field it documents (Cursor's
-        ``workspace_roots``), else the event's working directory, else this process's."""
-        import posixpath
-
-        for name in self.facts.project_env:
-            value = environ.get(name)
-            if value and posixpath.isabs(value):
-                return value
-        if self.facts.project_paths:
+        (:attr:`HostFacts.project_env`, Claude Code's ``CLAUDE_PROJECT_DIR``), then of
+        the payload fields it documents (Cursor's ``workspace_roots``), that holds an
+        absolute path (:meth:`HostFacts.project_dir`), else the event's working
+        directory, else this process's."""
+        found = self.facts.project_dir(environ, None, absolute=True)
+        if found is None and self.facts.project_paths:  # the payload decoded only now
             payload = json_object(bytes(event.raw).decode("utf-8", "replace"))
-            found = self.facts.project_dir({}, payload)
-            if found and posixpath.isabs(found):
-                return found
+            found = self.facts.project_dir({}, payload, absolute=True)
+        if found:
+            return found
         if event.cwd:
             return event.cwd
         import os

@@ -162,20 +162,42 @@ class HostFacts:
         return self.timeouts.get(native, self.default_timeout)
 
     def project_dir(
-        self, environ: Mapping[str, str], payload: Mapping[str, object] | None
+        self,
+        environ: Mapping[str, str],
+        payload: Mapping[str, object] | None,
+        *,
+        absolute: bool = False,
     ) -> str | None:
-        """The project root the host names (hooks may run in a folder the agent cd-ed to)."""
+        """The project root the host names (hooks may run in a folder the agent cd-ed to):
+        the first of its project variables, then of its payload fields (a string, or a
+        list whose first item is one), that holds a non-empty path; with ``absolute``, an
+        absolute one (what ``ctx.project_dir`` takes: a relative one is relative to no
+        folder the handler knows). The warm server's client restates this rule
+        (``client.project_dir``): a test holds them equal."""
         for name in self.project_env:
             value = environ.get(name)
-            if value:
+            if value and (not absolute or value.startswith("/")):
                 return value
         for path in self.project_paths if payload is not None else ():
             found = find(payload, path)  # type: ignore[arg-type]
             if isinstance(found, list) and found:
                 found = found[0]
-            if isinstance(found, str) and found:
+            if isinstance(found, str) and found and (not absolute or found.startswith("/")):
                 return found
         return None
+
+    @property
+    def project_word(self) -> str:
+        """:attr:`project_env` and :attr:`project_paths` as one word of the client's
+        command (``--project``): the variables, a colon, the paths, each list
+        comma-separated and each path's keys dotted (Cursor's
+        ``CURSOR_PROJECT_DIR:workspace_roots,cwd``), so the client needs no table of
+        hosts and the word needs no shell quoting."""
+        names = [*self.project_env, *(key for path in self.project_paths for key in path)]
+        if any(not name or set(name) & set(":,.") for name in names):
+            raise ValueError(f"{self.name}: a project variable or key holds ':', ',' or '.'")
+        paths = ",".join(".".join(path) for path in self.project_paths)
+        return f"{','.join(self.project_env)}:{paths}"
 
     def timeout_value(self, seconds: float) -> int:
         """``seconds`` as the host's configuration writes a timeout (whole units, rounded up)."""

@@ -199,17 +199,22 @@ def package_of_client(folder: str) -> str:
 
 
 def client_argv(python: str, host: str, native: str, timeout: float | None) -> list[str]:
-    """``python -I -S -c CLIENT_LAUNCHER <client folder> --host HOST --event NATIVE --timeout S``:
-    the warm server's client (docs/client.md), which sends the server its whole
-    environment (earlier versions named the variables to send with ``--env``, which the
-    client still reads, and ignores). Always a timeout (the host's default when none is
-    set): the client's deadline is its own."""
+    """``python -I -S -c CLIENT_LAUNCHER <client folder> --host HOST --project WORD --event
+    NATIVE --timeout S``: the warm server's client (docs/client.md), which sends the server
+    its whole environment (earlier versions named the variables to send with ``--env``,
+    which the client still reads, and ignores). ``--project``: where the host names its
+    project (:attr:`~hookbus.hosts.shared.facts.HostFacts.project_word`), which decides
+    the configuration whose index the client reads; the client keeps no table of hosts.
+    Always a timeout (the host's default when none is set): the client's deadline is its
+    own."""
     from hookbus.hosts import facts
 
+    found = facts(host)
     folder = client_folder(os.path.dirname(hookbus_file(python)))
-    seconds = timeout if timeout is not None else facts(host).timeout_for(native)
+    seconds = timeout if timeout is not None else found.timeout_for(native)
     return [python, "-I", "-S", "-c", CLIENT_LAUNCHER, folder, "--host", host,
-            "--event", native, "--timeout", f"{seconds:g}"]  # fmt: skip
+            "--project", found.project_word, "--event", native,
+            "--timeout", f"{seconds:g}"]  # fmt: skip
 
 
 #: Why a hook's fallback refuses: what the host reads when hookbus itself cannot answer.

@@ -1,7 +1,8 @@
 # The warm server's client: what an installed hook runs when the server path is enabled.
 #
-# ``'<python>' -I -S -c LAUNCHER '<hookbus>' --host H --event E --timeout T`` (the launcher imports
-# this file from ``<hookbus>/runtime/warm``: :data:`hookbus.hosts.shared.manifest.CLIENT_LAUNCHER`)
+# ``'<python>' -I -S -c LAUNCHER '<hookbus>' --host H --project P --event E --timeout T`` (the
+# launcher imports this file from ``<hookbus>/runtime/warm``:
+# :data:`hookbus.hosts.shared.manifest.CLIENT_LAUNCHER`)
 #
 # A host starts a fresh process per hook call, so this file is the whole warm path: it
 # imports nothing of hookbus and only builtin modules (``_socket`` not ``socket``, whose
@@ -10,7 +11,8 @@
 # and is one file so the interpreter opens nothing else. It
 #
 # 1. reads the payload within a bound of size and time (as :mod:`hookbus.runtime.intake`);
-# 2. consults the subscription index as ``hookbus run`` does (:func:`consult`): an event
+# 2. consults the subscription index as ``hookbus run`` does (:func:`consult`; the project,
+#    which decides the configuration, found as the command's ``--project`` says): an event
 #    nobody wants is answered with the host's no-opinion here, with no server; where this
 #    process cannot restate hookbus's rule exactly, it leaves that to whoever answers;
 # 3. finds the server's socket (:func:`socket_dir`: the rule ``hookbus serve`` uses),
@@ -136,7 +138,7 @@ def working_folder() -> str:
 
 
 class Options:
-    __slots__ = ("env", "event", "host", "timeout", "unanswered")
+    __slots__ = ("env", "event", "host", "project", "timeout", "unanswered")
 
     def __init__(self) -> None:
         self.host = ""
@@ -148,6 +150,10 @@ class Options:
         #: ``--unanswered``: the caller (a shim in the host's process) handed this call to
         #: the server, which took it and gave no answer; no server is asked again.
         self.unanswered = False
+        #: ``--project``: the host's project variables and payload paths
+        #: (:func:`project_word`). None: a command an earlier hookbus installed names
+        #: none; this process cannot tell its project, so it reads no index (:func:`consult`).
+        self.project: tuple[list[str], list[list[str]]] | None = None
 
 
 def parse(argv: list[str]) -> Options | None:
@@ -172,9 +178,43 @@ def parse(argv: list[str]) -> Options | None:
                 return None
         elif arg == "--env":
             opts.env = [name for name in value.split(",") if name]
+        elif arg == "--project":
+            opts.project = project_word(value)
         else:
             return None
     return opts if opts.host else None
+
+
+def project_word(word: str) -> tuple[list[str], list[list[str]]] | None:
+    # ``--project``'s word (``HostFacts.project_word``: ``VAR,VAR:key.key,key``) read back:
+    # the variables and the paths; None when it is not one.
+    names, colon, paths = word.partition(":")
+    if not colon:
+        return None
+    return ([n for n in names.split(",") if n],
+            [p.split(".") for p in paths.split(",") if p])  # fmt: skip
+
+
+def project_dir(
+    project: tuple[list[str], list[list[str]]],
+    get: "Callable[[str], str | None]",
+    payload: dict[str, object],
+) -> str | None:
+    # ``HostFacts.project_dir`` restated (a test holds them equal): the first of the
+    # variables ``get`` gives, then of the payload's paths (a string, or a list whose
+    # first item is one), that holds a non-empty path.
+    names, paths = project
+    for name in names:
+        value = get(name)
+        if value:
+            return value
+    for path in paths:
+        found = _find(payload, path)
+        if isinstance(found, list) and found:
+            found = found[0]
+        if isinstance(found, str) and found:
+            return found
+    return None
 
 
 # -- the payload -----------------------------------------------------------------------
@@ -661,33 +701,6 @@ def _exchange(sock: "_socket.socket", head: bytes, payload: bytes, deadline: flo
 # host's dialect), the index is not consulted: the server, or the cold path, decides.
 
 
-#: Each host's project variables and payload paths (``HostFacts.project_env`` and
-#: ``project_paths``: a test holds them equal), which find the configuration and so the
-#: index, before anything of the index can be read. A host not here (one registered by
-#: a test) is left to hookbus.
-PROJECTS = {
-    "claude": (("CLAUDE_PROJECT_DIR",), ()),
-    "codex": ((), (("cwd",),)),
-    "gemini": (("GEMINI_PROJECT_DIR",), (("cwd",),)),
-    "cline": ((), (("workspaceRoots",),)),
-    "qwen": (("QWEN_PROJECT_DIR",), (("cwd",),)),
-    "copilot": (("COPILOT_PROJECT_DIR", "CLAUDE_PROJECT_DIR"), (("cwd",),)),
-    "vscode": ((), (("cwd",),)),
-    "kimi": ((), (("cwd",),)),
-    "cursor": (("CURSOR_PROJECT_DIR",), (("workspace_roots",), ("cwd",))),
-    "antigravity": ((), (("workspacePaths",),)),
-    "droid": (("FACTORY_PROJECT_DIR",), (("cwd",),)),
-    "qoder": ((), (("cwd",),)),
-    "kiro": ((), (("cwd",),)),
-    "windsurf": ((), ()),
-    "goose": ((), (("working_dir",),)),
-    "grok": (("GROK_WORKSPACE_ROOT",), (("workspaceRoot",), ("cwd",))),
-    "openhands": (("OPENHANDS_PROJECT_DIR",), (("working_dir",),)),
-    "pi": ((), (("cwd",),)),
-    "hermes": ((), (("cwd",),)),
-    "opencode": ((), (("directory",),)),
-    "kilo": ((), (("directory",),)),
-}  # fmt: skip
 INDEX_FORMAT = 8  # hookbus.runtime.index.FORMAT (a test holds them equal)
 
 
@@ -956,17 +969,9 @@ def consult(opts: Options, data: bytes, end: str) -> Gate | None:
         return None
     if not isinstance(payload, dict):
         return None
-    if opts.host not in PROJECTS:
-        return None
-    names, paths = PROJECTS[opts.host]
-    project = next((v for v in map(getenv, names) if v), None)  # HostFacts.project_dir
-    for path in paths if project is None else ():
-        value = _find(payload, list(path))
-        value = value[0] if isinstance(value, list) and value else value
-        if isinstance(value, str) and value:
-            project = value
-            break
-    files = config_files(project)
+    if opts.project is None:
+        return None  # a command that names no project's whereabouts: hookbus finds it
+    files = config_files(project_dir(opts.project, getenv, payload))
     found = read_index(files) if files else None
     facts = found["clients"].get(opts.host) if found else None  # type: ignore[attr-defined]
     if found is None or not isinstance(facts, dict) or facts["payload_env"]:
@@ -978,7 +983,7 @@ def consult(opts: Options, data: bytes, end: str) -> Gate | None:
     if not isinstance(native, str) or not native:
         return None
     _, tool = _first(payload, facts["tool_paths"])
-    env = sorted({*facts["env"], *names})
+    env = sorted({*facts["env"], *opts.project[0]})
     if _wanted(found, opts.host, native, tool if isinstance(tool, str) else None):
         owed = found["refusals"].get(opts.host, {}).get(native)  # type: ignore[attr-defined]
         if owed is None:
