@@ -430,11 +430,14 @@ def bye(event):
 """
 
 
+@pytest.mark.parametrize("word", [(), ("--project", ":cwd")], ids=["none", "not-the-facts"])
 def test_a_command_naming_no_project_leaves_the_project_to_hookbus(
-    tmp_path: Path, state: Path, project: Path
+    tmp_path: Path, state: Path, project: Path, word: tuple[str, ...]
 ) -> None:
-    """A command installed before ``--project`` existed: the client cannot tell where the
-    host names its project, so it reads no index and guesses no project. Its working
+    """A command installed before ``--project`` existed, or one whose word is not this
+    hookbus's rule for the host (installed by another version, or edited): the client
+    cannot tell where the host names its project, so it answers nothing from an index and
+    guesses no project. Its working
     folder is another project whose index wants no Bash, while ``CLAUDE_PROJECT_DIR``
     names the guarded one: the cold path answers the guard's deny, as ``hookbus run``
     does; and a call nobody would want goes to the server, which decides."""
@@ -444,7 +447,7 @@ def test_a_command_naming_no_project_leaves_the_project_to_hookbus(
     (elsewhere / ".hookbus.toml").write_text('enable = ["bye:bye"]\n')
     compile_now(elsewhere)
     env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project)}
-    old = [sys.executable, "-I", "-S", str(client.__file__), "--host", "claude",
+    old = [sys.executable, "-I", "-S", str(client.__file__), "--host", "claude", *word,
            "--event", "PreToolUse", "--timeout", "10"]  # fmt: skip
     with stand_in(state) as server:
         asked = subprocess.run(old, input=read_call(project), capture_output=True,

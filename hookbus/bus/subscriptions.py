@@ -92,6 +92,9 @@ if TYPE_CHECKING:
         dialect_env: list[str]
         #: The payload comes from a variable, not stdin (the client never answers then).
         payload_env: bool
+        #: Where the host names its project (:attr:`HostFacts.project_word`): the client
+        #: reads an index only for a command whose ``--project`` says the same.
+        project: str
         #: The no-opinion reply per native event; ``""``: any other event.
         no_opinion: dict[str, OutputData]
         #: :meth:`hookbus.runtime.index.Lookup.declared_env` for this host.

@@ -325,6 +325,7 @@ def client_facts(facts: HostFacts, env: list[str]) -> ClientData:
         "decisive_keys": sorted({key for d in facts.dialects if d.decisive for key in d.keys}),
         "dialect_env": sorted({v for d in facts.dialects for v in d.env}),
         "payload_env": facts.payload_env is not None,
+        "project": facts.project_word,
         "no_opinion": quiet,
         "env": env,
     }

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     Freshness = Literal["fresh", "stale", "missing", "unreadable", "refused"]
 
-FORMAT = 8
+FORMAT = 9
 INDEX_DIR = "index"
 
 

@@ -463,9 +463,7 @@ def _answered_by(
     if not files:
         return "cold-path", ("no configuration file is found here, so no handler is enabled: "
                              "the hook answered at once, no opinion")  # fmt: skip
-    # The cold path's own test (hookbus.runtime.hook): a fresh index routes it to nobody.
-    nobody = not lookup.wanted(facts.name, native, tool) and not lookup.unknown_handlers()
-    if lookup.fresh and nobody:
+    if lookup.nobody(facts.name, native, tool):  # the cold path's own gate
         return "cold-path", (f"no handler wants {what}: the hook answered at once, "
                              "without starting a worker")  # fmt: skip
     from hookbus.bus.budgets import budget

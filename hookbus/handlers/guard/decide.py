@@ -33,6 +33,8 @@ Action = Literal["pass", "fill", "cap", "refuse", "block", "log"]
 #: How one host's spawn site can be corrected: what its driver declares
 #: (:class:`hookbus.bus.host.SpawnRules`, in the event's capabilities).
 Rules = SpawnRules
+#: How a refusal names the tool when neither the event nor the host names one.
+SPAWN_TOOL = "the spawn tool"
 FORK = "fork"
 LENS_HINT = "Review that area yourself in this session instead of delegating it."
 _ESCALATION = re.compile(r"\s*Escalation from ([A-Za-z][A-Za-z0-9_-]{0,31})\s*:")
@@ -249,7 +251,7 @@ def _correct(
                        "session.", reasons=why, tier=tier)  # fmt: skip
     if rules.correction == "refuse":
         if rules.retry_model:
-            tool = rules.tool or "the spawn tool"
+            tool = rules.tool or SPAWN_TOOL
             retry = f'Retry {tool} with "model": "{parent.id}", or do the work yourself.'
         else:
             retry = ("Retry with an agent that runs on the parent's model or a cheaper one, "

@@ -16,10 +16,7 @@ import msgspec
 from hookbus.bus.events import BeforeTool, Event, Spawn, SubagentStart
 from hookbus.bus.host import Capabilities
 from hookbus.bus.replies import Reply
-from hookbus.handlers.guard.decide import Rules, Verdict
-
-#: How a refusal names the tool when neither the event nor the host names one.
-SPAWN_TOOL = "the spawn tool"
+from hookbus.handlers.guard.decide import SPAWN_TOOL, Rules, Verdict
 
 
 def rules_for(event: Event, capabilities: Capabilities) -> Rules:

@@ -304,6 +304,7 @@ def options(found: Any, native: str, timeout: float, plugin: dict[str, Any]) -> 
     opts.host, opts.event, opts.timeout = "hermes", native, timeout
     if "project" in plugin:
         opts.project = found.project_word(plugin["project"])
+        opts.project_word = plugin["project"]
     return opts
 
 

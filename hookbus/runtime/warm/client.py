@@ -138,7 +138,7 @@ def working_folder() -> str:
 
 
 class Options:
-    __slots__ = ("env", "event", "host", "project", "timeout", "unanswered")
+    __slots__ = ("env", "event", "host", "project", "project_word", "timeout", "unanswered")
 
     def __init__(self) -> None:
         self.host = ""
@@ -154,6 +154,9 @@ class Options:
         #: (:func:`project_word`). None: a command an earlier hookbus installed names
         #: none; this process cannot tell its project, so it reads no index (:func:`consult`).
         self.project: tuple[list[str], list[list[str]]] | None = None
+        #: ``--project`` as written, which must be the index's word for the host: a word
+        #: of another version's rule (or an edited one) could find another project.
+        self.project_word: str | None = None
 
 
 def parse(argv: list[str]) -> Options | None:
@@ -179,7 +182,7 @@ def parse(argv: list[str]) -> Options | None:
         elif arg == "--env":
             opts.env = [name for name in value.split(",") if name]
         elif arg == "--project":
-            opts.project = project_word(value)
+            opts.project, opts.project_word = project_word(value), value
         else:
             return None
     return opts if opts.host else None
@@ -701,7 +704,7 @@ def _exchange(sock: "_socket.socket", head: bytes, payload: bytes, deadline: flo
 # host's dialect), the index is not consulted: the server, or the cold path, decides.
 
 
-INDEX_FORMAT = 8  # hookbus.runtime.index.FORMAT (a test holds them equal)
+INDEX_FORMAT = 9  # hookbus.runtime.index.FORMAT (a test holds them equal)
 
 
 class Gate:
@@ -976,6 +979,8 @@ def consult(opts: Options, data: bytes, end: str) -> Gate | None:
     facts = found["clients"].get(opts.host) if found else None  # type: ignore[attr-defined]
     if found is None or not isinstance(facts, dict) or facts["payload_env"]:
         return None
+    if facts["project"] != opts.project_word:
+        return None  # the command's rule is not this hookbus's: hookbus finds the project
     if not own_dialect(payload, facts):
         return None  # maybe another host's payload: hookbus tells whose
     located, native = _first(payload, facts["event_paths"])
