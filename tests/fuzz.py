@@ -143,9 +143,10 @@ class Bench:
             done = self.hookbus("install", "--host", host, "--scope", "user", *flags)
             assert done.returncode == 0, done.stderr
             for text in _strings(self.home):
-                if f"--host {host} --event " in text:
-                    native = text.split(f"--host {host} --event ", 1)[1].split()[0]
-                    commands[host, native] = text
+                # The client's command names its project's whereabouts between the two.
+                found = re.search(rf"--host {host} (?:--project \S+ )?--event (\S+)", text)
+                if found:
+                    commands[host, found[1]] = text
         return commands
 
     def run(self, command: str, payload: bytes) -> HookOutput:
