@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from hookbus.bus.host import Driver
-    from hookbus.runtime.index import HandlerData
+    from hookbus.bus.subscriptions import HandlerData
 
 
 class Call:

@@ -30,6 +30,7 @@ import time
 
 from hookbus.bus.budgets import DEFAULT_BUDGET, budget
 from hookbus.bus.output import HookOutput
+from hookbus.bus.subscriptions import fail_closed
 from hookbus.hosts import HOSTS
 from hookbus.hosts.shared.facts import HostFacts
 from hookbus.local import diagnostics
@@ -305,7 +306,7 @@ def _stood_aside(
     lookup = index.read(files)
     guards = None
     if lookup.data is not None:
-        guards = index.fail_closed(lookup.candidates(facts.name, native, tool))
+        guards = fail_closed(lookup.candidates(facts.name, native, tool))
         if not guards:
             return
     who = f"fail-closed {', '.join(guards)}" if guards else "any fail-closed handler"

@@ -23,11 +23,7 @@ import time
 
 from hookbus import __version__
 from hookbus.bus.output import HookOutput
-
-# The index's shape, and who in it counts as a guard, lie below the runtime: the
-# manifests read them too. The runtime's modules that named them here still do.
-from hookbus.bus.subscriptions import fail_closed as fail_closed  # noqa: PLC0414
-from hookbus.bus.subscriptions import guards as guards  # noqa: PLC0414
+from hookbus.bus.subscriptions import fail_closed
 from hookbus.local import state
 
 TYPE_CHECKING = False
@@ -35,9 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Literal
 
-    from hookbus.bus.subscriptions import HandlerData as HandlerData  # noqa: PLC0414
-    from hookbus.bus.subscriptions import IndexData as IndexData  # noqa: PLC0414
-    from hookbus.bus.subscriptions import Stat
+    from hookbus.bus.subscriptions import HandlerData, IndexData, Stat
 
     Freshness = Literal["fresh", "stale", "missing", "unreadable", "refused"]
 

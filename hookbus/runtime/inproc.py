@@ -59,6 +59,7 @@ from hookbus.bus.events import Event
 from hookbus.bus.host import Driver, Dropped
 from hookbus.bus.output import HookOutput
 from hookbus.bus.replies import Reply
+from hookbus.bus.subscriptions import guards
 from hookbus.local import diagnostics
 from hookbus.local.discover import config_paths
 from hookbus.runtime import load
@@ -66,7 +67,7 @@ from hookbus.runtime.call import answer_owed
 from hookbus.runtime.compile import compile_index, save
 from hookbus.runtime.config import Settings
 from hookbus.runtime.config import load as load_config
-from hookbus.runtime.index import Lookup, guards, is_fresh, read
+from hookbus.runtime.index import Lookup, is_fresh, read
 from hookbus.runtime.isolate import Channel, Child, Work, run_child
 from hookbus.runtime.load import read_skip, write_skip
 from hookbus.runtime.peek import sniff
@@ -74,7 +75,7 @@ from hookbus.runtime.process import Result, decode, process_event, unreadable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import HandlerData, IndexData
+    from hookbus.bus.subscriptions import HandlerData, IndexData
 
 Payload = Mapping[str, object] | bytes
 #: Seconds the worker keeps, inside the budget, to merge, encode and send its reply.

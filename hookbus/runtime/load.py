@@ -31,7 +31,7 @@ from hookbus.runtime.index import INDEX_DIR, Unloaded, index_name, stat
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hookbus.bus.host import Capabilities
-    from hookbus.runtime.index import HandlerData, IndexData
+    from hookbus.bus.subscriptions import HandlerData, IndexData
 
 Emit = Callable[..., None]
 
@@ -227,7 +227,7 @@ def stand_in(entry: HandlerData) -> Handler:
 
 def stand_ins(entries: Sequence[HandlerData], loaded: set[str]) -> list[Handler]:
     """Stand-ins for the fail-closed handlers among ``entries`` not in ``loaded``."""
-    from hookbus.runtime.index import fail_closed
+    from hookbus.bus.subscriptions import fail_closed
 
     missing = [e for e in entries if e["name"] not in loaded]
     closed = set(fail_closed(missing))

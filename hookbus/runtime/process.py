@@ -25,7 +25,7 @@ from hookbus.runtime.call import answer_owed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hookbus.runtime.index import HandlerData
+    from hookbus.bus.subscriptions import HandlerData
 
 Emit = Callable[..., None]
 

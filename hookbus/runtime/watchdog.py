@@ -25,6 +25,7 @@ import time
 
 from hookbus.bus.budgets import DEFAULT_BUDGET, budget
 from hookbus.bus.output import HookOutput
+from hookbus.bus.subscriptions import fail_closed
 from hookbus.local import diagnostics
 from hookbus.runtime.call import (
     DIAGNOSTICS,
@@ -35,14 +36,13 @@ from hookbus.runtime.call import (
     answer_owed,
     unpack,
 )
-from hookbus.runtime.index import fail_closed
 from hookbus.runtime.isolate import run_child
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from hookbus.runtime.index import HandlerData
+    from hookbus.bus.subscriptions import HandlerData
     from hookbus.runtime.isolate import Child
 
     Run = Callable[..., Child]

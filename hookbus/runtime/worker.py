@@ -34,18 +34,19 @@ from hookbus.bus.events import Event
 from hookbus.bus.host import Dropped
 from hookbus.bus.output import HookOutput
 from hookbus.bus.replies import Reply
+from hookbus.bus.subscriptions import guards
 from hookbus.local import diagnostics
 from hookbus.runtime import load
 from hookbus.runtime.call import DIAGNOSTICS, FALLBACK, IMPORTING, WANTED, Call, answer_owed, pack
 from hookbus.runtime.config import Settings
-from hookbus.runtime.index import Lookup, Unloaded, guards
+from hookbus.runtime.index import Lookup, Unloaded
 from hookbus.runtime.isolate import Channel
 from hookbus.runtime.process import Result, decode, process_event, unreadable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hookbus.bus.subscriptions import HandlerData
     from hookbus.runtime.compile import Compiled
-    from hookbus.runtime.index import HandlerData
 
 #: Time the worker keeps, inside the budget, to merge, encode and send its reply.
 RESERVE = 0.1
